@@ -1,0 +1,5 @@
+"""`python -m vcflow` runs the CLI."""
+
+from vcflow.cli.app import main
+
+main()

@@ -1,0 +1,139 @@
+"""The whole vcflow exception tree, and FieldError, the unit of every validation report.
+
+Callers catch by branch (httpx habit)::
+
+    VcflowError                 exit code 1 at the CLI boundary
+    ├── InputError              a file, document or object the user gave is wrong
+    │   ├── ParseError          not readable: YAML/JSON syntax, not a mapping, unknown kind
+    │   ├── ValidationFailed    read, but admission or schema rejected it (.errors)
+    │   └── InvalidName         a name that is not DNS-1123 where it becomes a key or path
+    ├── StoreError              the store refused or failed an operation
+    │   ├── NotFound
+    │   ├── AlreadyExists
+    │   └── Conflict            a write against a stale resourceVersion
+    └── RuntimeFailure          local execution could not do what it was asked
+
+FieldError is data, not an exception: admission returns lists of them and the caller decides
+how to report them (CLI line, webhook response, HTTP 422).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where an object came from: file, 0-based document index, 1-based line if known."""
+
+    source: str = ""
+    document: int | None = None
+    line: int | None = None
+
+    def __str__(self) -> str:
+        if not self.source:
+            return ""
+        text = self.source
+        if self.line is not None:
+            text += f":{self.line}"
+        if self.document is not None and self.document > 0:
+            text += f" (document {self.document + 1})"
+        return text
+
+
+@dataclass(frozen=True)
+class FieldError:
+    """One problem with one object, in one field; `str()` is the one-line user message.
+
+    Example: ``flow.yaml:14: JobFlow default/demo: spec.flows[2].dependsOn.targets[0]:
+    jobflow Flow is not DAG: vertex is not defined: c``.
+    """
+
+    message: str
+    path: str = ""
+    kind: str = ""
+    namespace: str = ""
+    name: str = ""
+    origin: Origin = field(default_factory=Origin)
+    hint: str = ""
+    warning: bool = False
+
+    def with_object(
+        self, *, kind: str, namespace: str, name: str, origin: Origin | None = None
+    ) -> FieldError:
+        """The same error, attributed to an object (fills only what is still empty)."""
+        return replace(
+            self,
+            kind=self.kind or kind,
+            namespace=self.namespace or namespace,
+            name=self.name or name,
+            origin=origin if origin is not None and not self.origin.source else self.origin,
+        )
+
+    def __str__(self) -> str:
+        parts: list[str] = []
+        where = str(self.origin)
+        if where:
+            parts.append(where)
+        if self.kind:
+            obj = self.kind
+            if self.name:
+                obj += f" {self.namespace or 'default'}/{self.name}"
+            parts.append(obj)
+        if self.path:
+            parts.append(self.path)
+        text = ": ".join([*parts, self.message])
+        if self.hint:
+            text += f" ({self.hint})"
+        return " ".join(text.split("\n"))
+
+
+class VcflowError(Exception):
+    """Base of every error vcflow raises on purpose; the CLI maps it to exit code 1."""
+
+    exit_code = 1
+
+
+class InputError(VcflowError):
+    """Something the user gave (file, document, object) is wrong."""
+
+
+class ParseError(InputError):
+    """A file or document could not be read as a Kubernetes object."""
+
+    def __init__(self, message: str, *, origin: Origin | None = None) -> None:
+        self.origin = origin or Origin()
+        where = str(self.origin)
+        super().__init__(f"{where}: {message}" if where else message)
+
+
+class ValidationFailed(InputError):
+    """Schema or admission rejected one or more objects; `.errors` holds every problem."""
+
+    def __init__(self, errors: list[FieldError]) -> None:
+        self.errors = list(errors)
+        super().__init__("\n".join(str(e) for e in self.errors))
+
+
+class InvalidName(InputError):
+    """A name that must be DNS-1123 (it becomes a key, a label or a path) is not."""
+
+
+class StoreError(VcflowError):
+    """The store refused or failed an operation."""
+
+
+class NotFound(StoreError):
+    """The object does not exist."""
+
+
+class AlreadyExists(StoreError):
+    """An object of that kind, namespace and name already exists."""
+
+
+class Conflict(StoreError):
+    """A write carried a resourceVersion older than the stored one."""
+
+
+class RuntimeFailure(VcflowError):
+    """Local execution could not do what it was asked."""

@@ -1,0 +1,168 @@
+"""JobFlow (`flow.volcano.sh/v1alpha1`): spec (flows, dependsOn, patch) and status.
+
+Wire names are Volcano's, typos included (`unKnowJobs`). vcflow's additive fields
+(`dependsOn.strategy`, status condition `reason`/`message`) are optional, so every Volcano
+manifest means what it meant (SEMANTICS rows 5, 18).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import AliasChoices, Field, Strict, model_validator
+
+from vcflow.api import names, phases
+from vcflow.api.meta import Resource, WireModel
+from vcflow.api.vcjob import JobSpec
+
+LaxEnum = Strict(False)
+
+
+class HttpHeader(WireModel):
+    name: str
+    value: str
+
+
+class HttpGet(WireModel):
+    task_name: str | None = None
+    path: str | None = None
+    port: int | None = None
+    http_header: HttpHeader | None = None
+
+
+class TcpSocket(WireModel):
+    task_name: str | None = None
+    port: int
+
+
+class TaskStatusProbe(WireModel):
+    task_name: str | None = None
+    phase: str | None = None
+
+
+class Probe(WireModel):
+    http_get_list: list[HttpGet] | None = None
+    tcp_socket_list: list[TcpSocket] | None = None
+    task_status_list: list[TaskStatusProbe] | None = None
+
+    def is_empty(self) -> bool:
+        return not (self.http_get_list or self.tcp_socket_list or self.task_status_list)
+
+
+class DependsOn(WireModel):
+    targets: list[str] | None = None
+    probe: Probe | None = None
+    strategy: Annotated[phases.DependencyStrategy, LaxEnum] | None = None
+
+
+class Patch(WireModel):
+    """`patch.jobSpec` (canonical) or `patch.spec` (the design doc's alias, SEMANTICS row 3)."""
+
+    job_spec: JobSpec | None = Field(
+        default=None,
+        validation_alias=AliasChoices("jobSpec", "spec", "job_spec"),
+        serialization_alias="jobSpec",
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_spelling(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "jobSpec" in data and "spec" in data:
+            raise ValueError(
+                "give either patch.jobSpec or its alias patch.spec, not both"
+            )
+        return data
+
+
+class Flow(WireModel):
+    """One flow entry: `name` is both the entry id and the JobTemplate it instantiates."""
+
+    name: str
+    depends_on: DependsOn | None = None
+    patch: Patch | None = None
+
+    @property
+    def targets(self) -> list[str]:
+        if self.depends_on is None or self.depends_on.targets is None:
+            return []
+        return self.depends_on.targets
+
+    @property
+    def strategy(self) -> phases.DependencyStrategy:
+        if self.depends_on is None or self.depends_on.strategy is None:
+            return phases.DependencyStrategy.ALL
+        return self.depends_on.strategy
+
+
+class JobFlowSpec(WireModel):
+    flows: list[Flow] | None = None
+    job_retain_policy: Annotated[phases.RetainPolicy, LaxEnum] | None = None
+
+
+class JobRunningHistory(WireModel):
+    start_timestamp: str | None = None
+    end_timestamp: str | None = None
+    state: str | None = None
+
+
+class JobStatus(WireModel):
+    name: str = ""
+    state: str | None = None
+    start_timestamp: str | None = None
+    end_timestamp: str | None = None
+    restart_count: int | None = None
+    running_histories: list[JobRunningHistory] | None = None
+
+
+class Condition(WireModel):
+    """Per-vcjob condition; vcflow adds `Waiting` entries with `reason`/`message` (row 18)."""
+
+    phase: str | None = None
+    create_time: str | None = None
+    running_duration: str | None = None
+    task_status_count: dict[str, Any] | None = None
+    reason: str | None = None
+    message: str | None = None
+
+
+class FlowState(WireModel):
+    phase: Annotated[phases.FlowPhase, LaxEnum] | None = None
+
+
+class JobFlowStatus(WireModel):
+    pending_jobs: list[str] | None = None
+    running_jobs: list[str] | None = None
+    failed_jobs: list[str] | None = None
+    completed_jobs: list[str] | None = None
+    terminated_jobs: list[str] | None = None
+    un_know_jobs: list[str] | None = None
+    job_status_list: list[JobStatus] | None = None
+    conditions: dict[str, Condition] | None = None
+    state: FlowState | None = None
+
+    @property
+    def phase(self) -> str:
+        return str(self.state.phase) if self.state and self.state.phase else ""
+
+
+class JobFlow(Resource):
+    api_version: Literal["flow.volcano.sh/v1alpha1"] = names.FLOW_API_VERSION
+    kind: Literal["JobFlow"] = "JobFlow"
+    spec: JobFlowSpec | None = None
+    status: JobFlowStatus | None = None
+
+    @property
+    def flows(self) -> list[Flow]:
+        if self.spec is None or self.spec.flows is None:
+            return []
+        return self.spec.flows
+
+    @property
+    def retain_policy(self) -> phases.RetainPolicy:
+        if self.spec is None or self.spec.job_retain_policy is None:
+            return phases.RetainPolicy.RETAIN
+        return self.spec.job_retain_policy
+
+    @property
+    def phase(self) -> str:
+        return self.status.phase if self.status else ""

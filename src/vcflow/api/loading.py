@@ -1,0 +1,356 @@
+"""Read manifests (files, directories, stdin; YAML or JSON; multi-document; `kind: List`)
+and turn them into typed objects, with every problem as a FieldError that names the file,
+document, line, kind, namespace/name and field path.
+
+Called by the CLI, the conformance runner and tests. YAML is loaded with a safe loader that,
+like Kubernetes' own, keeps timestamps as strings, and refuses duplicate keys.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pydantic
+import yaml
+
+from vcflow.api import names
+from vcflow.api.errors import FieldError, Origin, ParseError
+from vcflow.api.jobflow import JobFlow
+from vcflow.api.jobtemplate import JobTemplate
+from vcflow.api.meta import Resource
+from vcflow.api.vcjob import VCJob
+
+MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
+
+#: (apiVersion, kind) → model; the kinds vcflow stores.
+MODELS: dict[tuple[str, str], type[Resource]] = {
+    (names.FLOW_API_VERSION, "JobFlow"): JobFlow,
+    (names.FLOW_API_VERSION, "JobTemplate"): JobTemplate,
+    (names.BATCH_API_VERSION, "Job"): VCJob,
+}
+
+
+class _KubeSafeLoader(yaml.SafeLoader):
+    """SafeLoader that keeps timestamps as strings and rejects duplicate mapping keys."""
+
+
+_KubeSafeLoader.yaml_implicit_resolvers = {
+    first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+
+
+def _construct_mapping(loader: _KubeSafeLoader, node: yaml.MappingNode) -> dict[Any, Any]:
+    loader.flatten_mapping(node)
+    seen: dict[Any, int] = {}
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=True)  # type: ignore[no-untyped-call]
+        if not isinstance(key, str | int | float | bool) and key is not None:
+            raise yaml.constructor.ConstructorError(
+                None, None, "mapping key must be a scalar", key_node.start_mark
+            )
+        if key in seen:
+            raise yaml.constructor.ConstructorError(
+                None,
+                None,
+                f'mapping key "{key}" already defined at line {seen[key] + 1}',
+                key_node.start_mark,
+            )
+        seen[key] = key_node.start_mark.line
+    return loader.construct_mapping(node, deep=True)
+
+
+_KubeSafeLoader.add_constructor(
+    yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
+    _construct_mapping,  # type: ignore[arg-type]
+)
+
+
+@dataclass
+class Document:
+    """One object as read: its data, where it came from, and the YAML node for line lookup."""
+
+    data: dict[str, Any]
+    origin: Origin
+    node: yaml.Node | None = field(default=None, repr=False)
+    prefix: tuple[str | int, ...] = ()
+
+    def line_of(self, loc: Sequence[str | int]) -> int | None:
+        """The 1-based line of the deepest node along `loc` (None without a YAML node)."""
+        node = self.node
+        if node is None:
+            return self.origin.line
+        line = node.start_mark.line + 1
+        for part in (*self.prefix, *loc):
+            child = _child(node, part)
+            if child is None:
+                break
+            node = child
+            line = node.start_mark.line + 1
+        return line
+
+
+def _child(node: yaml.Node, part: str | int) -> yaml.Node | None:
+    if isinstance(node, yaml.MappingNode):
+        for key_node, value_node in node.value:
+            if isinstance(key_node, yaml.ScalarNode) and key_node.value == part:
+                return value_node  # type: ignore[no-any-return]
+    elif isinstance(node, yaml.SequenceNode) and isinstance(part, int):
+        if 0 <= part < len(node.value):
+            return node.value[part]  # type: ignore[no-any-return]
+    return None
+
+
+def expand_paths(paths: Iterable[str]) -> list[str]:
+    """Files to read, in order: directories expand to their manifests, sorted; `-` is stdin."""
+    out: list[str] = []
+    for raw in paths:
+        if raw == "-":
+            out.append(raw)
+            continue
+        path = Path(raw)
+        if path.is_dir():
+            found = sorted(
+                str(p)
+                for p in path.iterdir()
+                if p.is_file() and p.suffix in MANIFEST_SUFFIXES and not p.name.startswith(".")
+            )
+            if not found:
+                raise ParseError(
+                    f"no manifests ({', '.join(MANIFEST_SUFFIXES)}) in directory",
+                    origin=Origin(raw),
+                )
+            out.extend(found)
+        elif path.exists():
+            out.append(raw)
+        else:
+            raise ParseError("no such file or directory", origin=Origin(raw))
+    return out
+
+
+def read_documents(paths: Iterable[str], *, stdin: io.TextIOBase | None = None) -> list[Document]:
+    """Every object in `paths`; raises ParseError on the first unreadable file or document."""
+    docs: list[Document] = []
+    for source in expand_paths(paths):
+        if source == "-":
+            stream = stdin if stdin is not None else sys.stdin
+            text = stream.read()
+            label = "<stdin>"
+        else:
+            try:
+                text = Path(source).read_text(encoding="utf-8")
+            except UnicodeDecodeError as exc:
+                raise ParseError(f"not UTF-8 text ({exc.reason})", origin=Origin(source)) from None
+            except OSError as exc:
+                raise ParseError(exc.strerror or str(exc), origin=Origin(source)) from None
+            label = source
+        docs.extend(parse_text(text, label))
+    return docs
+
+
+def parse_text(text: str, source: str) -> list[Document]:
+    """Documents of one file's text: JSON for `.json`, else (multi-document) YAML."""
+    if source.endswith(".json"):
+        return _from_json(text, source)
+    return list(_from_yaml(text, source))
+
+
+def _from_json(text: str, source: str) -> list[Document]:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ParseError(f"invalid JSON: {exc.msg}", origin=Origin(source, 0, exc.lineno)) from None
+    except RecursionError:
+        raise ParseError("invalid JSON: nested too deeply", origin=Origin(source, 0)) from None
+    return list(_objects(data, Origin(source, 0, 1), None))
+
+
+def _from_yaml(text: str, source: str) -> Iterator[Document]:
+    loader = _KubeSafeLoader(text)
+    index = 0
+    try:
+        while True:
+            try:
+                if not loader.check_node():
+                    break
+                node = loader.get_node()
+                data = loader.construct_document(node)
+            except yaml.MarkedYAMLError as exc:
+                mark = exc.problem_mark or exc.context_mark
+                line = mark.line + 1 if mark is not None else None
+                problem = exc.problem or exc.context or "invalid YAML"
+                raise ParseError(f"invalid YAML: {problem}", origin=Origin(source, index, line)) from None
+            except (yaml.YAMLError, ValueError, TypeError, RecursionError) as exc:
+                detail = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
+                raise ParseError(f"invalid YAML: {detail}", origin=Origin(source, index)) from None
+            if data is not None:
+                origin = Origin(source, index, node.start_mark.line + 1)
+                yield from _objects(data, origin, node)
+            index += 1
+    finally:
+        loader.dispose()
+
+
+def _objects(data: Any, origin: Origin, node: yaml.Node | None) -> Iterator[Document]:
+    """Split a `kind: List` into its items; check each object is a mapping."""
+    if not isinstance(data, dict):
+        raise ParseError(
+            f"expected a Kubernetes object (a mapping), got {_type_name(data)}", origin=origin
+        )
+    if data.get("kind") == "List" and isinstance(data.get("items"), list):
+        for i, item in enumerate(data["items"]):
+            if not isinstance(item, dict):
+                raise ParseError(
+                    f"items[{i}]: expected a Kubernetes object (a mapping), got {_type_name(item)}",
+                    origin=origin,
+                )
+            doc = Document(item, origin, node, ("items", i))
+            line = doc.line_of(())
+            yield Document(item, Origin(origin.source, origin.document, line), node, ("items", i))
+        return
+    yield Document(data, origin, node)
+
+
+def _type_name(value: Any) -> str:
+    return {
+        list: "a list",
+        str: "a string",
+        int: "a number",
+        float: "a number",
+        bool: "a boolean",
+    }.get(type(value), type(value).__name__)
+
+
+def identity(data: dict[str, Any]) -> tuple[str, str, str]:
+    """(kind, namespace, name) as well as they can be read from raw data, for messages."""
+    kind = data.get("kind")
+    meta = data.get("metadata")
+    meta = meta if isinstance(meta, dict) else {}
+    ns = meta.get("namespace")
+    name = meta.get("name")
+    return (
+        kind if isinstance(kind, str) else "",
+        ns if isinstance(ns, str) and ns else names.DEFAULT_NAMESPACE,
+        name if isinstance(name, str) else "",
+    )
+
+
+def to_model(doc: Document) -> tuple[Resource | None, list[FieldError]]:
+    """The typed object of a document, or the schema errors that stop it being one."""
+    data = doc.data
+    kind, ns, name = identity(data)
+
+    def err(message: str, path: str = "", loc: Sequence[str | int] = ()) -> FieldError:
+        origin = Origin(doc.origin.source, doc.origin.document, doc.line_of(loc))
+        return FieldError(message, path, kind or "object", ns, name, origin)
+
+    api_version = data.get("apiVersion")
+    if not isinstance(api_version, str) or not api_version:
+        return None, [err("Required value", "apiVersion", ("apiVersion",))]
+    if not isinstance(kind, str) or not kind:
+        return None, [err("Required value", "kind", ("kind",))]
+    model = MODELS.get((api_version, kind))
+    if model is None:
+        known = ", ".join(f"{k} ({v})" for v, k in MODELS)
+        return None, [err(f'no kind "{kind}" in version "{api_version}"; vcflow knows {known}')]
+    try:
+        obj = model.from_dict(data)
+    except pydantic.ValidationError as exc:
+        return None, [
+            err(message, path, loc) for path, loc, message in schema_errors(exc, data)
+        ]
+    return obj, []
+
+
+def schema_errors(
+    exc: pydantic.ValidationError, data: Any
+) -> list[tuple[str, tuple[str | int, ...], str]]:
+    """pydantic's errors in Kubernetes' words: (field path, data location, message).
+
+    Union branches are folded into one error per field; pydantic's raw text never shows.
+    """
+    grouped: dict[tuple[str | int, ...], list[dict[str, Any]]] = {}
+    for error in exc.errors(include_url=False):
+        loc = _data_loc(error["loc"], data, error["type"])
+        grouped.setdefault(loc, []).append(dict(error))
+    out = []
+    for loc, errors in grouped.items():
+        out.append((format_path(loc), loc, _message(errors)))
+    return out
+
+
+def _data_loc(loc: Sequence[str | int], data: Any, err_type: str) -> tuple[str | int, ...]:
+    """Keep only the parts of pydantic's loc that index the data (drop union tags)."""
+    out: list[str | int] = []
+    current = data
+    for i, part in enumerate(loc):
+        if isinstance(current, dict) and part in current:
+            out.append(part)
+            current = current[part]
+        elif isinstance(current, list) and isinstance(part, int) and 0 <= part < len(current):
+            out.append(part)
+            current = current[part]
+        elif i == len(loc) - 1 and err_type == "missing" and isinstance(part, str):
+            out.append(part)
+    return tuple(out)
+
+
+def format_path(loc: Sequence[str | int]) -> str:
+    """`("spec", "flows", 2, "name")` → `spec.flows[2].name`."""
+    text = ""
+    for part in loc:
+        if isinstance(part, int):
+            text += f"[{part}]"
+        else:
+            text += f".{part}" if text else str(part)
+    return text
+
+
+_TYPE_WORDS = {
+    "string_type": "string",
+    "int_type": "integer",
+    "int_from_float": "integer",
+    "float_type": "number",
+    "bool_type": "boolean",
+    "list_type": "array",
+    "dict_type": "object",
+    "model_type": "object",
+    "model_attributes_type": "object",
+}
+
+
+def _message(errors: list[dict[str, Any]]) -> str:
+    types = [e["type"] for e in errors]
+    first = errors[0]
+    if "missing" in types:
+        return "Required value"
+    words = [_TYPE_WORDS[t] for t in types if t in _TYPE_WORDS]
+    if words and len(words) == len(types):
+        shown = _short(first.get("input"))
+        return f"Invalid value: {shown}: must be of type {' or '.join(dict.fromkeys(words))}"
+    for e in errors:
+        if e["type"] in ("enum", "literal_error"):
+            expected = e.get("ctx", {}).get("expected", "")
+            values = ", ".join(
+                '"' + v.strip().strip("'") + '"'
+                for v in str(expected).replace(" or ", ", ").split(",")
+            )
+            return f'Unsupported value: "{e.get("input")}": supported values: {values}'
+    msg = str(first.get("msg", "invalid value"))
+    return msg.removeprefix("Value error, ")
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, default=str)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def dump_yaml(data: Any) -> str:
+    """YAML for `-o yaml`: block style, keys in the order given."""
+    return yaml.safe_dump(data, sort_keys=False, default_flow_style=False, allow_unicode=True)

@@ -1,0 +1,93 @@
+"""The wire-model base class, ObjectMeta and owner references.
+
+Every model keeps fields it does not know (`extra="allow"`) and dumps only what was given
+(`to_dict`), so a manifest loaded and dumped again is the same data — pod templates and
+fields of newer Volcano versions included.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Self
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+from vcflow.api import names
+
+
+class WireModel(BaseModel):
+    """Base of all resource models: camelCase wire names, strict types, unknown keys kept."""
+
+    model_config = ConfigDict(
+        extra="allow",
+        alias_generator=to_camel,
+        populate_by_name=True,
+        strict=True,
+        validate_assignment=False,
+    )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The wire form: camelCase keys, only the fields that were given or set."""
+        return self.model_dump(by_alias=True, exclude_unset=True, mode="json")
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Self:
+        """Parse wire data; raises pydantic.ValidationError (see `loading.field_errors`)."""
+        return cls.model_validate(data)
+
+    def clone(self) -> Self:
+        """A deep copy that keeps which fields were set (so `to_dict` stays exact)."""
+        return self.model_copy(deep=True)
+
+
+class OwnerReference(WireModel):
+    api_version: str
+    kind: str
+    name: str
+    uid: str = ""
+    controller: bool | None = None
+    block_owner_deletion: bool | None = None
+
+
+class ObjectMeta(WireModel):
+    """Kubernetes ObjectMeta, the fields vcflow reads or maintains."""
+
+    name: str = ""
+    generate_name: str | None = None
+    namespace: str = names.DEFAULT_NAMESPACE
+    labels: dict[str, str] = Field(default_factory=dict)
+    annotations: dict[str, str] = Field(default_factory=dict)
+    uid: str = ""
+    resource_version: str = ""
+    generation: int = 0
+    creation_timestamp: str | None = None
+    deletion_timestamp: str | None = None
+    owner_references: list[OwnerReference] = Field(default_factory=list)
+    finalizers: list[str] = Field(default_factory=list)
+
+    def controller_ref(self) -> OwnerReference | None:
+        """The owner reference with `controller: true`, if any."""
+        for ref in self.owner_references:
+            if ref.controller:
+                return ref
+        return None
+
+
+class Resource(WireModel):
+    """Common top of every stored object."""
+
+    api_version: str
+    kind: str
+    metadata: ObjectMeta = Field(default_factory=ObjectMeta)
+
+    @property
+    def name(self) -> str:
+        return self.metadata.name
+
+    @property
+    def namespace(self) -> str:
+        return self.metadata.namespace
+
+    @property
+    def key(self) -> names.ObjectKey:
+        return names.object_key(self.metadata.namespace, self.metadata.name)

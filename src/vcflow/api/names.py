@@ -1,0 +1,108 @@
+"""Names: DNS-1123 checks, the one place job and pod names are derived, object keys.
+
+Volcano derives names by plain concatenation (reference §2.5), so do we; every caller that
+needs a vcjob or pod name goes through `job_name`/`pod_name`.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NewType
+
+GROUP_FLOW = "flow.volcano.sh"
+GROUP_BATCH = "batch.volcano.sh"
+FLOW_API_VERSION = f"{GROUP_FLOW}/v1alpha1"
+BATCH_API_VERSION = f"{GROUP_BATCH}/v1alpha1"
+
+LABEL_CREATED_BY_TEMPLATE = "volcano.sh/createdByJobTemplate"
+LABEL_CREATED_BY_FLOW = "volcano.sh/createdByJobFlow"
+
+DEFAULT_NAMESPACE = "default"
+
+JobName = NewType("JobName", str)
+ObjectKey = NewType("ObjectKey", str)
+
+_DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_DNS1123_SUBDOMAIN = re.compile(
+    r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+)
+_LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
+_QUALIFIED_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
+
+LABEL_MAX = 63
+SUBDOMAIN_MAX = 253
+
+
+def dns1123_label_errors(value: str) -> list[str]:
+    """Why `value` is not a DNS-1123 label (namespace, task name); empty when it is."""
+    errors = []
+    if len(value) > LABEL_MAX:
+        errors.append(f"must be no more than {LABEL_MAX} characters")
+    if not _DNS1123_LABEL.match(value):
+        errors.append(
+            "a lowercase RFC 1123 label must consist of lower case alphanumeric characters "
+            "or '-', and must start and end with an alphanumeric character"
+        )
+    return errors
+
+
+def dns1123_subdomain_errors(value: str) -> list[str]:
+    """Why `value` is not a DNS-1123 subdomain (object names); empty when it is."""
+    errors = []
+    if len(value) > SUBDOMAIN_MAX:
+        errors.append(f"must be no more than {SUBDOMAIN_MAX} characters")
+    if not _DNS1123_SUBDOMAIN.match(value):
+        errors.append(
+            "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric "
+            "characters, '-' or '.', and must start and end with an alphanumeric character"
+        )
+    return errors
+
+
+def label_value_errors(value: str) -> list[str]:
+    """Why `value` is not a valid Kubernetes label value; empty when it is."""
+    errors = []
+    if len(value) > LABEL_MAX:
+        errors.append(f"must be no more than {LABEL_MAX} characters")
+    if not _LABEL_VALUE.match(value):
+        errors.append(
+            "a valid label must be an empty string or consist of alphanumeric characters, "
+            "'-', '_' or '.', and must start and end with an alphanumeric character"
+        )
+    return errors
+
+
+def qualified_name_errors(value: str) -> list[str]:
+    """Why `value` is not a Kubernetes qualified name (no prefix part); empty when it is."""
+    errors = []
+    if len(value) > LABEL_MAX:
+        errors.append(f"must be no more than {LABEL_MAX} characters")
+    if not _QUALIFIED_NAME.match(value):
+        errors.append(
+            "name part must consist of alphanumeric characters, '-', '_' or '.', and must "
+            "start and end with an alphanumeric character"
+        )
+    return errors
+
+
+def is_dns1123_subdomain(value: str) -> bool:
+    return not dns1123_subdomain_errors(value)
+
+
+def job_name(flow: str, entry: str) -> JobName:
+    """The vcjob a flow entry becomes: `<flow>-<entry>`, no truncation (reference §2.5)."""
+    return JobName(f"{flow}-{entry}")
+
+
+def pod_name(job: str, task: str, index: int) -> str:
+    """The pod of a vcjob task replica: `<job>-<task>-<index>` (volcano-vcjob §3.1)."""
+    return f"{job}-{task}-{index}"
+
+
+def created_by_value(namespace: str, name: str) -> str:
+    """The `<ns>.<name>` value of the createdBy labels and annotations."""
+    return f"{namespace}.{name}"
+
+
+def object_key(namespace: str, name: str) -> ObjectKey:
+    return ObjectKey(f"{namespace}/{name}")
