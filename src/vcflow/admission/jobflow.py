@@ -60,10 +60,12 @@ def _schema(flows: Sequence[Flow]) -> list[FieldError]:
     for i, entry in enumerate(flows):
         base = f"spec.flows[{i}]"
         if not entry.name:
-            errors.append(FieldError(
-                f"Invalid value: \"\": {base}.name in body should be at least 1 chars long",
-                f"{base}.name",
-            ))
+            errors.append(
+                FieldError(
+                    f'Invalid value: "": {base}.name in body should be at least 1 chars long',
+                    f"{base}.name",
+                )
+            )
         probe = entry.depends_on.probe if entry.depends_on else None
         if probe is None:
             continue
@@ -84,11 +86,17 @@ def _port(port: int | None, path: str) -> list[FieldError]:
     if port is None:
         return []
     if port < 0:
-        return [FieldError(f"Invalid value: {port}: {path} in body should be greater than or "
-                           "equal to 0", path)]
+        return [
+            FieldError(
+                f"Invalid value: {port}: {path} in body should be greater than or equal to 0", path
+            )
+        ]
     if port > 65535:
-        return [FieldError(f"Invalid value: {port}: {path} in body should be less than or "
-                           "equal to 65535", path)]
+        return [
+            FieldError(
+                f"Invalid value: {port}: {path} in body should be less than or equal to 65535", path
+            )
+        ]
     return []
 
 
@@ -104,9 +112,11 @@ def _unique_names(flows: Sequence[Flow]) -> list[FieldError]:
     seen: set[str] = set()
     for i, entry in enumerate(flows):
         if entry.name in seen:
-            errors.append(FieldError(
-                f'jobflow Flow names must be unique: "{entry.name}"', f"spec.flows[{i}].name"
-            ))
+            errors.append(
+                FieldError(
+                    f'jobflow Flow names must be unique: "{entry.name}"', f"spec.flows[{i}].name"
+                )
+            )
         seen.add(entry.name)
     return errors
 
@@ -118,17 +128,21 @@ def _dag(flows: Sequence[Flow]) -> list[FieldError]:
     errors = []
     for node, j, target in dag.unknown_targets(graph):
         close = difflib.get_close_matches(target, graph.nodes, n=1)
-        errors.append(FieldError(
-            f"{NOT_DAG}: vertex is not defined: {target}",
-            f"spec.flows[{index[node]}].dependsOn.targets[{j}]",
-            hint=f'did you mean "{close[0]}"?' if close else "",
-        ))
+        errors.append(
+            FieldError(
+                f"{NOT_DAG}: vertex is not defined: {target}",
+                f"spec.flows[{index[node]}].dependsOn.targets[{j}]",
+                hint=f'did you mean "{close[0]}"?' if close else "",
+            )
+        )
     cycle = dag.find_cycle(graph)
     if cycle is not None:
-        errors.append(FieldError(
-            f"{NOT_DAG}: cycle {dag.format_cycle(cycle)}",
-            f"spec.flows[{index[cycle[0]]}].dependsOn.targets",
-        ))
+        errors.append(
+            FieldError(
+                f"{NOT_DAG}: cycle {dag.format_cycle(cycle)}",
+                f"spec.flows[{index[cycle[0]]}].dependsOn.targets",
+            )
+        )
     return errors
 
 
@@ -139,11 +153,13 @@ def _probes(flows: Sequence[Flow]) -> list[FieldError]:
         dep = entry.depends_on
         if dep is not None and dep.probe is not None and not dep.probe.is_empty():
             if not dep.targets:
-                errors.append(FieldError(
-                    "probe requires targets: a probe checks the target jobs, so list them in "
-                    "dependsOn.targets",
-                    f"spec.flows[{i}].dependsOn.probe",
-                ))
+                errors.append(
+                    FieldError(
+                        "probe requires targets: a probe checks the target jobs, so list them in "
+                        "dependsOn.targets",
+                        f"spec.flows[{i}].dependsOn.probe",
+                    )
+                )
     return errors
 
 
@@ -155,26 +171,30 @@ def _generated_names(flow: JobFlow) -> list[FieldError]:
         return errors
     value = names.created_by_value(ns, name)
     for problem in names.label_value_errors(value):
-        errors.append(FieldError(
-            f'label value "{value}" ({names.LABEL_CREATED_BY_FLOW}) of the vcjobs of JobFlow '
-            f'"{name}": {problem}',
-            "metadata.name",
-        ))
+        errors.append(
+            FieldError(
+                f'label value "{value}" ({names.LABEL_CREATED_BY_FLOW}) of the vcjobs of JobFlow '
+                f'"{name}": {problem}',
+                "metadata.name",
+            )
+        )
     for i, entry in enumerate(flow.flows):
         if not entry.name:
             continue
         job = names.job_name(name, entry.name)
         for problem in names.qualified_name_errors(job):
-            errors.append(FieldError(
-                f'generated vcjob name "{job}": {problem}', f"spec.flows[{i}].name"
-            ))
+            errors.append(
+                FieldError(f'generated vcjob name "{job}": {problem}', f"spec.flows[{i}].name")
+            )
         tvalue = names.created_by_value(ns, entry.name)
         for problem in names.label_value_errors(tvalue):
-            errors.append(FieldError(
-                f'label value "{tvalue}" ({names.LABEL_CREATED_BY_TEMPLATE}) of vcjob "{job}": '
-                f"{problem}",
-                f"spec.flows[{i}].name",
-            ))
+            errors.append(
+                FieldError(
+                    f'label value "{tvalue}" ({names.LABEL_CREATED_BY_TEMPLATE}) of vcjob "{job}": '
+                    f"{problem}",
+                    f"spec.flows[{i}].name",
+                )
+            )
     return errors
 
 
@@ -188,12 +208,14 @@ def _entries_against_templates(
         path = f"spec.flows[{i}]"
         if template is None:
             if resolve and entry.name:
-                errors.append(FieldError(
-                    f'JobTemplate "{entry.name}" is not among the given objects; the entry will '
-                    "wait (TemplateNotFound) until it exists",
-                    f"{path}.name",
-                    warning=True,
-                ))
+                errors.append(
+                    FieldError(
+                        f'JobTemplate "{entry.name}" is not among the given objects; the entry '
+                        "will wait (TemplateNotFound) until it exists",
+                        f"{path}.name",
+                        warning=True,
+                    )
+                )
             continue
         if template.spec is None:
             continue
@@ -201,19 +223,19 @@ def _entries_against_templates(
         if entry.patch is not None and entry.patch.job_spec is not None:
             spec = merge.patched_spec(spec, entry.patch.job_spec)
             for err in jobtemplate.validate_job_spec(spec, path="spec"):
-                errors.append(FieldError(
-                    f"after patch: {err.message}",
-                    f"{path}.patch.jobSpec{err.path.removeprefix('spec')}",
-                    warning=err.warning,
-                ))
+                errors.append(
+                    FieldError(
+                        f"after patch: {err.message}",
+                        f"{path}.patch.jobSpec{err.path.removeprefix('spec')}",
+                        warning=err.warning,
+                    )
+                )
         job = names.job_name(flow.name, entry.name)
         for task in spec.tasks or []:
             replicas = max(task.replicas or 0, 1)
             pod = names.pod_name(job, task.name or "", replicas - 1)
             for problem in names.dns1123_label_errors(pod)[:1]:
-                errors.append(FieldError(
-                    f'generated pod name "{pod}": {problem}', f"{path}.name"
-                ))
+                errors.append(FieldError(f'generated pod name "{pod}": {problem}', f"{path}.name"))
     return errors
 
 
@@ -221,17 +243,17 @@ def validate_delete(flow: JobFlow) -> list[FieldError]:
     """SEMANTICS row 11: an unfinished flow is stopped before it is deleted."""
     phase = flow.phase
     if phase in UNFINISHED:
-        return [FieldError(
-            f'cannot delete JobFlow "{flow.name}" while it is {phase}: stop it first '
-            f"(vcflow stop jobflow {flow.name} -n {flow.namespace}), which terminates its "
-            "jobs, then delete it",
-        )]
+        return [
+            FieldError(
+                f'cannot delete JobFlow "{flow.name}" while it is {phase}: stop it first '
+                f"(vcflow stop jobflow {flow.name} -n {flow.namespace}), which terminates its "
+                "jobs, then delete it",
+            )
+        ]
     return []
 
 
-def validate_template_delete(
-    template: JobTemplate, flows: Sequence[JobFlow]
-) -> list[FieldError]:
+def validate_template_delete(template: JobTemplate, flows: Sequence[JobFlow]) -> list[FieldError]:
     """SEMANTICS row 11: a template still needed by an unfinished flow stays."""
     users = [
         f.name
@@ -242,7 +264,9 @@ def validate_template_delete(
     ]
     if not users:
         return []
-    return [FieldError(
-        f'cannot delete JobTemplate "{template.name}": unfinished JobFlow(s) '
-        f"{', '.join(sorted(users))} use it; stop or delete them first",
-    )]
+    return [
+        FieldError(
+            f'cannot delete JobTemplate "{template.name}": unfinished JobFlow(s) '
+            f"{', '.join(sorted(users))} use it; stop or delete them first",
+        )
+    ]

@@ -52,8 +52,9 @@ def review(
         found = metadata.validate_metadata(obj)
         if isinstance(obj, JobFlow):
             old_flow = old if isinstance(old, JobFlow) else None
-            found += jobflow.validate_jobflow(obj, old=old_flow, templates=ctx.templates,
-                                              resolve_templates=ctx.resolve_templates)
+            found += jobflow.validate_jobflow(
+                obj, old=old_flow, templates=ctx.templates, resolve_templates=ctx.resolve_templates
+            )
         elif isinstance(obj, JobTemplate):
             found += jobtemplate.validate_jobtemplate(obj)
         elif isinstance(obj, VCJob):

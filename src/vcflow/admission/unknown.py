@@ -9,9 +9,20 @@ from vcflow.api.errors import FieldError
 from vcflow.api.meta import WireModel
 
 CHECKED = (
-    jobflow.JobFlowSpec, jobflow.Flow, jobflow.DependsOn, jobflow.Probe, jobflow.HttpGet,
-    jobflow.TcpSocket, jobflow.TaskStatusProbe, jobflow.Patch, vcjob.JobSpec, vcjob.TaskSpec,
-    vcjob.LifecyclePolicy, vcjob.TaskDependsOn, vcjob.PartitionPolicy, vcjob.VolumeSpec,
+    jobflow.JobFlowSpec,
+    jobflow.Flow,
+    jobflow.DependsOn,
+    jobflow.Probe,
+    jobflow.HttpGet,
+    jobflow.TcpSocket,
+    jobflow.TaskStatusProbe,
+    jobflow.Patch,
+    vcjob.JobSpec,
+    vcjob.TaskSpec,
+    vcjob.LifecyclePolicy,
+    vcjob.TaskDependsOn,
+    vcjob.PartitionPolicy,
+    vcjob.VolumeSpec,
 )
 
 
@@ -20,8 +31,7 @@ def unknown_fields(model: WireModel, path: str) -> list[FieldError]:
     found: list[FieldError] = []
     if isinstance(model, CHECKED):
         for key in model.model_extra or {}:
-            found.append(FieldError(f'unknown field "{path}.{key}"', f"{path}.{key}",
-                                    warning=True))
+            found.append(FieldError(f'unknown field "{path}.{key}"', f"{path}.{key}", warning=True))
     for name, info in type(model).model_fields.items():
         value = getattr(model, name)
         alias = info.serialization_alias or info.alias or name

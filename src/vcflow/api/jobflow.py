@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AliasChoices, Field, Strict, model_validator
 
-from vcflow.api import names, phases
+from vcflow.api import phases
 from vcflow.api.meta import Resource, WireModel
 from vcflow.api.vcjob import JobSpec
 
@@ -68,9 +68,7 @@ class Patch(WireModel):
     @classmethod
     def _one_spelling(cls, data: Any) -> Any:
         if isinstance(data, dict) and "jobSpec" in data and "spec" in data:
-            raise ValueError(
-                "give either patch.jobSpec or its alias patch.spec, not both"
-            )
+            raise ValueError("give either patch.jobSpec or its alias patch.spec, not both")
         return data
 
 
@@ -146,7 +144,7 @@ class JobFlowStatus(WireModel):
 
 
 class JobFlow(Resource):
-    api_version: Literal["flow.volcano.sh/v1alpha1"] = names.FLOW_API_VERSION
+    api_version: Literal["flow.volcano.sh/v1alpha1"] = "flow.volcano.sh/v1alpha1"
     kind: Literal["JobFlow"] = "JobFlow"
     spec: JobFlowSpec | None = None
     status: JobFlowStatus | None = None

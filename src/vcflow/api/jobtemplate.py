@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Literal
 
-from vcflow.api import names
 from vcflow.api.meta import Resource, WireModel
 from vcflow.api.vcjob import JobSpec
 
@@ -18,7 +17,7 @@ class JobTemplateStatus(WireModel):
 
 
 class JobTemplate(Resource):
-    api_version: Literal["flow.volcano.sh/v1alpha1"] = names.FLOW_API_VERSION
+    api_version: Literal["flow.volcano.sh/v1alpha1"] = "flow.volcano.sh/v1alpha1"
     kind: Literal["JobTemplate"] = "JobTemplate"
     spec: JobSpec | None = None
     status: JobTemplateStatus | None = None

@@ -50,7 +50,7 @@ def _construct_mapping(loader: _KubeSafeLoader, node: yaml.MappingNode) -> dict[
     loader.flatten_mapping(node)
     seen: dict[Any, int] = {}
     for key_node, _ in node.value:
-        key = loader.construct_object(key_node, deep=True)  # type: ignore[no-untyped-call]
+        key = loader.construct_object(key_node, deep=True)
         if not isinstance(key, str | int | float | bool) and key is not None:
             raise yaml.constructor.ConstructorError(
                 None, None, "mapping key must be a scalar", key_node.start_mark
@@ -68,7 +68,7 @@ def _construct_mapping(loader: _KubeSafeLoader, node: yaml.MappingNode) -> dict[
 
 _KubeSafeLoader.add_constructor(
     yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
-    _construct_mapping,  # type: ignore[arg-type]
+    _construct_mapping,
 )
 
 
@@ -185,11 +185,13 @@ def _from_yaml(text: str, source: str) -> Iterator[Document]:
                 mark = exc.problem_mark or exc.context_mark
                 line = mark.line + 1 if mark is not None else None
                 problem = exc.problem or exc.context or "invalid YAML"
-                raise ParseError(f"invalid YAML: {problem}", origin=Origin(source, index, line)) from None
+                raise ParseError(
+                    f"invalid YAML: {problem}", origin=Origin(source, index, line)
+                ) from None
             except (yaml.YAMLError, ValueError, TypeError, RecursionError) as exc:
                 detail = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
                 raise ParseError(f"invalid YAML: {detail}", origin=Origin(source, index)) from None
-            if data is not None:
+            if data is not None and node is not None:
                 origin = Origin(source, index, node.start_mark.line + 1)
                 yield from _objects(data, origin, node)
             index += 1
@@ -262,9 +264,7 @@ def to_model(doc: Document) -> tuple[Resource | None, list[FieldError]]:
     try:
         obj = model.from_dict(data)
     except pydantic.ValidationError as exc:
-        return None, [
-            err(message, path, loc) for path, loc, message in schema_errors(exc, data)
-        ]
+        return None, [err(message, path, loc) for path, loc, message in schema_errors(exc, data)]
     return obj, []
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from vcflow.api import names
 from vcflow.api.meta import Resource, WireModel
 
 Quantity = str | int | float
@@ -156,7 +155,7 @@ class VCJobStatus(WireModel):
 class VCJob(Resource):
     """A Volcano vcjob; the unit a flow entry becomes and the local runtime runs."""
 
-    api_version: Literal["batch.volcano.sh/v1alpha1"] = names.BATCH_API_VERSION
+    api_version: Literal["batch.volcano.sh/v1alpha1"] = "batch.volcano.sh/v1alpha1"
     kind: Literal["Job"] = "Job"
     spec: JobSpec | None = None
     status: VCJobStatus | None = None

@@ -96,8 +96,10 @@ def format_cycle(cycle: Sequence[str]) -> str:
 
 def topological_order(graph: Graph) -> list[str]:
     """Entries with every target before its dependents (Kahn); the graph must be a DAG."""
-    indegree = {n: len([t for t in dict.fromkeys(graph.targets[n]) if t in graph.targets])
-                for n in graph.nodes}
+    indegree = {
+        n: len([t for t in dict.fromkeys(graph.targets[n]) if t in graph.targets])
+        for n in graph.nodes
+    }
     succ = graph.successors()
     ready = [n for n in graph.nodes if indegree[n] == 0]
     order: list[str] = []
