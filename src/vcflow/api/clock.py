@@ -65,3 +65,18 @@ def go_duration(seconds: float) -> str:
     if minutes:
         return f"{minutes}m{secs}s"
     return f"{secs}s"
+
+
+_UNITS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
+
+
+def parse_go_duration(text: str) -> float | None:
+    """Seconds of a Go duration string (`1h2m3.5s`, `150ms`); None when it is not one."""
+    import re
+
+    if text in ("0", ""):
+        return 0.0
+    parts = re.findall(r"(\d+(?:\.\d+)?)(h|ms|us|µs|ns|m|s)", text)
+    if not parts or "".join(n + u for n, u in parts) != text.lstrip("+"):
+        return None
+    return sum(float(n) * _UNITS[u] for n, u in parts)

@@ -138,20 +138,22 @@ def read_documents(paths: Iterable[str], *, stdin: io.TextIOBase | None = None) 
     """Every object in `paths`; raises ParseError on the first unreadable file or document."""
     docs: list[Document] = []
     for source in expand_paths(paths):
-        if source == "-":
-            stream = stdin if stdin is not None else sys.stdin
-            text = stream.read()
-            label = "<stdin>"
-        else:
-            try:
-                text = Path(source).read_text(encoding="utf-8")
-            except UnicodeDecodeError as exc:
-                raise ParseError(f"not UTF-8 text ({exc.reason})", origin=Origin(source)) from None
-            except OSError as exc:
-                raise ParseError(exc.strerror or str(exc), origin=Origin(source)) from None
-            label = source
-        docs.extend(parse_text(text, label))
+        label = "<stdin>" if source == "-" else source
+        docs.extend(parse_text(_read_text(source, stdin), label))
     return docs
+
+
+def _read_text(source: str, stdin: io.TextIOBase | None) -> str:
+    """The text of a file, or of stdin for `-`; undecodable or unreadable → ParseError."""
+    try:
+        if source == "-":
+            return (stdin if stdin is not None else sys.stdin).read()
+        return Path(source).read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        label = "<stdin>" if source == "-" else source
+        raise ParseError(f"not UTF-8 text ({exc.reason})", origin=Origin(label)) from None
+    except OSError as exc:
+        raise ParseError(exc.strerror or str(exc), origin=Origin(source)) from None
 
 
 def parse_text(text: str, source: str) -> list[Document]:
@@ -172,7 +174,11 @@ def _from_json(text: str, source: str) -> list[Document]:
 
 
 def _from_yaml(text: str, source: str) -> Iterator[Document]:
-    loader = _KubeSafeLoader(text)
+    try:
+        loader = _KubeSafeLoader(text)
+    except yaml.YAMLError as exc:  # the reader refuses non-printable characters up front
+        detail = " ".join(str(exc).split())
+        raise ParseError(f"invalid YAML: {detail}", origin=Origin(source, 0)) from None
     index = 0
     try:
         while True:

@@ -1,0 +1,77 @@
+"""CRD OpenAPI schema checks worded as the Kubernetes API server words them (reference §6.3).
+
+Each helper checks one constraint of one field and returns at most one FieldError; an absent
+field (None) always passes, as the schema only validates what the body contains. Pure.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+
+from vcflow.api.errors import FieldError
+
+
+def _shown(value: object) -> str:
+    """A value as the API server prints it in `Invalid value: …` (strings quoted)."""
+    return json.dumps(value) if isinstance(value, str) else str(value)
+
+
+def minimum(value: int | None, low: int, path: str) -> list[FieldError]:
+    if value is None or value >= low:
+        return []
+    return [
+        FieldError(
+            f"Invalid value: {value}: {path} in body should be greater than or equal to {low}",
+            path,
+        )
+    ]
+
+
+def max_length(value: str | None, limit: int, path: str) -> list[FieldError]:
+    if value is None or len(value) <= limit:
+        return []
+    return [FieldError(f"Too long: {path} may not be longer than {limit}", path)]
+
+
+def min_length(value: str | None, limit: int, path: str) -> list[FieldError]:
+    if value is None or len(value) >= limit:
+        return []
+    return [
+        FieldError(
+            f"Invalid value: {_shown(value)}: {path} in body should be at least {limit} chars long",
+            path,
+        )
+    ]
+
+
+def pattern(value: str | None, regex: re.Pattern[str], path: str) -> list[FieldError]:
+    if value is None or regex.search(value):
+        return []
+    return [
+        FieldError(
+            f"Invalid value: {_shown(value)}: {path} in body should match '{regex.pattern}'", path
+        )
+    ]
+
+
+def enum(value: str | None, allowed: Sequence[str], path: str) -> list[FieldError]:
+    if value is None or value in allowed:
+        return []
+    supported = ", ".join(_shown(a) for a in allowed)
+    return [FieldError(f"Unsupported value: {_shown(value)}: supported values: {supported}", path)]
+
+
+def required(value: object, path: str) -> list[FieldError]:
+    return [FieldError("Required value", path)] if value is None else []
+
+
+def min_items(items: Sequence[object] | None, low: int, path: str) -> list[FieldError]:
+    if items is None or len(items) >= low:
+        return []
+    return [
+        FieldError(
+            f"Invalid value: {len(items)}: {path} in body should have at least {low} items", path
+        )
+    ]

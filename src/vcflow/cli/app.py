@@ -1,0 +1,85 @@
+"""The root `vcflow` command: global flags, verb registration and the single error boundary.
+
+`main()` is the console script and `python -m vcflow`. Every failure becomes an exit code
+in one place, `_Root.invoke`, which `main()` and typer's CliRunner both run:
+
+- VcflowError → its message on stderr (a ValidationFailed has one problem per line), exit 1;
+- usage errors → typer's own message, exit 2;
+- anything else is a bug → `internal error: <type>: <msg>, rerun with -v for details`,
+  exit 1; the traceback is shown only with `-v/--verbose`.
+"""
+
+from __future__ import annotations
+
+import traceback
+from typing import Annotated, Any
+
+import typer
+from typer.core import TyperGroup
+
+import vcflow
+from vcflow.api.errors import VcflowError
+from vcflow.cli import validate
+
+VERBOSE = "vcflow.verbose"
+
+
+class _Root(TyperGroup):
+    """The root group; its `invoke` is the error boundary for every verb."""
+
+    def invoke(self, ctx: typer.Context) -> Any:  # type: ignore[override]
+        try:
+            return super().invoke(ctx)
+        except VcflowError as exc:
+            for line in str(exc).splitlines() or [type(exc).__name__]:
+                typer.echo(line, err=True)
+            raise typer.Exit(exc.exit_code) from None
+        except (typer.Exit, typer.Abort, typer.TyperException):
+            raise
+        except Exception as exc:
+            _internal_error(exc, verbose=bool(ctx.meta.get(VERBOSE)))
+            raise typer.Exit(1) from None
+
+
+def _internal_error(exc: Exception, *, verbose: bool) -> None:
+    if verbose:
+        typer.echo("".join(traceback.format_exception(exc)).rstrip("\n"), err=True)
+    message = " ".join(str(exc).split())
+    detail = f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+    hint = "" if verbose else ", rerun with -v for details"
+    typer.echo(f"internal error: {detail}{hint}", err=True)
+
+
+app = typer.Typer(
+    cls=_Root,
+    name="vcflow",
+    help="Volcano JobFlow: declarative DAGs of batch jobs, embedded or on Kubernetes.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+
+
+@app.callback()
+def _root(
+    ctx: typer.Context,
+    verbose: Annotated[
+        bool, typer.Option("-v", "--verbose", help="Show tracebacks of internal errors.")
+    ] = False,
+) -> None:
+    ctx.meta[VERBOSE] = verbose
+
+
+@app.command("version")
+def version() -> None:
+    """Print the vcflow version."""
+    typer.echo(f"vcflow {vcflow.__version__}")
+
+
+app.command("validate")(validate.validate)
+
+
+def main() -> None:
+    """Run the CLI on `sys.argv`; exits with 0, 1 (error) or 2 (usage)."""
+    typer.main.get_command(app).main(prog_name="vcflow")

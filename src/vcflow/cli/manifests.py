@@ -1,0 +1,169 @@
+"""Manifests named on the command line → reviewed objects, every problem collected.
+
+paths → documents (`api.loading`) → typed objects (schema errors) → admission
+(`admission.review`). All objects are reviewed together: a JobFlow's entries resolve against
+the JobTemplates of its namespace among the same inputs. `validate` reports the result;
+`apply` and `run` write nothing unless `raise_if_invalid` passes. Problems keep input order;
+an unreadable file is one problem and the other files are still read.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+import typer
+
+from vcflow.admission import review as admission
+from vcflow.api import loading
+from vcflow.api.errors import FieldError, Origin, ParseError, ValidationFailed
+from vcflow.api.jobtemplate import JobTemplate
+from vcflow.api.loading import Document
+from vcflow.api.meta import Resource
+
+Identity = tuple[str, str, str]  # (kind, namespace, name)
+
+
+@dataclass(frozen=True)
+class Item:
+    """One typed object, the document it came from and its own errors (if any)."""
+
+    obj: Resource
+    doc: Document
+    errors: tuple[FieldError, ...] = ()
+
+
+@dataclass(frozen=True)
+class Manifests:
+    """Everything read from the given paths: objects, errors and warnings, in input order."""
+
+    items: tuple[Item, ...]
+    errors: tuple[FieldError, ...]
+    warnings: tuple[FieldError, ...]
+
+    @property
+    def objects(self) -> list[Resource]:
+        return [item.obj for item in self.items]
+
+    @property
+    def valid(self) -> list[Item]:
+        """Objects that have no error of their own."""
+        return [item for item in self.items if not item.errors]
+
+    def raise_if_invalid(self) -> None:
+        """ValidationFailed with every problem, unless there is none."""
+        if self.errors:
+            raise ValidationFailed(list(self.errors))
+
+
+def load(paths: Sequence[str]) -> Manifests:
+    """Read, type and review every object in `paths` (`-` is stdin); never raises for input."""
+    slots = _read(paths)
+    problems: list[list[FieldError]] = [[s] if isinstance(s, FieldError) else [] for s in slots]
+    typed: dict[int, tuple[Document, Resource]] = {}
+    seen: dict[Identity, Origin] = {}
+    for i, slot in enumerate(slots):
+        if isinstance(slot, Document):
+            obj, errors = loading.to_model(slot)
+            problems[i] += errors
+            if obj is not None:
+                duplicate = _duplicate(obj, slot, seen)
+                if duplicate is None:
+                    typed[i] = (slot, obj)
+                else:
+                    problems[i].append(duplicate)
+    warnings = _review(typed, problems)
+    items = tuple(Item(obj, doc, tuple(problems[i])) for i, (doc, obj) in typed.items())
+    errors = tuple(e for found in problems for e in found)
+    return Manifests(items, errors, tuple(warnings))
+
+
+def _read(paths: Sequence[str]) -> list[Document | FieldError]:
+    """Documents of every file, in order; an unreadable path or file becomes one error."""
+    slots: list[Document | FieldError] = []
+    for raw in paths:
+        try:
+            files = loading.expand_paths([raw])
+        except ParseError as exc:
+            slots.append(FieldError(str(exc)))
+            continue
+        for source in files:
+            try:
+                slots.extend(loading.read_documents([source]))
+            except ParseError as exc:
+                slots.append(FieldError(str(exc)))
+    return slots
+
+
+def _duplicate(obj: Resource, doc: Document, seen: dict[Identity, Origin]) -> FieldError | None:
+    """An error for the second object of one kind/namespace/name; records the first."""
+    identity = (obj.kind, obj.namespace, obj.name)
+    first = seen.get(identity)
+    if first is None:
+        seen[identity] = doc.origin
+        return None
+    where = f" at {first}" if str(first) else ""
+    return FieldError(
+        f"duplicate object: {obj.kind} {obj.namespace}/{obj.name} is already given{where}",
+        kind=obj.kind,
+        namespace=obj.namespace,
+        name=obj.name,
+        origin=doc.origin,
+    )
+
+
+def _review(
+    typed: dict[int, tuple[Document, Resource]], problems: list[list[FieldError]]
+) -> list[FieldError]:
+    """Admission of every typed object; errors go to `problems`, warnings are returned."""
+    templates: dict[str, dict[str, JobTemplate]] = {}
+    for _, obj in typed.values():
+        if isinstance(obj, JobTemplate):
+            templates.setdefault(obj.namespace, {})[obj.name] = obj
+    warnings: list[FieldError] = []
+    for i, (doc, obj) in typed.items():
+        context = admission.Context(
+            templates=templates.get(obj.namespace, {}), resolve_templates=True
+        )
+        found = [_locate(e, doc) for e in admission.review(obj, context=context)]
+        problems[i] += admission.errors_only(found)
+        warnings += admission.warnings_only(found)
+    return warnings
+
+
+def _locate(error: FieldError, doc: Document) -> FieldError:
+    """The error with the file, document and line of its field (as far as the YAML has it)."""
+    if error.origin.source:
+        return error
+    line = doc.line_of(parse_path(error.path))
+    return replace(error, origin=Origin(doc.origin.source, doc.origin.document, line))
+
+
+_PATH_PART = re.compile(r"([^.\[\]]+)|\[([^\]]*)\]")
+
+
+def parse_path(path: str) -> tuple[str | int, ...]:
+    """`spec.flows[2].dependsOn.targets[0]` → `("spec", "flows", 2, "dependsOn", "targets", 0)`.
+
+    The inverse of `loading.format_path`; a bracketed non-number (a label key) stays a string.
+    """
+    parts: list[str | int] = []
+    for name, index in _PATH_PART.findall(path):
+        if name:
+            parts.append(name)
+        else:
+            parts.append(int(index) if index.isdigit() else index)
+    return tuple(parts)
+
+
+def reference(obj: Resource) -> str:
+    """kubectl's `<kind>.<group>/<name>`: `jobflow.flow.volcano.sh/demo`."""
+    group = obj.api_version.partition("/")[0]
+    return f"{obj.kind.lower()}.{group}/{obj.name}"
+
+
+def echo_warnings(loaded: Manifests) -> None:
+    """Each warning as a kubectl-style `Warning: …` line on stderr."""
+    for warning in loaded.warnings:
+        typer.echo(f"Warning: {warning}", err=True)

@@ -1,0 +1,37 @@
+"""`vcflow validate -f PATH...`: schema and admission checks of manifests; nothing is written.
+
+Like `kubectl apply --dry-run`: one `<kind>.<group>/<name> validated` line per good object on
+stdout, `Warning: …` lines on stderr, and every problem raised at once as ValidationFailed for
+the error boundary in `cli/app.py` (one line each, exit 1).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from vcflow.cli import manifests
+
+FilenameOption = Annotated[
+    list[str],
+    typer.Option(
+        "-f",
+        "--filename",
+        metavar="PATH",
+        help="Manifest file, directory of manifests (not recursive) or - for stdin; repeatable.",
+    ),
+]
+
+
+def validate(filename: FilenameOption) -> None:
+    """Check manifests as the store would on apply, without writing anything.
+
+    All objects are checked together: a JobFlow's entries are resolved against the
+    JobTemplates of its namespace given alongside it.
+    """
+    loaded = manifests.load(filename)
+    manifests.echo_warnings(loaded)
+    for item in loaded.valid:
+        typer.echo(f"{manifests.reference(item.obj)} validated")
+    loaded.raise_if_invalid()

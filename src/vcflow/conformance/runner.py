@@ -1,0 +1,71 @@
+"""Run conformance case files: load, apply the skip rules, dispatch to the runner of the case's
+kind (`RUNNERS`), and turn every problem — unreadable file, malformed case, a crash in the
+code under test — into a Failed outcome with a reason, never a traceback.
+
+The controller and runtime runners are placeholders until the engine exists; replace the
+entries of `RUNNERS` (`Callable[[Case], Result]`) with real ones.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from vcflow.conformance.admission_runner import run_admission
+from vcflow.conformance.cases import Case, CaseError, load_case, skip_reason
+from vcflow.conformance.results import Failed, Outcome, Result, Skipped
+
+Runner = Callable[[Case], Result]
+
+
+def _controller_not_built(case: Case) -> Result:
+    return Skipped("engine not built yet")
+
+
+def _runtime_not_built(case: Case) -> Result:
+    return Skipped("vcjob runtime not built yet")
+
+
+#: kind → runner. Every kind in `cases.KINDS` has an entry.
+RUNNERS: dict[str, Runner] = {
+    "admission": run_admission,
+    "controller": _controller_not_built,
+    "runtime": _runtime_not_built,
+}
+
+
+def run_case(case: Case) -> Result:
+    """The verdict on one loaded case: skipped by its flags, else its kind's runner's."""
+    reason = skip_reason(case)
+    if reason is not None:
+        return Skipped(reason)
+    runner = RUNNERS.get(case.kind)
+    if runner is None:
+        return Failed(f"no runner for kind {case.kind!r}")
+    try:
+        return runner(case)
+    except CaseError as exc:
+        return Failed(f"malformed case: {exc}")
+    except Exception as exc:  # the boundary: a crash is reported as this case's failure
+        return Failed(f"runner crashed: {type(exc).__name__}: {exc}")
+
+
+def run_file(path: str) -> Outcome:
+    """Load and run one case file."""
+    try:
+        case = load_case(path)
+    except CaseError as exc:
+        return Outcome(path, Failed(f"invalid case file: {exc}"), path)
+    return Outcome(case.id, run_case(case), path)
+
+
+def run_files(paths: Iterable[str]) -> list[Outcome]:
+    """Run every file in order; a case id seen before fails the later file."""
+    outcomes: list[Outcome] = []
+    seen: dict[str, str] = {}
+    for path in paths:
+        outcome = run_file(path)
+        first = seen.setdefault(outcome.label, path)
+        if first != path:
+            outcome = Outcome(path, Failed(f'duplicate case id "{outcome.label}" (also {first})'))
+        outcomes.append(outcome)
+    return outcomes

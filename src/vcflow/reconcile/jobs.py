@@ -1,0 +1,58 @@
+"""Build the vcjob a flow entry becomes (reference §3.6, SEMANTICS row 3). Pure."""
+
+from __future__ import annotations
+
+from vcflow.api import names
+from vcflow.api.jobflow import Flow, JobFlow
+from vcflow.api.jobtemplate import JobTemplate
+from vcflow.api.meta import ObjectMeta, OwnerReference
+from vcflow.api.vcjob import VCJob
+from vcflow.patch import merge
+
+
+def owner_reference(flow: JobFlow) -> OwnerReference:
+    """The controller reference every vcjob of `flow` carries."""
+    return OwnerReference(
+        api_version=names.FLOW_API_VERSION,
+        kind="JobFlow",
+        name=flow.name,
+        uid=flow.metadata.uid,
+        controller=True,
+        block_owner_deletion=True,
+    )
+
+
+def is_owned_by(job: VCJob, flow: JobFlow) -> bool:
+    """SEMANTICS row 12: a vcjob counts for a flow only if that flow controls it (by uid)."""
+    ref = job.metadata.controller_ref()
+    return (
+        ref is not None
+        and ref.kind == "JobFlow"
+        and ref.name == flow.name
+        and (not flow.metadata.uid or ref.uid == flow.metadata.uid)
+    )
+
+
+def build_job(flow: JobFlow, entry: Flow, template: JobTemplate) -> VCJob:
+    """`<flow>-<entry>` with Volcano's two labels and annotations, the template's spec
+    (as stored, CRD defaults included) with the entry's patch applied, and no status."""
+    ns = flow.namespace
+    created_by = {
+        names.LABEL_CREATED_BY_TEMPLATE: names.created_by_value(ns, entry.name),
+        names.LABEL_CREATED_BY_FLOW: names.created_by_value(ns, flow.name),
+    }
+    job = VCJob(
+        metadata=ObjectMeta(
+            name=names.job_name(flow.name, entry.name),
+            namespace=ns,
+            labels=dict(created_by),
+            annotations=dict(created_by),
+            owner_references=[owner_reference(flow)],
+        )
+    )
+    if template.spec is not None:
+        spec = template.spec.clone()
+        if entry.patch is not None and entry.patch.job_spec is not None:
+            spec = merge.patched_spec(spec, entry.patch.job_spec)
+        job.spec = spec
+    return job

@@ -1,0 +1,52 @@
+"""Every conformance case file under tests/conformance/cases, one test each, through the
+runner's Python API; plus the CLI over the admission cases, as CI would run it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from vcflow.conformance import CaseError, Passed, Skipped, load_case, run_file
+
+CASES = Path(__file__).parent / "cases"
+CASE_FILES = sorted(CASES.rglob("*.yaml"))
+
+
+def _case_id(path: Path) -> str:
+    try:
+        return load_case(str(path)).id
+    except CaseError:
+        return path.stem
+
+
+@pytest.mark.parametrize("path", CASE_FILES, ids=[_case_id(p) for p in CASE_FILES])
+def test_case(path: Path) -> None:
+    result = run_file(str(path)).result
+    if isinstance(result, Skipped):
+        pytest.skip(result.reason)
+    assert isinstance(result, Passed), result.reason
+
+
+def test_cases_present() -> None:
+    kinds = {p.parent.name for p in CASE_FILES}
+    assert kinds == {"admission", "controller", "runtime"}
+    assert (CASES / "README.md").is_file()
+
+
+def test_cli_admission_cases_all_pass() -> None:
+    admission = CASES / "admission"
+    count = len(list(admission.rglob("*.yaml")))
+    proc = subprocess.run(
+        [sys.executable, "-m", "vcflow.conformance", str(admission)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    lines = proc.stdout.splitlines()
+    assert lines, proc.stderr
+    assert lines[-1] == f"{count} passed, 0 failed, 0 skipped", proc.stdout
+    assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -1,0 +1,43 @@
+"""Shared test fixtures: repository paths, the CLI through typer's CliRunner, manifest files."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner, Result
+
+from vcflow.cli.app import app
+
+REPO = Path(__file__).resolve().parents[1]
+EXAMPLES = REPO / "examples"
+
+Invoke = Callable[..., Result]
+Write = Callable[..., Path]
+
+
+@pytest.fixture
+def vcflow_cli() -> Invoke:
+    """`vcflow_cli("validate", "-f", path, input=...)` → Result (stdout/stderr separate)."""
+    runner = CliRunner()
+
+    def invoke(*args: str | Path, input: str | bytes | None = None) -> Result:
+        return runner.invoke(app, [str(a) for a in args], input=input)
+
+    return invoke
+
+
+@pytest.fixture
+def write_manifest(tmp_path: Path) -> Write:
+    """`write_manifest(text, name="m.yaml")` → the path of a new file in tmp_path."""
+
+    def write(text: str | bytes, name: str = "manifest.yaml") -> Path:
+        path = tmp_path / name
+        if isinstance(text, bytes):
+            path.write_bytes(text)
+        else:
+            path.write_text(text, encoding="utf-8")
+        return path
+
+    return write
