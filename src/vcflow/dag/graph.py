@@ -91,7 +91,9 @@ def find_cycle(graph: Graph) -> list[str] | None:
 
 
 def format_cycle(cycle: Sequence[str]) -> str:
-    return " → ".join(cycle)
+    """A cycle found by `find_cycle` (edges entry → target) in run order: each entry is
+    followed by one that waits for it, as users draw flows (`a → b` = b runs after a)."""
+    return " → ".join(reversed(cycle))
 
 
 def topological_order(graph: Graph) -> list[str]:
