@@ -20,6 +20,7 @@ from vcflow.patch import merge
 
 NOT_DAG = "jobflow Flow is not DAG"
 SPEC_UPDATE = "jobflow spec updates are not supported"
+HINTS = 5
 UNFINISHED = frozenset({phases.FlowPhase.PENDING, phases.FlowPhase.RUNNING})
 
 
@@ -126,8 +127,9 @@ def _dag(flows: Sequence[Flow]) -> list[FieldError]:
     graph = dag.Graph.build((f.name, f.targets) for f in flows)
     index = {f.name: i for i, f in reversed(list(enumerate(flows)))}
     errors = []
-    for node, j, target in dag.unknown_targets(graph):
-        close = difflib.get_close_matches(target, graph.nodes, n=1)
+    for count, (node, j, target) in enumerate(dag.unknown_targets(graph)):
+        # difflib is O(entries) per target: hints for the first few typos only
+        close = difflib.get_close_matches(target, graph.nodes, n=1) if count < HINTS else []
         errors.append(
             FieldError(
                 f"{NOT_DAG}: vertex is not defined: {target}",
