@@ -1,0 +1,179 @@
+"""A task's pod template under the vcjob webhook (reference §6.4 rules 13 and 14): the practical
+subset of Kubernetes pod-template validation, the topology-policy CPU rule, and the warning for
+a template without `restartPolicy`. Messages are Volcano's `spec.task[<i>].<k8s error>`. Pure.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from fractions import Fraction
+
+from vcflow.api import names
+from vcflow.api.errors import FieldError
+from vcflow.api.vcjob import Container, PodSpec, Quantity, ResourceRequirements, TaskSpec
+
+RESTART_POLICIES = ("Always", "OnFailure", "Never")
+_QUANTITY = re.compile(
+    r"^([+-]?(?:\d+(?:\.\d*)?|\.\d+))(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?\d+)?$"
+)
+_SUFFIX = {
+    "n": Fraction(1, 10**9),
+    "u": Fraction(1, 10**6),
+    "m": Fraction(1, 1000),
+    "": Fraction(1),
+    "k": Fraction(10**3),
+    "M": Fraction(10**6),
+    "G": Fraction(10**9),
+    "T": Fraction(10**12),
+    "P": Fraction(10**15),
+    "E": Fraction(10**18),
+    **{
+        s: Fraction(2 ** (10 * (i + 1))) for i, s in enumerate(("Ki", "Mi", "Gi", "Ti", "Pi", "Ei"))
+    },
+}
+
+
+def template_errors(task: TaskSpec, index: int, path: str) -> list[FieldError]:
+    """Rule 13, then (only for a valid template, as Volcano) rule 14."""
+    spec = task.template.spec if task.template is not None else None
+    errors = _pod_spec_errors(spec or PodSpec(), index, f"{path}.template.spec")
+    if not errors and spec is not None:
+        errors = _topology_errors(task.topology_policy, spec, index, path)
+    return errors
+
+
+def _k8s(index: int, field: str, message: str, path: str) -> FieldError:
+    return FieldError(f"spec.task[{index}].template.spec.{field}: {message}", path)
+
+
+def _pod_spec_errors(spec: PodSpec, index: int, path: str) -> list[FieldError]:
+    errors: list[FieldError] = []
+    if not spec.containers:
+        errors.append(_k8s(index, "containers", "Required value", f"{path}.containers"))
+    seen: set[str] = set()
+    errors += _container_names(spec.containers or [], "containers", seen, index, path)
+    errors += _container_names(spec.init_containers or [], "initContainers", seen, index, path)
+    policy = spec.restart_policy
+    if policy and policy not in RESTART_POLICIES:
+        supported = ", ".join(f'"{p}"' for p in RESTART_POLICIES)
+        message = f'Unsupported value: "{policy}": supported values: {supported}'
+        errors.append(_k8s(index, "restartPolicy", message, f"{path}.restartPolicy"))
+    return errors
+
+
+def _container_names(
+    containers: Sequence[Container], key: str, seen: set[str], index: int, path: str
+) -> list[FieldError]:
+    """Kubernetes: each name required, a DNS-1123 label, unique across containers and
+    initContainers (the later one is reported)."""
+    errors: list[FieldError] = []
+    for j, container in enumerate(containers):
+        field = f"{key}[{j}].name"
+        name = container.name
+        if not name:
+            errors.append(_k8s(index, field, "Required value", f"{path}.{field}"))
+            continue
+        problems = names.dns1123_label_errors(name)
+        if problems:
+            message = f'Invalid value: "{name}": {"; ".join(problems)}'
+            errors.append(_k8s(index, field, message, f"{path}.{field}"))
+        elif name in seen:
+            errors.append(_k8s(index, field, f'Duplicate value: "{name}"', f"{path}.{field}"))
+        seen.add(name)
+    return errors
+
+
+def _topology_errors(
+    topology: str | None, spec: PodSpec, index: int, path: str
+) -> list[FieldError]:
+    """Rule 14: a topology policy other than none needs a Guaranteed pod with whole CPUs."""
+    if not topology or topology == "none":
+        return []
+    containers = [*(spec.containers or []), *(spec.init_containers or [])]
+    requests = [_requests(c.resources) for c in containers]
+    qos = _qos(containers, requests)
+    if qos != "Guaranteed":
+        message = f"spec.task[{index}] isn't Guaranteed pod, kind={qos}"
+        return [FieldError(message, f"{path}.topologyPolicy")]
+    n_main = len(spec.containers or [])
+    for j, req in enumerate(requests):
+        if not _whole_cpus(req.get("cpu")):
+            key = f"containers[{j}]" if j < n_main else f"initContainers[{j - n_main}]"
+            message = f"the cpu request isn't an integer in spec.task[{index}] container[{j}]."
+            return [FieldError(message, f"{path}.template.spec.{key}.resources")]
+    return []
+
+
+def _requests(resources: ResourceRequirements | None) -> dict[str, Quantity]:
+    """Requests, or the limits when none are given (Volcano copies them before the check)."""
+    if resources is None:
+        return {}
+    return dict(resources.requests or resources.limits or {})
+
+
+def _qos(containers: Sequence[Container], requests: Sequence[dict[str, Quantity]]) -> str:
+    """Kubernetes' pod QoS class over cpu and memory (GetPodQOS)."""
+    req_sum: dict[str, Fraction] = {}
+    lim_sum: dict[str, Fraction] = {}
+    guaranteed = True
+    for container, req in zip(containers, requests, strict=True):
+        limits = container.resources.limits if container.resources else None
+        _add_positive(req_sum, req)
+        found = _add_positive(lim_sum, limits or {})
+        guaranteed = guaranteed and found >= {"cpu", "memory"}
+    if not req_sum and not lim_sum:
+        return "BestEffort"
+    return "Guaranteed" if guaranteed and req_sum == lim_sum else "Burstable"
+
+
+def _add_positive(total: dict[str, Fraction], resources: dict[str, Quantity]) -> set[str]:
+    found: set[str] = set()
+    for name in ("cpu", "memory"):
+        value = quantity(resources.get(name))
+        if value is not None and value > 0:
+            total[name] = total.get(name, Fraction(0)) + value
+            found.add(name)
+    return found
+
+
+def _whole_cpus(value: Quantity | None) -> bool:
+    """Volcano's guaranteedCPUs != 0: Value()*1000 == MilliValue() (both round up), not 0."""
+    amount = quantity(value)
+    if amount is None:
+        return False
+    whole = math.ceil(amount)
+    return whole != 0 and whole * 1000 == math.ceil(amount * 1000)
+
+
+def quantity(value: Quantity | None) -> Fraction | None:
+    """A Kubernetes resource quantity (`2`, `500m`, `1.5Gi`, `1e3`) as an exact number."""
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return Fraction(str(value)) if math.isfinite(value) else None
+    match = _QUANTITY.match(value.strip())
+    if match is None:
+        return None
+    number, suffix = Fraction(match.group(1)), match.group(2) or ""
+    if len(suffix) > 1 and suffix[0] in "eE":
+        exponent = int(suffix[1:])
+        return number * Fraction(10) ** exponent if abs(exponent) <= 100 else None
+    return number * _SUFFIX[suffix]
+
+
+def restart_policy_warning(task: TaskSpec, name: str, path: str) -> list[FieldError]:
+    """Kubernetes defaults a missing restartPolicy to Always: the pods never end."""
+    spec = task.template.spec if task.template is not None else None
+    if spec is not None and spec.restart_policy:
+        return []
+    return [
+        FieldError(
+            f'task "{name}" has no restartPolicy: Kubernetes defaults it to Always, so its '
+            "containers are restarted whenever they exit, its pods never finish and the job "
+            "never completes; set template.spec.restartPolicy to Never (or OnFailure)",
+            f"{path}.template.spec.restartPolicy",
+            warning=True,
+        )
+    ]
