@@ -88,22 +88,24 @@ class Document:
             return self.origin.line
         line = node.start_mark.line + 1
         for part in (*self.prefix, *loc):
-            child = _child(node, part)
-            if child is None:
+            found = _child(node, part)
+            if found is None:
                 break
-            node = child
-            line = node.start_mark.line + 1
+            anchor, node = found
+            line = anchor.start_mark.line + 1
         return line
 
 
-def _child(node: yaml.Node, part: str | int) -> yaml.Node | None:
+def _child(node: yaml.Node, part: str | int) -> tuple[yaml.Node, yaml.Node] | None:
+    """(node whose line names `part`, value node): a mapping key's line, not its value's."""
     if isinstance(node, yaml.MappingNode):
         for key_node, value_node in node.value:
             if isinstance(key_node, yaml.ScalarNode) and key_node.value == part:
-                return value_node  # type: ignore[no-any-return]
+                return key_node, value_node
     elif isinstance(node, yaml.SequenceNode) and isinstance(part, int):
         if 0 <= part < len(node.value):
-            return node.value[part]  # type: ignore[no-any-return]
+            item: yaml.Node = node.value[part]
+            return item, item
     return None
 
 

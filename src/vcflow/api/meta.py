@@ -9,10 +9,19 @@ from __future__ import annotations
 
 from typing import Any, Self
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializationInfo,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+)
 from pydantic.alias_generators import to_camel
 
 from vcflow.api import names
+
+_ALWAYS = frozenset({"api_version", "kind"})
 
 
 class WireModel(BaseModel):
@@ -26,9 +35,26 @@ class WireModel(BaseModel):
         validate_assignment=False,
     )
 
+    @model_serializer(mode="wrap")
+    def _given_or_changed(
+        self, handler: SerializerFunctionWrapHandler, info: SerializationInfo
+    ) -> Any:
+        """Dump a field only if it was given, assigned, or differs from its default — so a
+        round trip is exact and an in-place edit (`meta.labels["k"] = "v"`) is not lost."""
+        data = handler(self)
+        if not isinstance(data, dict):
+            return data
+        for name, field in type(self).model_fields.items():
+            if name in self.model_fields_set or name in _ALWAYS:
+                continue
+            key = (field.serialization_alias or field.alias or name) if info.by_alias else name
+            if key in data and getattr(self, name) == field.get_default(call_default_factory=True):
+                del data[key]
+        return data
+
     def to_dict(self) -> dict[str, Any]:
         """The wire form: camelCase keys, only the fields that were given or set."""
-        return self.model_dump(by_alias=True, exclude_unset=True, mode="json")
+        return self.model_dump(by_alias=True, mode="json")
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Self:

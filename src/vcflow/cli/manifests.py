@@ -61,18 +61,7 @@ def load(paths: Sequence[str]) -> Manifests:
     """Read, type and review every object in `paths` (`-` is stdin); never raises for input."""
     slots = _read(paths)
     problems: list[list[FieldError]] = [[s] if isinstance(s, FieldError) else [] for s in slots]
-    typed: dict[int, tuple[Document, Resource]] = {}
-    seen: dict[Identity, Origin] = {}
-    for i, slot in enumerate(slots):
-        if isinstance(slot, Document):
-            obj, errors = loading.to_model(slot)
-            problems[i] += errors
-            if obj is not None:
-                duplicate = _duplicate(obj, slot, seen)
-                if duplicate is None:
-                    typed[i] = (slot, obj)
-                else:
-                    problems[i].append(duplicate)
+    typed = _typed(slots, problems)
     warnings = _review(typed, problems)
     items = tuple(Item(obj, doc, tuple(problems[i])) for i, (doc, obj) in typed.items())
     errors = tuple(e for found in problems for e in found)
@@ -86,14 +75,42 @@ def _read(paths: Sequence[str]) -> list[Document | FieldError]:
         try:
             files = loading.expand_paths([raw])
         except ParseError as exc:
-            slots.append(FieldError(str(exc)))
+            slots.append(_parse_problem(exc))
             continue
         for source in files:
             try:
                 slots.extend(loading.read_documents([source]))
             except ParseError as exc:
-                slots.append(FieldError(str(exc)))
+                slots.append(_parse_problem(exc))
     return slots
+
+
+def _parse_problem(exc: ParseError) -> FieldError:
+    """A ParseError as a FieldError with the same one-line text and a structured origin."""
+    where = str(exc.origin)
+    text = str(exc)
+    return FieldError(text.removeprefix(f"{where}: ") if where else text, origin=exc.origin)
+
+
+def _typed(
+    slots: list[Document | FieldError], problems: list[list[FieldError]]
+) -> dict[int, tuple[Document, Resource]]:
+    """Slot index → (document, typed object); schema errors and duplicates go to `problems`."""
+    typed: dict[int, tuple[Document, Resource]] = {}
+    seen: dict[Identity, Origin] = {}
+    for i, slot in enumerate(slots):
+        if not isinstance(slot, Document):
+            continue
+        obj, schema_errors = loading.to_model(slot)
+        problems[i] += schema_errors
+        if obj is None:
+            continue
+        duplicate = _duplicate(obj, slot, seen)
+        if duplicate is None:
+            typed[i] = (slot, obj)
+        else:
+            problems[i].append(duplicate)
+    return typed
 
 
 def _duplicate(obj: Resource, doc: Document, seen: dict[Identity, Origin]) -> FieldError | None:

@@ -17,9 +17,7 @@ K = TypeVar("K")
 
 
 class WorkQueue(Generic[K]):
-    def __init__(
-        self, clock: Clock, *, base_delay: float = 0.005, max_delay: float = 60.0
-    ) -> None:
+    def __init__(self, clock: Clock, *, base_delay: float = 0.005, max_delay: float = 60.0) -> None:
         self._clock = clock
         self._base = base_delay
         self._max = max_delay

@@ -1,0 +1,4 @@
+"""Tier 4 shell: the local vcjob runtime (gang scheduler, job lifecycle, pod processes, logs).
+
+Built by the vcjob-runtime and local-execution issues; it meets the controllers only through
+the store."""

@@ -1,0 +1,288 @@
+"""Storage primitives, transactions and reads: the half of the Store every backend shares
+that does not write. `engine.StoreEngine` adds the write semantics on top; `memory` and
+`sqlite` implement the abstract primitives (rows, indexes, event log, transactions).
+
+Thread safety: one re-entrant lock per store guards every call; a transaction holds it
+from begin to end, so other threads wait for it (and never see a half-done batch).
+Watches: every committed write appends one event; `events_since` is the non-blocking poll
+controllers use, `wait`/`watch` block (in-process commits wake them at once, other
+processes' commits are noticed by polling every `poll_interval` seconds).
+"""
+
+from __future__ import annotations
+
+import builtins
+import gc
+import threading
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Self, cast
+
+from vcflow.api.clock import Clock, SystemClock
+from vcflow.api.errors import NotFound
+from vcflow.api.meta import Resource
+from vcflow.store.base import (
+    Defaulter,
+    EventType,
+    Expired,
+    KindInfo,
+    KindRegistry,
+    R,
+    Selector,
+    SelectorLike,
+    WatchEvent,
+    default_kinds,
+)
+from vcflow.store.wire import EventRow, Row
+
+#: events kept for resuming watches; older ones are compacted (resume → Expired).
+DEFAULT_RETENTION = 20_000
+_PRUNE_SLACK = 1_000  # prune at most every this many writes (fewer for tiny retentions)
+_WATCH_PAGE = 1_000
+_FOREVER = 3600.0
+
+
+class Backend(ABC):
+    """Reads and transactions over abstract storage primitives (the `_`-prefixed methods).
+
+    Backends implement the primitives; they are always called with the store lock held,
+    and writes only inside `transaction()`.
+    """
+
+    #: how often `wait` re-reads the resourceVersion (None: rely on in-process notify only)
+    poll_interval: float | None = None
+
+    def __init__(
+        self,
+        *,
+        clock: Clock | None = None,
+        kinds: KindRegistry | None = None,
+        event_retention: int = DEFAULT_RETENTION,
+    ) -> None:
+        self.kinds = kinds.copy() if kinds is not None else default_kinds()
+        self._clock = clock or SystemClock()
+        self._retention = event_retention
+        self._cond = threading.Condition(threading.RLock())
+        self._depth = 0
+
+    # --- storage primitives -------------------------------------------------------------
+
+    @abstractmethod
+    def _load(self, kind: str, namespace: str, name: str) -> Row | None: ...
+
+    @abstractmethod
+    def _scan(
+        self, kind: str, namespace: str | None, hint: tuple[str, str] | None
+    ) -> builtins.list[Row]:
+        """Rows of a kind (in a namespace, or all), sorted by (namespace, name); with a
+        hint, at least those labelled key=value (the caller filters the rest)."""
+
+    @abstractmethod
+    def _dependents(self, owner_uid: str) -> builtins.list[Row]: ...
+
+    @abstractmethod
+    def _uid_exists(self, uid: str) -> bool: ...
+
+    @abstractmethod
+    def _save(self, row: Row, old: Row | None, event: EventType) -> None:
+        """Insert or replace `row` and append its ADDED/MODIFIED event."""
+
+    @abstractmethod
+    def _drop(self, row: Row) -> None:
+        """Remove the object of `row` and append its DELETED event (`row` = last state)."""
+
+    @abstractmethod
+    def _next_rv(self) -> int: ...
+
+    @abstractmethod
+    def _latest_rv(self) -> int: ...
+
+    @abstractmethod
+    def _read_events(
+        self, since: int, kinds: Sequence[str] | None, namespace: str | None, limit: int | None
+    ) -> builtins.list[EventRow]: ...
+
+    @abstractmethod
+    def _compacted_rv(self) -> int:
+        """The highest resourceVersion whose event was pruned (0: none)."""
+
+    @abstractmethod
+    def _prune(self, upto: int) -> None: ...
+
+    @abstractmethod
+    def _begin(self, depth: int) -> None:
+        """Start a transaction (depth 0) or a savepoint inside one (depth > 0)."""
+
+    @abstractmethod
+    def _end(self, depth: int, ok: bool) -> None:
+        """Commit or roll back what `_begin(depth)` started."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Release resources; the store is unusable afterwards."""
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # --- transactions -------------------------------------------------------------------
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """All writes inside commit together or not at all; watchers see them after commit.
+
+        Nested transactions are savepoints: an exception leaving the inner block undoes only
+        its writes. Holds the store lock throughout (other threads wait).
+        """
+        with self._cond:
+            depth = self._depth
+            self._begin(depth)
+            self._depth += 1
+            ok = False
+            try:
+                yield
+                if depth == 0:
+                    self._maybe_prune()
+                ok = True
+            finally:
+                self._depth -= 1
+                self._end(depth, ok)
+            if depth == 0:
+                self._cond.notify_all()
+
+    def _maybe_prune(self) -> None:
+        horizon = self._latest_rv() - self._retention
+        if horizon - self._compacted_rv() >= min(_PRUNE_SLACK, self._retention // 10 + 1):
+            self._prune(horizon)
+
+    # --- reads --------------------------------------------------------------------------
+
+    def register_kind(self, model: type[Resource], *, defaulter: Defaulter | None = None) -> None:
+        """Let the store hold `model` (apiVersion and kind from its literal defaults)."""
+        self.kinds.register(model, defaulter=defaulter)
+
+    def get(self, kind: type[R], namespace: str, name: str) -> R:
+        info = self.kinds.of_model(kind)
+        with self._cond:
+            row = self._load(info.id, namespace, name)
+        if row is None:
+            raise NotFound(f"{info.describe(namespace, name)} not found")
+        return cast(R, parse(info, row.data))
+
+    def list(
+        self, kind: type[R], namespace: str | None = None, label_selector: SelectorLike = None
+    ) -> builtins.list[R]:
+        """Objects of a kind, sorted by (namespace, name); all namespaces when None.
+
+        A selector with a `key=value` term is answered from the label index.
+        """
+        info = self.kinds.of_model(kind)
+        selector = Selector.coerce(label_selector)
+        with _gc_paused():
+            with self._cond:
+                rows = self._scan(info.id, namespace, selector.index_hint())
+            return [cast(R, parse(info, r.data)) for r in rows if selector.matches(r.labels)]
+
+    def resource_version(self) -> int:
+        """The resourceVersion of the last committed write (0 for an empty store)."""
+        with self._cond:
+            return self._latest_rv()
+
+    def events_since(
+        self,
+        since_rv: int,
+        *,
+        kinds: Iterable[type[Resource]] | None = None,
+        namespace: str | None = None,
+        limit: int | None = None,
+    ) -> builtins.list[WatchEvent]:
+        """Committed events after `since_rv`, oldest first; non-blocking. Raises Expired when
+        events after `since_rv` were compacted, or `since_rv` is ahead of the store (a new
+        state directory): relist, then resume from the current resourceVersion."""
+        ids = None if kinds is None else [self.kinds.of_model(k).id for k in kinds]
+        with _gc_paused():
+            with self._cond:
+                rows = self._read_events(since_rv, ids, namespace, limit)
+                compacted = self._compacted_rv()
+                latest = self._latest_rv()
+            if since_rv > latest:
+                raise Expired(
+                    f"resourceVersion {since_rv} is newer than the store's ({latest}): the "
+                    "store was replaced; list again and watch from the current resourceVersion"
+                )
+            if since_rv < compacted:
+                raise Expired(
+                    f"resourceVersion {since_rv} is too old: events up to {compacted} were "
+                    "compacted; list again and watch from the current resourceVersion"
+                )
+            return [
+                WatchEvent(EventType(r.type), parse(self.kinds.by_id(r.kind), r.data), r.rv)
+                for r in rows
+            ]
+
+    def wait(self, since_rv: int, timeout: float) -> bool:
+        """Block until a write after `since_rv` is committed (True) or `timeout` seconds of
+        real time pass (False). Not inside a transaction."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            if self._depth:
+                raise RuntimeError("Store.wait inside a transaction would never see a commit")
+            while self._latest_rv() <= since_rv:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return False
+                step = remaining if self.poll_interval is None else self.poll_interval
+                self._cond.wait(min(remaining, step))
+            return True
+
+    def watch(
+        self,
+        kinds: Iterable[type[Resource]] | None = None,
+        *,
+        namespace: str | None = None,
+        since_rv: int | None = None,
+        timeout: float | None = None,
+    ) -> Iterator[WatchEvent]:
+        """Events after `since_rv` (default: from now), then new ones as they commit; ends
+        after `timeout` seconds without a matching event (None: never)."""
+        kinds = None if kinds is None else builtins.list(kinds)
+        rv = self.resource_version() if since_rv is None else since_rv
+        while True:
+            latest = self.resource_version()
+            events = self.events_since(rv, kinds=kinds, namespace=namespace, limit=_WATCH_PAGE)
+            for event in events:
+                rv = event.resource_version
+                yield event
+            if events:
+                continue
+            rv = max(rv, latest)
+            if not self.wait(rv, _FOREVER if timeout is None else timeout) and timeout is not None:
+                return
+
+
+def parse(info: KindInfo, data: str) -> Resource:
+    """A fresh model of stored JSON."""
+    return info.model.model_validate_json(data)
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Pause the cyclic GC while parsing many objects at once.
+
+    Parsing 10,000 models allocates millions of containers; CPython 3.11's full collections
+    then run again and again over the growing heap and cost 3-6x the parsing itself. The
+    models are acyclic, so nothing is left for the GC; it is re-enabled afterwards (only if
+    it was on: a caller that disabled it keeps it off).
+    """
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()

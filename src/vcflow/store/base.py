@@ -1,0 +1,343 @@
+"""The Store protocol and the vocabulary every backend shares: watch events, apply outcomes,
+label selectors and the registry of kinds a store holds.
+
+Controllers, the runtime, the CLI and the server talk to a `Store`; `memory.MemoryStore`
+(the test fake) and `sqlite.SqliteStore` (the embedded default) implement it, and one
+contract suite (`tests/store/`) holds them to the same behaviour. Pure: no I/O here.
+"""
+
+from __future__ import annotations
+
+import builtins
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Protocol, TypeVar
+
+from vcflow.api import loading
+from vcflow.api.errors import FieldError, InputError, StoreError
+from vcflow.api.jobtemplate import JobTemplate
+from vcflow.api.meta import Resource
+from vcflow.api.vcjob import spec_defaults_applied
+
+R = TypeVar("R", bound=Resource)
+
+
+class Expired(StoreError):
+    """A watch resumed from a resourceVersion whose events were compacted away (HTTP 410
+    Gone in Kubernetes): list again, then watch from the store's current resourceVersion."""
+
+
+class InvalidSelector(InputError):
+    """A label selector that does not parse."""
+
+
+class UnknownKind(InputError):
+    """An object whose (apiVersion, kind) the store was not told about (`register_kind`)."""
+
+
+class EventType(StrEnum):
+    ADDED = "ADDED"
+    MODIFIED = "MODIFIED"
+    DELETED = "DELETED"
+
+
+@dataclass(frozen=True)
+class WatchEvent:
+    """One committed change. `object` is the state after the change (for DELETED: the last
+    state, carrying the resourceVersion of the deletion); `resource_version` is that
+    write's store-wide integer resourceVersion, the position to resume a watch from."""
+
+    type: EventType
+    object: Resource
+    resource_version: int
+
+
+class Outcome(StrEnum):
+    """What `apply` did to one object, in kubectl's words."""
+
+    CREATED = "created"
+    CONFIGURED = "configured"
+    UNCHANGED = "unchanged"
+
+
+@dataclass(frozen=True)
+class ApplyResult:
+    object: Resource
+    outcome: Outcome
+    warnings: tuple[FieldError, ...] = ()
+
+
+# --- label selectors ---------------------------------------------------------------------
+
+_OPS = ("=", "!=", "in", "notin", "exists", "!")
+_SET_RE = re.compile(r"^\s*(!?)\s*([^\s=!(),]+)\s*(?:(notin|in)\s*\(([^()]*)\))?\s*$")
+_EQ_RE = re.compile(r"^\s*([^\s=!(),]+)\s*(==|=|!=)\s*([^\s=!(),]*)\s*$")
+
+
+@dataclass(frozen=True)
+class Requirement:
+    """One term of a selector: `key=v`, `key!=v`, `key in (a,b)`, `key notin (a)`, `key`,
+    `!key`. Kubernetes semantics: `!=` and `notin` also match objects without the key."""
+
+    key: str
+    op: str
+    values: frozenset[str] = frozenset()
+
+    def matches(self, labels: Mapping[str, str]) -> bool:
+        value = labels.get(self.key)
+        if self.op in ("=", "in"):
+            return value is not None and value in self.values
+        if self.op in ("!=", "notin"):
+            return value is None or value not in self.values
+        if self.op == "exists":
+            return value is not None
+        return value is None
+
+
+@dataclass(frozen=True)
+class Selector:
+    """A conjunction of requirements; the empty selector matches everything."""
+
+    requirements: tuple[Requirement, ...] = ()
+
+    @classmethod
+    def parse(cls, text: str) -> Selector:
+        """`a=b,c!=d,e,!f,g in (x,y)` → Selector; raises InvalidSelector naming the term."""
+        reqs = [_parse_term(term) for term in _split_terms(text) if term.strip()]
+        return cls(tuple(reqs))
+
+    @classmethod
+    def coerce(cls, value: str | Mapping[str, str] | Selector | None) -> Selector:
+        """A selector from text, an equality map (`{"a": "b"}`), a Selector or None."""
+        if value is None:
+            return cls()
+        if isinstance(value, Selector):
+            return value
+        if isinstance(value, str):
+            return cls.parse(value)
+        return cls(tuple(Requirement(k, "=", frozenset({v})) for k, v in value.items()))
+
+    def matches(self, labels: Mapping[str, str]) -> bool:
+        return all(req.matches(labels) for req in self.requirements)
+
+    def index_hint(self) -> tuple[str, str] | None:
+        """A `key=value` pair every match must carry, for an index lookup; None if none."""
+        for req in self.requirements:
+            if req.op in ("=", "in") and len(req.values) == 1:
+                return req.key, next(iter(req.values))
+        return None
+
+    def __str__(self) -> str:
+        return ",".join(_format(req) for req in self.requirements)
+
+
+def _split_terms(text: str) -> Iterator[str]:
+    """Split on commas outside parentheses."""
+    depth, start = 0, 0
+    for i, char in enumerate(text):
+        if char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+        elif char == "," and depth == 0:
+            yield text[start:i]
+            start = i + 1
+    yield text[start:]
+
+
+def _parse_term(term: str) -> Requirement:
+    match = _EQ_RE.match(term)
+    if match:
+        key, op, value = match.groups()
+        return Requirement(key, "!=" if op == "!=" else "=", frozenset({value}))
+    match = _SET_RE.match(term)
+    if match:
+        bang, key, op, values = match.groups()
+        if op is None:
+            return Requirement(key, "!" if bang else "exists")
+        if not bang:
+            items = frozenset(v.strip() for v in values.split(",") if v.strip())
+            return Requirement(key, op, items)
+    raise InvalidSelector(f'invalid label selector term "{term.strip()}"')
+
+
+def _format(req: Requirement) -> str:
+    if req.op in ("=", "!="):
+        return f"{req.key}{req.op}{next(iter(req.values))}"
+    if req.op in ("in", "notin"):
+        return f"{req.key} {req.op} ({','.join(sorted(req.values))})"
+    return req.key if req.op == "exists" else f"!{req.key}"
+
+
+SelectorLike = str | Mapping[str, str] | Selector | None
+
+
+# --- kinds -------------------------------------------------------------------------------
+
+Defaulter = Callable[[Resource], None]
+
+
+@dataclass(frozen=True)
+class KindInfo:
+    """A kind the store holds: its model, its id (`<apiVersion>/<kind>`, the storage key)
+    and an optional defaulter run on create/update (the API server's CRD defaulting)."""
+
+    model: type[Resource]
+    api_version: str
+    kind: str
+    defaulter: Defaulter | None = None
+
+    @property
+    def id(self) -> str:
+        return f"{self.api_version}/{self.kind}"
+
+    def describe(self, namespace: str, name: str) -> str:
+        return f"{self.kind} {namespace}/{name}"
+
+
+@dataclass
+class KindRegistry:
+    """(apiVersion, kind) → KindInfo. Each store has its own copy; `register` adds a kind
+    (e.g. core `v1 Pod`) so the store stays generic."""
+
+    _by_pair: dict[tuple[str, str], KindInfo] = field(default_factory=dict)
+    _by_model: dict[type[Resource], KindInfo] = field(default_factory=dict)
+
+    def register(self, model: type[Resource], *, defaulter: Defaulter | None = None) -> KindInfo:
+        """Add a model whose `apiVersion` and `kind` fields have literal defaults."""
+        api_version = model.model_fields["api_version"].default
+        kind = model.model_fields["kind"].default
+        if not isinstance(api_version, str) or not isinstance(kind, str):
+            raise TypeError(f"{model.__name__}: apiVersion and kind need string defaults")
+        info = KindInfo(model, api_version, kind, defaulter)
+        self._by_pair[(api_version, kind)] = info
+        self._by_model[model] = info
+        return info
+
+    def of_model(self, model: type[Resource]) -> KindInfo:
+        info = self._by_model.get(model)
+        if info is None:
+            raise UnknownKind(f"the store holds no kind {model.__name__}; register_kind it first")
+        return info
+
+    def of(self, obj: Resource) -> KindInfo:
+        """The kind of an object, by its apiVersion and kind (not its Python class)."""
+        info = self._by_pair.get((obj.api_version, obj.kind))
+        if info is None:
+            known = ", ".join(f"{k} ({v})" for v, k in self._by_pair)
+            raise UnknownKind(
+                f'no kind "{obj.kind}" in version "{obj.api_version}"; the store holds {known}'
+            )
+        return info
+
+    def by_id(self, kind_id: str) -> KindInfo:
+        """The kind of a stored row. A kind this registry lacks (written by a process that
+        registered more kinds) reads as a plain `Resource`, every field kept."""
+        api_version, _, kind = kind_id.rpartition("/")
+        found = self._by_pair.get((api_version, kind))
+        return found if found is not None else KindInfo(Resource, api_version, kind)
+
+    def all(self) -> builtins.list[KindInfo]:
+        return builtins.list(self._by_pair.values())
+
+    def copy(self) -> KindRegistry:
+        return KindRegistry(dict(self._by_pair), dict(self._by_model))
+
+
+def _template_defaults(obj: Resource) -> None:
+    """CRD defaulting of a JobTemplate's spec (conformance README, controller model 7)."""
+    if isinstance(obj, JobTemplate) and obj.spec is not None:
+        obj.spec = spec_defaults_applied(obj.spec)
+
+
+def default_kinds() -> KindRegistry:
+    """The kinds of `loading.MODELS`, with JobTemplate's CRD defaults."""
+    registry = KindRegistry()
+    for model in loading.MODELS.values():
+        registry.register(model, defaulter=_template_defaults if model is JobTemplate else None)
+    return registry
+
+
+# --- the protocol ------------------------------------------------------------------------
+
+
+class Store(Protocol):
+    """What controllers, the runtime, the CLI and the server need from a store.
+
+    Objects go in and come out as models; the store keeps its own copies and returns fresh
+    ones. resourceVersions are store-wide increasing integers (strings in metadata, ints in
+    the watch API); a write whose non-empty `metadata.resourceVersion` is not the stored one
+    raises Conflict. See `engine.StoreEngine` for the exact write semantics.
+    """
+
+    kinds: KindRegistry
+
+    def register_kind(self, model: type[Resource], *, defaulter: Defaulter | None = None) -> None:
+        """Let the store hold another kind (e.g. core `v1 Pod`)."""
+
+    def get(self, kind: type[R], namespace: str, name: str) -> R:
+        """A fresh copy of one object; NotFound if absent."""
+
+    def list(
+        self, kind: type[R], namespace: str | None = None, label_selector: SelectorLike = None
+    ) -> builtins.list[R]:
+        """Objects sorted by (namespace, name); all namespaces when `namespace` is None."""
+
+    def create(self, obj: R, *, admit: bool = True) -> R:
+        """Store a new object (AlreadyExists if taken); admission unless `admit=False`."""
+
+    def update(self, obj: R, *, admit: bool = True) -> R:
+        """Replace everything but status and server-owned metadata; Conflict if stale."""
+
+    def update_status(self, obj: R) -> R:
+        """Replace only the status (the status subresource); no admission."""
+
+    def delete(
+        self,
+        kind: type[R],
+        namespace: str,
+        name: str,
+        *,
+        force: bool = False,
+        resource_version: str = "",
+    ) -> R:
+        """Delete (mark, with finalizers) and collect dependents; DELETE review unless
+        `force`. Returns the last state."""
+
+    def apply(self, objects: Sequence[Resource]) -> builtins.list[ApplyResult]:
+        """Create-or-update a batch, all reviewed first, in one transaction."""
+
+    def transaction(self) -> AbstractContextManager[None]:
+        """Group writes into one commit (nested: savepoints)."""
+
+    def resource_version(self) -> int:
+        """The resourceVersion of the last committed write."""
+
+    def events_since(
+        self,
+        since_rv: int,
+        *,
+        kinds: Iterable[type[Resource]] | None = None,
+        namespace: str | None = None,
+        limit: int | None = None,
+    ) -> builtins.list[WatchEvent]:
+        """Events after `since_rv`, non-blocking; Expired when it cannot resume there."""
+
+    def wait(self, since_rv: int, timeout: float) -> bool:
+        """Block until a write after `since_rv` commits (True) or `timeout` passes."""
+
+    def watch(
+        self,
+        kinds: Iterable[type[Resource]] | None = None,
+        *,
+        namespace: str | None = None,
+        since_rv: int | None = None,
+        timeout: float | None = None,
+    ) -> Iterator[WatchEvent]:
+        """Events from `since_rv` (default: now), blocking; ends after `timeout` idle."""
+
+    def close(self) -> None:
+        """Release the store's resources."""

@@ -1,0 +1,308 @@
+"""The embedded default store: one SQLite file (`<state dir>/vcflow.db`), WAL journal.
+
+Tables: `objects` (kind, ns, name, uid, rv, labels, owners, data JSON), the indexes
+`labels` (kind, key, value → object) and `owners` (owner uid → object), the watch log
+`events` (rv, type, kind, ns, name, data) and `meta` (the resourceVersion counter and the
+compaction mark). Every write runs in a `BEGIN IMMEDIATE` transaction, so writers from
+several processes on one file take turns (`busy_timeout`) and never interleave; readers
+are never blocked (WAL).
+
+Durability: with `synchronous=NORMAL` (default) a committed write survives the writing
+process being killed (SIGKILL: the WAL is in the OS page cache before COMMIT returns) but
+the last commits may be lost — never corrupted — on power loss or an OS crash; pass
+`synchronous="FULL"` to fsync every commit and survive those too (~10x slower writes).
+
+Threads: one connection per store, used under the engine's lock (`check_same_thread=False`);
+open one store per process (or share one between threads), not one per call.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from vcflow.api.clock import Clock
+from vcflow.api.errors import StoreError
+from vcflow.store.backend import DEFAULT_RETENTION
+from vcflow.store.base import EventType, KindRegistry
+from vcflow.store.engine import StoreEngine
+from vcflow.store.wire import EventRow, Row
+
+DB_FILE = "vcflow.db"
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
+INSERT OR IGNORE INTO meta (key, value) VALUES ('rv', 0), ('compacted', 0);
+CREATE TABLE IF NOT EXISTS objects (
+    id INTEGER PRIMARY KEY,
+    kind TEXT NOT NULL, ns TEXT NOT NULL, name TEXT NOT NULL,
+    uid TEXT NOT NULL, rv INTEGER NOT NULL,
+    labels TEXT NOT NULL, owners TEXT NOT NULL, data TEXT NOT NULL,
+    UNIQUE (kind, ns, name)
+);
+CREATE UNIQUE INDEX IF NOT EXISTS objects_uid ON objects (uid);
+CREATE TABLE IF NOT EXISTS labels (
+    obj INTEGER NOT NULL, kind TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL,
+    PRIMARY KEY (obj, key)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS labels_kv ON labels (kind, key, value);
+CREATE TABLE IF NOT EXISTS owners (
+    owner TEXT NOT NULL, obj INTEGER NOT NULL, PRIMARY KEY (owner, obj)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS owners_obj ON owners (obj);
+CREATE TABLE IF NOT EXISTS events (
+    rv INTEGER PRIMARY KEY, type TEXT NOT NULL,
+    kind TEXT NOT NULL, ns TEXT NOT NULL, name TEXT NOT NULL, data TEXT NOT NULL
+);
+"""
+
+_COLUMNS = "o.kind, o.ns, o.name, o.uid, o.rv, o.data, o.labels, o.owners"
+
+
+class SqliteStore(StoreEngine):
+    """A `base.Store` in one SQLite file; see the module docstring for the guarantees."""
+
+    poll_interval = 0.05  # other processes' commits are seen by polling the rv counter
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        clock: Clock | None = None,
+        kinds: KindRegistry | None = None,
+        event_retention: int = DEFAULT_RETENTION,
+        synchronous: Literal["NORMAL", "FULL"] = "NORMAL",
+        busy_timeout: float = 30.0,
+    ) -> None:
+        super().__init__(clock=clock, kinds=kinds, event_retention=event_retention)
+        if synchronous not in ("NORMAL", "FULL"):
+            raise ValueError(f"synchronous must be NORMAL or FULL, not {synchronous!r}")
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(
+            self.path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
+        )
+        self._rv_cache: int | None = None
+        try:
+            self._open(synchronous)
+        except BaseException:
+            self._db.close()
+            raise
+
+    @classmethod
+    def in_state_dir(cls, state_dir: str | os.PathLike[str], **options: Any) -> SqliteStore:
+        """The store of a state directory: `<state_dir>/vcflow.db`."""
+        return cls(Path(state_dir) / DB_FILE, **options)
+
+    def _open(self, synchronous: str) -> None:
+        mode = self._db.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+        if mode != "wal":
+            raise StoreError(f"{self.path}: cannot use the WAL journal (got {mode})")
+        self._db.execute(f"PRAGMA synchronous={synchronous}")
+        with self.transaction():
+            version = self._db.execute("PRAGMA user_version").fetchone()[0]
+            if version > SCHEMA_VERSION:
+                raise StoreError(
+                    f"{self.path}: schema version {version} is newer than this vcflow "
+                    f"understands ({SCHEMA_VERSION}); upgrade vcflow"
+                )
+            self._create_schema()
+            self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+
+    def _create_schema(self) -> None:
+        # executescript would COMMIT the open transaction; run the statements one by one.
+        for statement in _SCHEMA.split(";"):
+            if statement.strip():
+                self._db.execute(statement)
+
+    def close(self) -> None:
+        with self._cond:
+            self._db.close()
+
+    def check(self) -> list[str]:
+        """Problems found by SQLite's integrity check and a cross-check of the indexes and
+        the resourceVersion counter; empty when the file is consistent."""
+        with self._cond:
+            found = [r[0] for r in self._db.execute("PRAGMA integrity_check") if r[0] != "ok"]
+            counter = self._meta("rv")
+            top = self._db.execute(
+                "SELECT max(ifnull((SELECT max(rv) FROM objects), 0),"
+                " ifnull((SELECT max(rv) FROM events), 0))"
+            ).fetchone()[0]
+            if top > counter:
+                found.append(f"resourceVersion counter {counter} is behind a stored rv {top}")
+            found += self._check_indexes()
+        return found
+
+    def _check_indexes(self) -> list[str]:
+        found = []
+        for oid, kind, labels, owners in self._db.execute(
+            "SELECT id, kind, labels, owners FROM objects"
+        ).fetchall():
+            indexed = dict(
+                self._db.execute("SELECT key, value FROM labels WHERE obj = ?", (oid,)).fetchall()
+            )
+            if indexed != json.loads(labels):
+                found.append(f"labels index of object {oid} ({kind}) differs from its labels")
+            refs = {
+                r[0] for r in self._db.execute("SELECT owner FROM owners WHERE obj = ?", (oid,))
+            }
+            if refs != set(json.loads(owners)):
+                found.append(f"owners index of object {oid} ({kind}) differs from its owners")
+        return found
+
+    # --- reads --------------------------------------------------------------------------
+
+    def _load(self, kind: str, namespace: str, name: str) -> Row | None:
+        found = self._db.execute(
+            f"SELECT {_COLUMNS} FROM objects o WHERE kind = ? AND ns = ? AND name = ?",
+            (kind, namespace, name),
+        ).fetchone()
+        return None if found is None else _row(found)
+
+    def _scan(self, kind: str, namespace: str | None, hint: tuple[str, str] | None) -> list[Row]:
+        where, args = "o.kind = ?", [kind]
+        if namespace is not None:
+            where += " AND o.ns = ?"
+            args.append(namespace)
+        if hint is None:
+            sql = f"SELECT {_COLUMNS} FROM objects o WHERE {where} ORDER BY o.ns, o.name"
+        else:
+            sql = (
+                f"SELECT {_COLUMNS} FROM labels l JOIN objects o ON o.id = l.obj "
+                f"WHERE l.kind = ? AND l.key = ? AND l.value = ? AND {where} "
+                "ORDER BY o.ns, o.name"
+            )
+            args = [kind, *hint, *args]
+        return [_row(found) for found in self._db.execute(sql, args)]
+
+    def _dependents(self, owner_uid: str) -> list[Row]:
+        return [
+            _row(found)
+            for found in self._db.execute(
+                f"SELECT {_COLUMNS} FROM owners w JOIN objects o ON o.id = w.obj "
+                "WHERE w.owner = ? ORDER BY o.kind, o.ns, o.name",
+                (owner_uid,),
+            )
+        ]
+
+    def _uid_exists(self, uid: str) -> bool:
+        return (
+            self._db.execute("SELECT 1 FROM objects WHERE uid = ?", (uid,)).fetchone() is not None
+        )
+
+    def _latest_rv(self) -> int:
+        return self._rv_cache if self._rv_cache is not None else self._meta("rv")
+
+    def _read_events(
+        self, since: int, kinds: Sequence[str] | None, namespace: str | None, limit: int | None
+    ) -> list[EventRow]:
+        sql = "SELECT rv, type, kind, ns, name, data FROM events WHERE rv > ?"
+        args: list[object] = [since]
+        if kinds is not None:
+            sql += f" AND kind IN ({','.join('?' * len(kinds))})"
+            args += kinds
+        if namespace is not None:
+            sql += " AND ns = ?"
+            args.append(namespace)
+        sql += " ORDER BY rv"
+        if limit is not None:
+            sql += " LIMIT ?"
+            args.append(limit)
+        return [EventRow(*found) for found in self._db.execute(sql, args)]
+
+    def _compacted_rv(self) -> int:
+        return self._meta("compacted")
+
+    def _meta(self, key: str) -> int:
+        value: int = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()[0]
+        return value
+
+    # --- writes -------------------------------------------------------------------------
+
+    def _next_rv(self) -> int:
+        self._rv_cache = self._latest_rv() + 1
+        return self._rv_cache
+
+    def _save(self, row: Row, old: Row | None, event: EventType) -> None:
+        labels, owners = json.dumps(row.labels), json.dumps(row.owners)
+        (oid,) = self._db.execute(
+            "INSERT INTO objects (kind, ns, name, uid, rv, labels, owners, data) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (kind, ns, name) DO UPDATE SET "
+            "uid = excluded.uid, rv = excluded.rv, labels = excluded.labels, "
+            "owners = excluded.owners, data = excluded.data RETURNING id",
+            (row.kind, row.namespace, row.name, row.uid, row.rv, labels, owners, row.data),
+        ).fetchone()
+        if old is None or old.labels != row.labels:
+            self._index(
+                "labels", oid, old is not None, [(oid, row.kind, *kv) for kv in row.labels.items()]
+            )
+        if old is None or old.owners != row.owners:
+            self._index("owners", oid, old is not None, [(uid, oid) for uid in row.owners])
+        self._append_event(row, event)
+
+    def _index(self, table: str, oid: int, existed: bool, entries: list[tuple[Any, ...]]) -> None:
+        """Replace the `labels` or `owners` entries of object `oid`."""
+        if existed:
+            self._db.execute(f"DELETE FROM {table} WHERE obj = ?", (oid,))
+        if entries:
+            marks = ", ".join("?" * len(entries[0]))
+            columns = "(obj, kind, key, value)" if table == "labels" else "(owner, obj)"
+            self._db.executemany(
+                f"INSERT OR IGNORE INTO {table} {columns} VALUES ({marks})", entries
+            )
+
+    def _drop(self, row: Row) -> None:
+        found = self._db.execute(
+            "DELETE FROM objects WHERE kind = ? AND ns = ? AND name = ? RETURNING id",
+            (row.kind, row.namespace, row.name),
+        ).fetchone()
+        if found is not None:
+            self._db.execute("DELETE FROM labels WHERE obj = ?", found)
+            self._db.execute("DELETE FROM owners WHERE obj = ?", found)
+        self._append_event(row, EventType.DELETED)
+
+    def _append_event(self, row: Row, event: EventType) -> None:
+        self._db.execute(
+            "INSERT INTO events (rv, type, kind, ns, name, data) VALUES (?, ?, ?, ?, ?, ?)",
+            (row.rv, str(event), row.kind, row.namespace, row.name, row.data),
+        )
+
+    def _prune(self, upto: int) -> None:
+        self._db.execute("DELETE FROM events WHERE rv <= ?", (upto,))
+        self._db.execute("UPDATE meta SET value = max(value, ?) WHERE key = 'compacted'", (upto,))
+
+    # --- transactions -------------------------------------------------------------------
+
+    def _begin(self, depth: int) -> None:
+        try:
+            self._db.execute("BEGIN IMMEDIATE" if depth == 0 else f"SAVEPOINT s{depth}")
+        except sqlite3.OperationalError as exc:
+            raise StoreError(f"{self.path}: cannot start a write transaction: {exc}") from exc
+
+    def _end(self, depth: int, ok: bool) -> None:
+        if depth > 0:
+            if not ok:
+                self._db.execute(f"ROLLBACK TO s{depth}")
+            self._db.execute(f"RELEASE s{depth}")
+            return
+        try:
+            if ok and self._rv_cache is not None:
+                self._db.execute("UPDATE meta SET value = ? WHERE key = 'rv'", (self._rv_cache,))
+            self._db.execute("COMMIT" if ok else "ROLLBACK")
+        except BaseException:
+            if self._db.in_transaction:
+                self._db.execute("ROLLBACK")
+            raise
+        finally:
+            self._rv_cache = None
+
+
+def _row(found: tuple[Any, ...]) -> Row:
+    kind, ns, name, uid, rv, data, labels, owners = found
+    return Row(kind, ns, name, uid, rv, data, json.loads(labels), tuple(json.loads(owners)))

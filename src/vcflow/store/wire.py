@@ -1,0 +1,165 @@
+"""Pure helpers on stored objects in wire form (the dicts of `to_dict()`): which metadata
+the server owns, how update / status update / apply merge an incoming object into the
+stored one, and the Row a backend keeps. Used by `engine`; no I/O, no clock.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from vcflow.api.meta import Resource
+
+Data = dict[str, Any]
+
+#: metadata the store owns: a client cannot set or change these through create/update.
+SERVER_FIELDS = (
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "deletionTimestamp",
+)
+_IDENTITY = ("apiVersion", "kind", "metadata", "status")
+#: metadata a client writes; `incoming` keeps them even when only mutated in place.
+_CLIENT_FIELDS = (
+    "name",
+    "generateName",
+    "namespace",
+    "labels",
+    "annotations",
+    "ownerReferences",
+    "finalizers",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """One stored object as a backend keeps it: identity, indexes and the JSON text.
+
+    `data` is the whole object (`resourceVersion` included); it is immutable, so backends
+    share it freely and every read parses a fresh model from it.
+    """
+
+    kind: str
+    namespace: str
+    name: str
+    uid: str
+    rv: int
+    data: str
+    labels: Mapping[str, str]
+    owners: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class EventRow:
+    rv: int
+    type: str
+    kind: str
+    namespace: str
+    name: str
+    data: str
+
+
+def incoming(obj: Resource) -> Data:
+    """The wire form of an object a client hands the store.
+
+    `to_dict()` drops fields never *assigned*, so a default container mutated in place
+    (`obj.metadata.labels["k"] = "v"` on an object loaded without labels, or the metadata
+    of `Model()`) would silently vanish; the client-owned metadata is taken from the model
+    itself instead, when non-empty.
+    """
+    data = obj.to_dict()
+    meta = data.setdefault("metadata", {})
+    current = obj.metadata.model_dump(by_alias=True, mode="json", exclude_none=True)
+    for key in _CLIENT_FIELDS:
+        if current.get(key) and key not in meta:
+            meta[key] = current[key]
+    return data
+
+
+def to_row(kind: str, data: Data, rv: int) -> Row:
+    """The Row of `data` written at resourceVersion `rv` (sets it in `data`)."""
+    meta = data["metadata"]
+    meta["resourceVersion"] = str(rv)
+    owners = tuple(ref["uid"] for ref in meta.get("ownerReferences") or () if ref.get("uid"))
+    return Row(
+        kind=kind,
+        namespace=meta["namespace"],
+        name=meta["name"],
+        uid=meta["uid"],
+        rv=rv,
+        data=dumps(data),
+        labels=dict(meta.get("labels") or {}),
+        owners=owners,
+    )
+
+
+def dumps(data: Data) -> str:
+    return json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+
+
+def content(data: Data) -> Data:
+    """What `generation` counts: every top-level field but identity, metadata and status
+    (for the kinds here: `spec`)."""
+    return {k: v for k, v in data.items() if k not in _IDENTITY}
+
+
+def merged_update(old: Data, new: Data) -> Data:
+    """`update`: the client's object, with the stored identity, server-owned metadata and
+    status (status changes only through `update_status`, as the Kubernetes subresource)."""
+    out = dict(new)
+    out["apiVersion"], out["kind"] = old["apiVersion"], old["kind"]
+    old_meta = old["metadata"]
+    meta = dict(new.get("metadata") or {})
+    meta["namespace"], meta["name"] = old_meta["namespace"], old_meta["name"]
+    for key in SERVER_FIELDS:
+        if key in old_meta:
+            meta[key] = old_meta[key]
+        else:
+            meta.pop(key, None)
+    out["metadata"] = meta
+    _copy_status(old, out)
+    return out
+
+
+def merged_status(old: Data, new: Data) -> Data:
+    """`update_status`: the stored object with the client's status, nothing else."""
+    out = dict(old)
+    _copy_status(new, out)
+    return out
+
+
+def merged_apply(old: Data, new: Data) -> Data:
+    """`apply`: the applied object's content, labels and annotations over the stored
+    object; the rest of metadata (owner references, finalizers, ...) and status stay."""
+    out = {k: v for k, v in old.items() if k in _IDENTITY}
+    out.update(content(new))
+    meta = dict(old["metadata"])
+    new_meta = new.get("metadata") or {}
+    for key in ("labels", "annotations"):
+        if new_meta.get(key):
+            meta[key] = new_meta[key]
+        else:
+            meta.pop(key, None)
+    out["metadata"] = meta
+    return out
+
+
+def same_applied(old: Data, new: Data) -> bool:
+    """`apply`'s "unchanged": same content, labels and annotations (empty = absent)."""
+    if content(old) != content(new):
+        return False
+    old_meta, new_meta = old["metadata"], new["metadata"]
+    return all(
+        (old_meta.get(key) or {}) == (new_meta.get(key) or {}) for key in ("labels", "annotations")
+    )
+
+
+def _copy_status(source: Data, target: Data) -> None:
+    if "status" in source:
+        target["status"] = source["status"]
+    else:
+        target.pop("status", None)

@@ -1,0 +1,380 @@
+"""vcflow.api.loading: reading manifests (YAML, JSON, List, directories), origins and lines,
+schema errors in Kubernetes' words, and exact load → dump round trips."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from vcflow.api import loading
+from vcflow.api.errors import ParseError
+from vcflow.api.jobflow import JobFlow
+from vcflow.api.jobtemplate import JobTemplate
+from vcflow.api.meta import Resource
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+MANIFESTS = sorted(p for p in EXAMPLES.rglob("*") if p.suffix in loading.MANIFEST_SUFFIXES)
+
+RICH_TEMPLATE = """\
+apiVersion: flow.volcano.sh/v1alpha1
+kind: JobTemplate
+metadata:
+  name: rich
+  namespace: team-a
+  labels: {app: demo, date: "2024-01-01"}
+  annotations: {note: "kept as is"}
+  creationTimestamp: 2024-01-01T00:00:00Z
+spec:
+  schedulerName: volcano
+  minAvailable: 2
+  queue: default
+  maxRetry: 5
+  futureVolcanoField: {enabled: true}
+  plugins: {ssh: [], svc: ["--disable-network-policy=true"], env: []}
+  policies:
+    - {event: PodEvicted, action: RestartJob}
+  tasks:
+    - name: master
+      replicas: 1
+      policies:
+        - {event: TaskCompleted, action: CompleteJob}
+      template:
+        metadata:
+          labels: {role: master}
+        spec:
+          nodeSelector: {disk: ssd}
+          tolerations:
+            - {key: gpu, operator: Exists, effect: NoSchedule}
+          affinity:
+            nodeAffinity:
+              requiredDuringSchedulingIgnoredDuringExecution:
+                nodeSelectorTerms:
+                  - matchExpressions:
+                      - {key: zone, operator: In, values: [a, b]}
+          volumes:
+            - name: data
+              emptyDir: {sizeLimit: 1Gi}
+          restartPolicy: OnFailure
+          containers:
+            - name: main
+              image: python:3.11
+              imagePullPolicy: IfNotPresent
+              command: [sh, -c]
+              args: ["python train.py --epochs 3"]
+              workingDir: /work
+              ports:
+                - {containerPort: 8080, name: http}
+              env:
+                - {name: MODE, value: train}
+                - name: POD
+                  valueFrom: {fieldRef: {fieldPath: metadata.name}}
+              securityContext: {runAsUser: 1000}
+              volumeMounts:
+                - {name: data, mountPath: /data}
+              resources:
+                requests: {cpu: 500m, memory: 1Gi}
+                limits: {cpu: 2, memory: 2Gi, nvidia.com/gpu: 1}
+    - name: worker
+      replicas: 3
+      minAvailable: 2
+      maxRetry: 2
+      template:
+        spec:
+          containers:
+            - {name: main, image: python:3.11, resources: {requests: {cpu: 0.5}}}
+"""
+
+PATCH_FLOW = """\
+apiVersion: flow.volcano.sh/v1alpha1
+kind: JobFlow
+metadata:
+  name: patched
+spec:
+  jobRetainPolicy: retain
+  flows:
+    - name: prepare
+    - name: train
+      dependsOn:
+        targets: [prepare]
+        strategy: all
+      patch:
+        jobSpec:
+          minAvailable: 2
+          tasks:
+            - name: worker
+              replicas: 2
+              template:
+                spec:
+                  containers:
+                    - {name: main, command: [sh, -c, echo hi], imagePullPolicy: Always}
+"""
+
+
+def only(text: str, source: str = "m.yaml") -> loading.Document:
+    (doc,) = loading.parse_text(text, source)
+    return doc
+
+
+def typed(text: str, source: str = "m.yaml") -> Resource:
+    obj, errors = loading.to_model(only(text, source))
+    assert errors == [], [str(e) for e in errors]
+    assert obj is not None
+    return obj
+
+
+def round_trip(doc: loading.Document) -> tuple[dict[str, Any], dict[str, Any]]:
+    obj, errors = loading.to_model(doc)
+    assert errors == [], [str(e) for e in errors]
+    assert obj is not None
+    return obj.to_dict(), doc.data
+
+
+@pytest.mark.parametrize("path", MANIFESTS, ids=lambda p: str(p.relative_to(EXAMPLES)))
+def test_examples_round_trip(path: Path) -> None:
+    docs = loading.read_documents([str(path)])
+    assert docs
+    for doc in docs:
+        dumped, original = round_trip(doc)
+        assert dumped == original
+
+
+def test_volcano_examples_load_as_their_kinds() -> None:
+    folder = EXAMPLES / "jobflow"
+    docs = loading.read_documents([str(folder / "JobFlow.yaml"), str(folder / "JobTemplate.yaml")])
+    objs = [loading.to_model(d)[0] for d in docs]
+    assert [type(o).__name__ for o in objs] == ["JobFlow"] + ["JobTemplate"] * 5
+    assert [o.name for o in objs if o is not None] == ["test", "a", "b", "c", "d", "e"]
+
+
+def test_rich_pod_template_round_trips_with_unknown_fields() -> None:
+    doc = only(RICH_TEMPLATE)
+    dumped, original = round_trip(doc)
+    assert dumped == original
+    template = typed(RICH_TEMPLATE)
+    assert isinstance(template, JobTemplate) and template.spec is not None
+    assert template.spec.model_extra == {"futureVolcanoField": {"enabled": True}}
+
+
+def test_flow_with_patch_round_trips() -> None:
+    dumped, original = round_trip(only(PATCH_FLOW))
+    assert dumped == original
+
+
+def test_patch_spec_alias_is_job_spec() -> None:
+    text = PATCH_FLOW.replace("jobSpec:", "spec:")
+    flow = typed(text)
+    assert isinstance(flow, JobFlow)
+    patch = flow.flows[1].patch
+    assert patch is not None and patch.job_spec is not None
+    assert patch.job_spec.min_available == 2
+    assert (
+        flow.to_dict()["spec"]["flows"][1]["patch"]
+        == only(PATCH_FLOW).data["spec"]["flows"][1]["patch"]
+    )
+
+
+def test_patch_with_both_spellings_is_a_schema_error() -> None:
+    text = PATCH_FLOW.replace(
+        "        jobSpec:\n", "        spec: {minAvailable: 1}\n        jobSpec:\n"
+    )
+    obj, errors = loading.to_model(only(text))
+    assert obj is None
+    assert [str(e) for e in errors] == [
+        "m.yaml:13: JobFlow default/patched: spec.flows[1].patch: "
+        "give either patch.jobSpec or its alias patch.spec, not both"
+    ]
+
+
+def test_namespace_defaults_to_default_and_is_not_dumped() -> None:
+    flow = typed("apiVersion: flow.volcano.sh/v1alpha1\nkind: JobFlow\nmetadata: {name: f}\n")
+    assert flow.namespace == "default"
+    assert flow.key == "default/f"
+    assert "namespace" not in flow.to_dict()["metadata"]
+    assert loading.identity({"metadata": {"name": "f"}}) == ("", "default", "f")
+    assert loading.identity({"metadata": {"namespace": ""}}) == ("", "default", "")
+    assert loading.identity({"kind": 3, "metadata": "x"}) == ("", "default", "")
+
+
+def test_timestamps_stay_strings() -> None:
+    template = typed(RICH_TEMPLATE)
+    assert template.metadata.creation_timestamp == "2024-01-01T00:00:00Z"
+    assert template.metadata.labels["date"] == "2024-01-01"
+    data = only("when: 2024-01-01\nat: 2024-01-01T10:00:00Z\n").data
+    assert data == {"when": "2024-01-01", "at": "2024-01-01T10:00:00Z"}
+
+
+def test_schema_errors_have_line_kind_name_and_path() -> None:
+    text = (
+        "apiVersion: flow.volcano.sh/v1alpha1\nkind: JobFlow\nmetadata:\n  name: f\n"
+        "  namespace: ns\nspec:\n  flows:\n    - name: a\n    - name: b\n"
+        "      dependsOn:\n        targets: b\n"
+    )
+    obj, errors = loading.to_model(only(text, "flow.yaml"))
+    assert obj is None
+    assert [str(e) for e in errors] == [
+        'flow.yaml:11: JobFlow ns/f: spec.flows[1].dependsOn.targets: Invalid value: "b": '
+        "must be of type array"
+    ]
+    (error,) = errors
+    assert (error.origin.line, error.path, error.kind, error.namespace, error.name) == (
+        11,
+        "spec.flows[1].dependsOn.targets",
+        "JobFlow",
+        "ns",
+        "f",
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        pytest.param(
+            "kind: JobFlow\n", "m.yaml:1: JobFlow: apiVersion: Required value", id="no-apiVersion"
+        ),
+        pytest.param(
+            "apiVersion: flow.volcano.sh/v1alpha1\n", "object: kind: Required value", id="no-kind"
+        ),
+        pytest.param(
+            "apiVersion: flow.volcano.sh/v1alpha1\nkind: JobFlow\nspec: {flows: [{}]}\n",
+            "m.yaml:3: JobFlow: spec.flows[0].name: Required value",
+            id="missing-field",
+        ),
+        pytest.param(
+            "apiVersion: flow.volcano.sh/v1alpha1\nkind: JobFlow\nspec: {jobRetainPolicy: keep}\n",
+            'spec.jobRetainPolicy: Unsupported value: "keep": supported values: "retain", "delete"',
+            id="enum",
+        ),
+    ],
+)
+def test_schema_error_messages(text: str, message: str) -> None:
+    obj, errors = loading.to_model(only(text))
+    assert obj is None
+    assert message in str(errors[0])
+
+
+def test_multi_document_origins() -> None:
+    text = "a: 1\n---\n# comment\nb: 2\n---\n---\nc: 3\n"
+    docs = loading.parse_text(text, "multi.yaml")
+    assert [(d.origin.document, d.origin.line) for d in docs] == [(0, 1), (1, 4), (3, 7)]
+    assert str(docs[1].origin) == "multi.yaml:4 (document 2)"
+
+
+def test_line_of_nested_fields() -> None:
+    doc = only(PATCH_FLOW)
+    assert doc.line_of(("spec", "flows", 1, "dependsOn", "targets", 0)) == 11
+    assert doc.line_of(("spec", "flows", 1, "patch", "jobSpec", "tasks", 0, "replicas")) == 18
+    assert doc.line_of(("spec", "flows", 7)) == 7  # deepest existing node: the `flows:` key
+
+
+def test_json_documents_and_lines() -> None:
+    data = yaml.safe_load(PATCH_FLOW)
+    (doc,) = loading.parse_text(json.dumps(data, indent=2), "flow.json")
+    assert doc.data == data
+    assert str(doc.origin) == "flow.json:1"
+    with pytest.raises(ParseError, match=r"^bad\.json:3: invalid JSON: "):
+        loading.parse_text('{\n  "a": 1,\n  }\n', "bad.json")
+
+
+def test_kind_list_items_are_objects_with_their_lines() -> None:
+    text = (
+        "apiVersion: v1\nkind: List\nitems:\n"
+        "- apiVersion: flow.volcano.sh/v1alpha1\n  kind: JobTemplate\n  metadata: {name: a}\n"
+        "- apiVersion: flow.volcano.sh/v1alpha1\n  kind: JobFlow\n  metadata: {name: f}\n"
+        "  spec: {flows: [{name: a, dependsOn: {targets: 7}}]}\n"
+    )
+    docs = loading.parse_text(text, "list.yaml")
+    assert [d.data["kind"] for d in docs] == ["JobTemplate", "JobFlow"]
+    assert [d.origin.line for d in docs] == [4, 7]
+    obj, errors = loading.to_model(docs[1])
+    assert obj is None
+    assert str(errors[0]).startswith("list.yaml:10: JobFlow default/f: spec.flows[0].dependsOn")
+
+
+def test_kind_list_in_json() -> None:
+    items = [yaml.safe_load(PATCH_FLOW)]
+    text = json.dumps({"apiVersion": "v1", "kind": "List", "items": items})
+    (doc,) = loading.parse_text(text, "list.json")
+    assert doc.data == items[0]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        pytest.param(
+            "a: 1\na: 2\n",
+            'x.yaml:2: invalid YAML: mapping key "a" already defined at line 1',
+            id="duplicate-key",
+        ),
+        pytest.param("a: [\n", "x.yaml:2: invalid YAML: ", id="syntax"),
+        pytest.param(
+            "- a\n- b\n",
+            "x.yaml:1: expected a Kubernetes object (a mapping), got a list",
+            id="not-a-mapping",
+        ),
+        pytest.param(
+            "kind: List\nitems: [3]\n",
+            "x.yaml:1: items[0]: expected a Kubernetes object (a mapping), got a number",
+            id="list-item-not-a-mapping",
+        ),
+        pytest.param(
+            "a: \x01\n",
+            "x.yaml: invalid YAML: unacceptable character #x0001",
+            id="control-character",
+        ),
+        pytest.param(
+            "a: " + "[" * 5000, "x.yaml: invalid YAML: nested too deeply", id="deep-nesting"
+        ),
+    ],
+)
+def test_parse_errors(text: str, message: str) -> None:
+    with pytest.raises(ParseError) as info:
+        loading.parse_text(text, "x.yaml")
+    assert str(info.value).startswith(message)
+    assert "\n" not in str(info.value)
+
+
+def test_read_documents_from_stdin() -> None:
+    docs = loading.read_documents(["-"], stdin=io.StringIO(PATCH_FLOW))  # type: ignore[arg-type]
+    assert [str(d.origin) for d in docs] == ["<stdin>:1"]
+
+
+def test_read_documents_of_a_file_that_is_not_utf8(tmp_path: Path) -> None:
+    path = tmp_path / "latin1.yaml"
+    path.write_bytes(b"name: caf\xe9\n")
+    with pytest.raises(ParseError, match=r"latin1\.yaml: not UTF-8 text"):
+        loading.read_documents([str(path)])
+
+
+def test_expand_paths(tmp_path: Path) -> None:
+    for name in ("b.yaml", "a.json", "c.yml", ".hidden.yaml", "notes.txt"):
+        (tmp_path / name).write_text("{}")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "d.yaml").write_text("{}")
+    found = loading.expand_paths([str(tmp_path), "-"])
+    assert found == [str(tmp_path / n) for n in ("a.json", "b.yaml", "c.yml")] + ["-"]
+    with pytest.raises(ParseError, match="no such file or directory"):
+        loading.expand_paths([str(tmp_path / "missing.yaml")])
+    with pytest.raises(ParseError, match="no such file"):
+        loading.expand_paths([str(tmp_path / "sub" / "nothing-here")])
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ParseError, match="no manifests"):
+        loading.expand_paths([str(tmp_path / "empty")])
+
+
+def test_format_path() -> None:
+    assert loading.format_path(("spec", "flows", 2, "dependsOn", "targets", 0)) == (
+        "spec.flows[2].dependsOn.targets[0]"
+    )
+    assert loading.format_path(()) == ""
+
+
+def test_dump_yaml_round_trips_and_keeps_order() -> None:
+    data = only(RICH_TEMPLATE).data
+    text = loading.dump_yaml(data)
+    assert text.startswith("apiVersion: flow.volcano.sh/v1alpha1\nkind: JobTemplate\n")
+    assert only(text).data == data
