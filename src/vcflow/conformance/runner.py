@@ -2,8 +2,8 @@
 kind (`RUNNERS`), and turn every problem — unreadable file, malformed case, a crash in the
 code under test — into a Failed outcome with a reason, never a traceback.
 
-The controller and runtime runners are placeholders until the engine exists; replace the
-entries of `RUNNERS` (`Callable[[Case], Result]`) with real ones.
+The runtime runner is a placeholder until the vcjob runtime exists (it reports every
+runtime case skipped, never passed).
 """
 
 from __future__ import annotations
@@ -12,13 +12,10 @@ from collections.abc import Callable, Iterable
 
 from vcflow.conformance.admission_runner import run_admission
 from vcflow.conformance.cases import Case, CaseError, load_case, skip_reason
+from vcflow.conformance.controller_runner import run_controller
 from vcflow.conformance.results import Failed, Outcome, Result, Skipped
 
 Runner = Callable[[Case], Result]
-
-
-def _controller_not_built(case: Case) -> Result:
-    return Skipped("engine not built yet")
 
 
 def _runtime_not_built(case: Case) -> Result:
@@ -28,7 +25,7 @@ def _runtime_not_built(case: Case) -> Result:
 #: kind → runner. Every kind in `cases.KINDS` has an entry.
 RUNNERS: dict[str, Runner] = {
     "admission": run_admission,
-    "controller": _controller_not_built,
+    "controller": run_controller,
     "runtime": _runtime_not_built,
 }
 

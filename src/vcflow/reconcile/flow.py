@@ -84,6 +84,7 @@ class FlowIndex:
         self._completed = self._failed = self._started = 0
         self.phase = FlowPhase(flow.phase) if flow.phase else FlowPhase.PENDING
         self._build_entries()
+        self.phase = phases.next_phase(self.phase, self.counts())
 
     def _build_entries(self) -> None:
         for i, spec_entry in enumerate(self.flow.flows):

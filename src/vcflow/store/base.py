@@ -18,6 +18,7 @@ from typing import Protocol, TypeVar
 
 from vcflow.api import loading
 from vcflow.api.errors import FieldError, InputError, StoreError
+from vcflow.api.event import Event
 from vcflow.api.jobtemplate import JobTemplate
 from vcflow.api.meta import Resource
 from vcflow.api.vcjob import spec_defaults_applied
@@ -258,6 +259,7 @@ def default_kinds() -> KindRegistry:
     registry = KindRegistry()
     for model in loading.MODELS.values():
         registry.register(model, defaulter=_template_defaults if model is JobTemplate else None)
+    registry.register(Event)
     return registry
 
 

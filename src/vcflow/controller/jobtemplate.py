@@ -1,0 +1,57 @@
+"""The JobTemplate controller: keeps `status.jobDependsOnList` exactly the vcjobs created
+from each template that exist now (SEMANTICS rows 14, 15)."""
+
+from __future__ import annotations
+
+from vcflow.api import clock as clocks
+from vcflow.api.errors import NotFound, StoreError
+from vcflow.api.jobtemplate import JobTemplate
+from vcflow.api.vcjob import VCJob
+from vcflow.controller.queue import WorkQueue
+from vcflow.reconcile import template as reconcile
+from vcflow.store.base import EventType, Store, WatchEvent
+
+
+class TemplateController:
+    def __init__(self, store: Store, clock: clocks.Clock) -> None:
+        self.store = store
+        self.queue: WorkQueue[tuple[str, str]] = WorkQueue(clock)
+
+    def resync(self) -> None:
+        for template in self.store.list(JobTemplate):
+            self.queue.add((template.namespace, template.name))
+
+    def handle(self, event: WatchEvent) -> None:
+        obj = event.object
+        if isinstance(obj, JobTemplate) and event.type == EventType.ADDED:
+            self.queue.add((obj.namespace, obj.name))
+        elif isinstance(obj, VCJob) and event.type != EventType.MODIFIED:
+            owner = reconcile.template_of(obj)
+            if owner is not None:
+                self.queue.add(owner)
+
+    def process_one(self) -> bool:
+        key = self.queue.get()
+        if key is None:
+            return False
+        try:
+            self.sync(*key)
+        except StoreError:
+            self.queue.add_rate_limited(key)
+        else:
+            self.queue.forget(key)
+        return True
+
+    def sync(self, namespace: str, name: str) -> None:
+        try:
+            template = self.store.get(JobTemplate, namespace, name)
+        except NotFound:
+            return
+        jobs = self.store.list(VCJob, namespace, reconcile.selector(template))
+        status = reconcile.template_status(template, jobs)
+        old = template.status.to_dict() if template.status else {}
+        new = status.to_dict() if status else {}
+        if old.get("jobDependsOnList") == new.get("jobDependsOnList"):
+            return
+        template.status = status
+        self.store.update_status(template)
