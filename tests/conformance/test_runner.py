@@ -217,13 +217,26 @@ def test_runner_crash_is_a_fail(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     assert result.result == Failed("runner crashed: RuntimeError: kaput")
 
 
-@pytest.mark.parametrize(
-    ("kind", "reason"),
-    [("controller", "engine not built yet"), ("runtime", "vcjob runtime not built yet")],
-)
-def test_engine_kinds_are_skipped_not_passed(tmp_path: Path, kind: str, reason: str) -> None:
-    case = {"id": f"k-{kind}", "kind": kind, "steps": [{"name": "s", "do": [], "expect": {}}]}
-    assert run_file(str(write(tmp_path, case))).result == Skipped(reason)
+def test_runtime_cases_are_skipped_not_passed(tmp_path: Path) -> None:
+    case = {"id": "k-runtime", "kind": "runtime", "steps": [{"name": "s", "do": [], "expect": {}}]}
+    assert run_file(str(write(tmp_path, case))).result == Skipped("vcjob runtime not built yet")
+
+
+def test_controller_case_failure_names_the_step(tmp_path: Path) -> None:
+    flow = {
+        "apiVersion": "flow.volcano.sh/v1alpha1",
+        "kind": "JobFlow",
+        "metadata": {"name": "f"},
+        "spec": {"flows": [{"name": "a"}]},
+    }
+    case = {
+        "id": "k-controller",
+        "kind": "controller",
+        "steps": [{"name": "make it", "do": [{"create": flow}], "expect": {"vcjobs": ["f-a"]}}],
+    }
+    result = run_file(str(write(tmp_path, case))).result
+    assert isinstance(result, Failed)
+    assert 'step 1 "make it": vcjobs [] != expected' in result.reason
 
 
 def test_duplicate_ids_fail(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
