@@ -84,6 +84,8 @@ class FlowController:
             key = FlowKey(obj.namespace, obj.name)
             if event.type == EventType.ADDED:
                 self.queue.add(key)
+            elif event.type == EventType.MODIFIED and self._stop_requested(key, obj):
+                self.queue.add(key)
             elif event.type == EventType.DELETED:
                 self.indexes.pop(key, None)
                 self.tombstones.pop(key, None)
@@ -92,6 +94,11 @@ class FlowController:
                 if key.namespace == obj.namespace and obj.name in index.template_waiters:
                     index.template_appeared(obj.name)
                     self.queue.add(key)
+
+    def _stop_requested(self, key: FlowKey, flow: JobFlow) -> bool:
+        index = self.indexes.get(key)
+        asked = reconcile.STOP_ANNOTATION in flow.metadata.annotations
+        return index is None or (asked and not index.stopping)
 
     def _handle_job(self, type_: EventType, job: VCJob) -> None:
         ref = job.metadata.controller_ref()

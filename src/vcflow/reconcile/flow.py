@@ -33,6 +33,10 @@ TEMPLATE_NOT_FOUND = "TemplateNotFound"
 NAME_CONFLICT = "NameConflict"
 CREATE_FAILED = "CreateFailed"
 JOB_DELETED = "JobDeleted"
+#: Annotation `vcflow stop` sets: the flow's jobs are removed (phase Terminating), then the
+#: flow ends Failed (SEMANTICS rows 7, 11).
+STOP_ANNOTATION = "vcflow.io/stop"
+_FINAL = (FlowPhase.SUCCEED, FlowPhase.FAILED)
 
 
 @dataclass
@@ -81,10 +85,10 @@ class FlowIndex:
         self.candidates: set[str] = set()
         self.template_waiters: dict[str, set[str]] = {}
         self.history: dict[str, dict[str, Any]] = {}
-        self._completed = self._failed = self._started = 0
+        self._completed = self._failed = self._started = self._live = 0
         self.phase = FlowPhase(flow.phase) if flow.phase else FlowPhase.PENDING
         self._build_entries()
-        self.phase = phases.next_phase(self.phase, self.counts())
+        self._recompute()
 
     def _build_entries(self) -> None:
         for i, spec_entry in enumerate(self.flow.flows):
@@ -125,7 +129,27 @@ class FlowIndex:
                 entry.gone = True
             if entry.phase is not None:
                 self._count(entry, None, entry.phase)
-        self.phase = phases.next_phase(self.phase, self.counts())
+        self._recompute()
+
+    @property
+    def stopping(self) -> bool:
+        return STOP_ANNOTATION in self.flow.metadata.annotations
+
+    def _recompute(self) -> None:
+        """The flow phase from the counts (row 7); a stopped flow is Terminating while it
+        still has vcjobs, then Failed (or Succeed, if everything had completed)."""
+        previous = self.phase
+        base = FlowPhase.PENDING if previous == FlowPhase.TERMINATING else previous
+        phase = phases.next_phase(base, self.counts())
+        if self.stopping and previous not in _FINAL and phase != FlowPhase.SUCCEED:
+            phase = FlowPhase.TERMINATING if self._live else FlowPhase.FAILED
+        self.phase = phase
+
+    def _set_live(self, entry: Entry, *, observed: bool, created: bool) -> None:
+        """Set the entry's job flags, keeping the count of jobs that exist (or may)."""
+        before = entry.observed or entry.created
+        entry.observed, entry.created = observed, created
+        self._live += int(observed or created) - int(before)
 
     # -- events -----------------------------------------------------------------------------
 
@@ -148,7 +172,8 @@ class FlowIndex:
                 else None
             ),
         }
-        entry.observed, entry.gone, entry.created = True, False, False
+        self._set_live(entry, observed=True, created=False)
+        entry.gone = False
         entry.reason = entry.message = ""
         retry = status.retry_count if status else None
         self._set_phase(entry, job.phase, now, job=job, retry=retry)
@@ -158,7 +183,7 @@ class FlowIndex:
         entry = self.by_job.get(job_name)
         if entry is None or not (entry.observed or entry.created or entry.gone):
             return
-        entry.observed = entry.created = False
+        self._set_live(entry, observed=False, created=False)
         entry.gone = True
         if last_phase == JobPhase.COMPLETED:
             self._set_phase(entry, JobPhase.COMPLETED, now)
@@ -174,7 +199,7 @@ class FlowIndex:
 
     def mark_created(self, job_name: str) -> None:
         entry = self.by_job[job_name]
-        entry.created = True
+        self._set_live(entry, observed=entry.observed, created=True)
         entry.reason = entry.message = ""
 
     def mark_create_failed(self, job_name: str, message: str) -> None:
@@ -192,6 +217,7 @@ class FlowIndex:
     def decide(self, templates: Mapping[str, JobTemplate]) -> Plan:
         """The vcjobs to create now and, after Succeed with `delete`, the ones to remove."""
         creates: list[VCJob] = []
+        self._recompute()
         if self.phase not in (FlowPhase.FAILED, FlowPhase.SUCCEED, FlowPhase.TERMINATING):
             for name in sorted(self.candidates, key=lambda n: self.entries[n].index):
                 entry = self.entries[name]
@@ -211,7 +237,9 @@ class FlowIndex:
     def to_delete(self) -> list[str]:
         """`jobRetainPolicy: delete` removes the vcjobs once the flow Succeed (row 16 keeps
         their outcome)."""
-        if self.phase != FlowPhase.SUCCEED or self.flow.retain_policy != RetainPolicy.DELETE:
+        stop = self.stopping and self.phase != FlowPhase.SUCCEED
+        keep = self.phase != FlowPhase.SUCCEED or self.flow.retain_policy != RetainPolicy.DELETE
+        if not self._live or (keep and not stop):
             return []
         return [e.job for e in self.entries.values() if e.observed or e.created]
 
@@ -273,7 +301,7 @@ class FlowIndex:
         if old != new:
             self._count(entry, old, new)
             entry.phase = new
-            self.phase = phases.next_phase(self.phase, self.counts())
+            self._recompute()
         self._record_history(entry, new, now, job=job, retry=retry)
 
     def _count(self, entry: Entry, old: str | None, new: str) -> None:
