@@ -51,7 +51,7 @@ def test_missing_filename_names_the_option(vcflow_cli: Invoke) -> None:
 
 
 def test_internal_error_is_one_line(vcflow_cli: Invoke, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(loading, "read_documents", boom)
+    monkeypatch.setattr(loading, "read_file_lenient", boom)
     result = vcflow_cli("validate", "-f", EXAMPLES / "jobflow")
     assert result.exit_code == 1
     assert result.stderr == (
@@ -61,7 +61,7 @@ def test_internal_error_is_one_line(vcflow_cli: Invoke, monkeypatch: pytest.Monk
 
 
 def test_verbose_shows_the_traceback(vcflow_cli: Invoke, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(loading, "read_documents", boom)
+    monkeypatch.setattr(loading, "read_file_lenient", boom)
     result = vcflow_cli("-v", "validate", "-f", EXAMPLES / "jobflow")
     assert result.exit_code == 1
     assert result.stderr.startswith("Traceback (most recent call last):")
@@ -72,7 +72,7 @@ def test_vcflow_error_is_its_message(vcflow_cli: Invoke, monkeypatch: pytest.Mon
     def not_found(*args: object, **kwargs: object) -> None:
         raise NotFound('jobflow "x" not found')
 
-    monkeypatch.setattr(loading, "read_documents", not_found)
+    monkeypatch.setattr(loading, "read_file_lenient", not_found)
     result = vcflow_cli("validate", "-f", EXAMPLES / "jobflow")
     assert result.exit_code == 1
     assert result.stderr == 'jobflow "x" not found\n'

@@ -145,6 +145,27 @@ def read_documents(paths: Iterable[str], *, stdin: io.TextIOBase | None = None) 
     return docs
 
 
+def read_file_lenient(
+    source: str, *, stdin: io.TextIOBase | None = None
+) -> list[Document | ParseError]:
+    """The documents of one file, with a document that is not an object reported in its
+    place and reading going on; only unreadable text or YAML syntax ends the file early."""
+    label = "<stdin>" if source == "-" else source
+    try:
+        text = _read_text(source, stdin)
+    except ParseError as exc:
+        return [exc]
+    out: list[Document | ParseError] = []
+    try:
+        if label.endswith(".json"):
+            out.extend(_from_json(text, label))
+        else:
+            out.extend(_from_yaml(text, label, lenient=True))
+    except ParseError as exc:
+        out.append(exc)
+    return out
+
+
 def _read_text(source: str, stdin: io.TextIOBase | None) -> str:
     """The text of a file, or of stdin for `-`; undecodable or unreadable → ParseError."""
     try:
@@ -162,7 +183,7 @@ def parse_text(text: str, source: str) -> list[Document]:
     """Documents of one file's text: JSON for `.json`, else (multi-document) YAML."""
     if source.endswith(".json"):
         return _from_json(text, source)
-    return list(_from_yaml(text, source))
+    return [d for d in _from_yaml(text, source) if isinstance(d, Document)]
 
 
 def _from_json(text: str, source: str) -> list[Document]:
@@ -175,7 +196,7 @@ def _from_json(text: str, source: str) -> list[Document]:
     return list(_objects(data, Origin(source, 0, 1), None))
 
 
-def _from_yaml(text: str, source: str) -> Iterator[Document]:
+def _from_yaml(text: str, source: str, *, lenient: bool = False) -> Iterator[Document | ParseError]:
     try:
         loader = _KubeSafeLoader(text)
     except yaml.YAMLError as exc:  # the reader refuses non-printable characters up front
@@ -201,7 +222,12 @@ def _from_yaml(text: str, source: str) -> Iterator[Document]:
                 raise ParseError(f"invalid YAML: {detail}", origin=Origin(source, index)) from None
             if data is not None and node is not None:
                 origin = Origin(source, index, node.start_mark.line + 1)
-                yield from _objects(data, origin, node)
+                try:
+                    yield from _objects(data, origin, node)
+                except ParseError as exc:
+                    if not lenient:
+                        raise
+                    yield exc
             index += 1
     finally:
         loader.dispose()

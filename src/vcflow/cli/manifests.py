@@ -78,10 +78,8 @@ def _read(paths: Sequence[str]) -> list[Document | FieldError]:
             slots.append(_parse_problem(exc))
             continue
         for source in files:
-            try:
-                slots.extend(loading.read_documents([source]))
-            except ParseError as exc:
-                slots.append(_parse_problem(exc))
+            for item in loading.read_file_lenient(source):
+                slots.append(_parse_problem(item) if isinstance(item, ParseError) else item)
     return slots
 
 
