@@ -378,3 +378,16 @@ def test_dump_yaml_round_trips_and_keeps_order() -> None:
     text = loading.dump_yaml(data)
     assert text.startswith("apiVersion: flow.volcano.sh/v1alpha1\nkind: JobTemplate\n")
     assert only(text).data == data
+
+
+def test_lenient_reading_goes_on_after_a_document_that_is_not_an_object(tmp_path: Path) -> None:
+    path = tmp_path / "m.yaml"
+    path.write_text(
+        "apiVersion: v1\nkind: A\n---\n- a list\n---\napiVersion: v1\nkind: B\n",
+        encoding="utf-8",
+    )
+    items = loading.read_file_lenient(str(path))
+    assert [type(i).__name__ for i in items] == ["Document", "ParseError", "Document"]
+    assert str(items[1]).endswith(
+        "(document 2): expected a Kubernetes object (a mapping), got a list"
+    )
