@@ -1,8 +1,10 @@
-"""Every conformance case file under tests/conformance/cases, one test each, through the
-runner's Python API; plus the CLI over the admission cases, as CI would run it."""
+"""Every conformance case file under tests/conformance/cases, and vcflow's own cases under
+tests/conformance/vcflow (one per SEMANTICS row the engine implements), one test each, through
+the runner's Python API; plus the CLI over the admission cases, as CI would run it."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +15,8 @@ from vcflow.conformance import CaseError, Passed, Skipped, load_case, run_file
 
 CASES = Path(__file__).parent / "cases"
 CASE_FILES = sorted(CASES.rglob("*.yaml"))
+VCFLOW_CASES = Path(__file__).parent / "vcflow"
+VCFLOW_CASE_FILES = sorted(VCFLOW_CASES.rglob("*.yaml"))
 
 
 def _case_id(path: Path) -> str:
@@ -28,6 +32,30 @@ def test_case(path: Path) -> None:
     if isinstance(result, Skipped):
         pytest.skip(result.reason)
     assert isinstance(result, Passed), result.reason
+
+
+@pytest.mark.parametrize("path", VCFLOW_CASE_FILES, ids=[_case_id(p) for p in VCFLOW_CASE_FILES])
+def test_vcflow_case(path: Path) -> None:
+    """vcflow's own cases state vcflow's behaviour in `expect`: none may be skipped."""
+    result = run_file(str(path)).result
+    assert isinstance(result, Passed), result.reason
+
+
+def test_vcflow_cases_shape() -> None:
+    """Controller cases with ids `vf-ctl-NN-...`, unique numbers, no Volcano flags, each
+    tracing to a SEMANTICS row."""
+    assert len(VCFLOW_CASE_FILES) >= 10
+    numbers = []
+    for path in VCFLOW_CASE_FILES:
+        case = load_case(str(path))
+        assert case.kind == "controller", case.id
+        assert re.fullmatch(r"vf-ctl-\d\d-[a-z0-9-]+", case.id), case.id
+        numbers.append(case.id[7:9])
+        for key in ("volcano_bug", "design_divergence", "vcflow_skip", "expect_vcflow"):
+            assert key not in case.data, f"{case.id}: {key}"
+        provenance = case.data.get("provenance") or []
+        assert any("SEMANTICS.md row" in str(p) for p in provenance), case.id
+    assert len(numbers) == len(set(numbers)), numbers
 
 
 def test_cases_present() -> None:

@@ -236,7 +236,7 @@ def _entries_against_templates(
         for task in spec.tasks or []:
             replicas = max(task.replicas or 0, 1)
             pod = names.pod_name(job, task.name or "", replicas - 1)
-            for problem in names.dns1123_label_errors(pod)[:1]:
+            for problem in names.qualified_name_errors(pod)[:1]:
                 errors.append(FieldError(f'generated pod name "{pod}": {problem}', f"{path}.name"))
     return errors
 
