@@ -91,7 +91,7 @@ def test_templates_resolve_only_within_their_namespace(
     path = write_manifest(other + "---\n" + flow("f", "    - name: a\n"))
     result = vcflow_cli("validate", "-f", path)
     assert result.exit_code == 0
-    assert 'JobTemplate "a" is not among the given objects' in result.stderr
+    assert 'JobTemplate "a" not found; the entry will wait' in result.stderr
 
 
 def test_stdin(vcflow_cli: Invoke) -> None:

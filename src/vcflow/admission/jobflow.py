@@ -212,8 +212,8 @@ def _entries_against_templates(
             if resolve and entry.name:
                 errors.append(
                     FieldError(
-                        f'JobTemplate "{entry.name}" is not among the given objects; the entry '
-                        "will wait (TemplateNotFound) until it exists",
+                        f'JobTemplate "{entry.name}" not found; the entry will wait '
+                        "(TemplateNotFound) until it is created",
                         f"{path}.name",
                         warning=True,
                     )

@@ -12,6 +12,7 @@ in one place, `_Root.invoke`, which `main()` and typer's CliRunner both run:
 from __future__ import annotations
 
 import traceback
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -19,7 +20,18 @@ from typer.core import TyperGroup
 
 import vcflow
 from vcflow.api.errors import VcflowError
-from vcflow.cli import validate
+from vcflow.cli import (
+    apply,
+    controller,
+    delete,
+    describe,
+    get,
+    options,
+    patch,
+    statedir,
+    stop,
+    validate,
+)
 
 VERBOSE = "vcflow.verbose"
 
@@ -50,10 +62,19 @@ def _internal_error(exc: Exception, *, verbose: bool) -> None:
     typer.echo(f"internal error: {detail}{hint}", err=True)
 
 
+HELP = """Volcano JobFlow: declarative DAGs of batch jobs, embedded or on Kubernetes.
+
+Objects live in a SQLite store in the state directory (--state-dir). Commands that write
+(apply, delete, patch, stop) then run the controllers in-process until nothing is left to
+do now, unless a `vcflow controller` process runs them (it holds
+<state-dir>/controller.lock); reading commands (get, describe) never run them. Run
+`vcflow controller` to have failed syncs retried with backoff over time.
+"""
+
 app = typer.Typer(
     cls=_Root,
     name="vcflow",
-    help="Volcano JobFlow: declarative DAGs of batch jobs, embedded or on Kubernetes.",
+    help=HELP,
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -67,8 +88,19 @@ def _root(
     verbose: Annotated[
         bool, typer.Option("-v", "--verbose", help="Show tracebacks of internal errors.")
     ] = False,
+    state_dir: Annotated[
+        Path,
+        typer.Option(
+            "--state-dir",
+            envvar=statedir.ENV_VAR,
+            metavar="DIR",
+            help="State directory: the store (vcflow.db) and controller.lock; created on "
+            "first write.",
+        ),
+    ] = statedir.DEFAULT,
 ) -> None:
     ctx.meta[VERBOSE] = verbose
+    ctx.meta[options.STATE_DIR] = state_dir
 
 
 @app.command("version")
@@ -78,6 +110,13 @@ def version() -> None:
 
 
 app.command("validate")(validate.validate)
+app.command("apply")(apply.apply)
+app.command("get")(get.get)
+app.command("describe")(describe.describe)
+app.command("delete")(delete.delete)
+app.command("patch")(patch.patch)
+app.command("stop")(stop.stop)
+app.command("controller")(controller.controller)
 
 
 def main() -> None:

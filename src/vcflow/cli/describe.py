@@ -1,0 +1,141 @@
+"""`vcflow describe KIND [NAME...]`: objects for people, as kubectl describe shows them.
+
+Name, namespace, labels, annotations, kind and metadata; a `Spec:` summary and `Status:`
+(`sections.py`: for flows the per-job table from `status.conditions`, Waiting entries with
+their reason and message, and the job lists); then `Events:` — the stored Events whose
+involvedObject is this object (same kind, name and uid). Reads only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Annotated
+
+import typer
+
+from vcflow.api import clock
+from vcflow.api.errors import NotFound
+from vcflow.api.event import Event
+from vcflow.api.jobflow import JobFlow
+from vcflow.api.jobtemplate import JobTemplate
+from vcflow.api.meta import Resource
+from vcflow.api.vcjob import VCJob
+from vcflow.cli import kinds, options, output, sections, statedir
+from vcflow.cli.sections import NONE, Text
+from vcflow.store import Store
+
+
+def describe(
+    ctx: typer.Context,
+    kind: options.KindArgument,
+    names: Annotated[list[str] | None, typer.Argument(metavar="NAME")] = None,
+    namespace: options.NamespaceOption = options.DEFAULT_NAMESPACE,
+) -> None:
+    """Show objects in detail: spec summary, status (per-job table for flows) and events.
+
+    Every object of the kind in the namespace when no NAME is given. Reads only.
+    """
+    resolved = kinds.resolve(kind)
+    now = clock.SystemClock().now()
+    with statedir.reading(options.state_dir(ctx)) as store:
+        objects, missing = _objects(store, resolved, namespace, names or [])
+        texts = [render(obj, _events(store, obj), now) for obj in objects]
+    if texts:
+        typer.echo("\n\n".join(text.rstrip("\n") for text in texts))
+    if not objects and not names:
+        typer.echo(f"No resources found in {namespace} namespace.", err=True)
+    if missing:
+        raise NotFound("\n".join(str(resolved.not_found(name)) for name in missing))
+
+
+def _objects(
+    store: Store, kind: kinds.Kind, namespace: str, names: Sequence[str]
+) -> tuple[list[Resource], list[str]]:
+    if not names:
+        return list(store.list(kind.model, namespace)), []
+    found: list[Resource] = []
+    missing: list[str] = []
+    for name in dict.fromkeys(names):
+        try:
+            found.append(store.get(kind.model, namespace, name))
+        except NotFound:
+            missing.append(name)
+    return found, missing
+
+
+def _events(store: Store, obj: Resource) -> list[Event]:
+    """Events about `obj` (not about an earlier object of the same name), oldest first."""
+    uid = obj.metadata.uid
+    found = [
+        event
+        for event in store.list(Event, obj.namespace)
+        if event.involved_object.kind == obj.kind
+        and event.involved_object.name == obj.name
+        and (not uid or not event.involved_object.uid or event.involved_object.uid == uid)
+    ]
+    return sorted(found, key=_event_order)
+
+
+def _event_order(event: Event) -> tuple[str, int]:
+    """By time, then by when it was stored (timestamps have whole seconds)."""
+    rv = event.metadata.resource_version
+    return (event.last_timestamp or event.first_timestamp or "", int(rv) if rv.isdigit() else 0)
+
+
+def render(obj: Resource, events: Sequence[Event], now: datetime) -> str:
+    """The whole description of one object."""
+    text = Text()
+    _header(obj, text, now)
+    if isinstance(obj, JobFlow):
+        sections.flow_sections(obj, text)
+    elif isinstance(obj, VCJob):
+        sections.vcjob_sections(obj, text)
+    elif isinstance(obj, JobTemplate):
+        sections.template_sections(obj, text)
+    _event_table(events, text, now)
+    return text.render()
+
+
+def _header(obj: Resource, text: Text, now: datetime) -> None:
+    meta = obj.metadata
+    created = meta.creation_timestamp
+    pairs: list[tuple[str, str | Sequence[str]]] = [
+        ("Name", obj.name),
+        ("Namespace", obj.namespace),
+        ("Labels", sections.pairs_of(meta.labels)),
+        ("Annotations", sections.pairs_of(meta.annotations)),
+        ("API Version", obj.api_version),
+        ("Kind", obj.kind),
+        ("Created", f"{created} ({output.age(created, now)} ago)" if created else NONE),
+    ]
+    owner = meta.controller_ref()
+    if owner is not None:
+        pairs.append(("Controlled By", f"{owner.kind}/{owner.name}"))
+    if meta.deletion_timestamp:
+        pairs.append(("Deleted", meta.deletion_timestamp))
+    pairs += [("UID", meta.uid or NONE), ("Resource Version", meta.resource_version or NONE)]
+    text.fields(pairs)
+
+
+def _event_table(events: Sequence[Event], text: Text, now: datetime) -> None:
+    if not events:
+        text.fields([("Events", NONE)])
+        return
+    text.heading("Events")
+    headers = ["Type", "Reason", "Age", "From", "Message"]
+    rows = [["-" * len(h) for h in headers]]
+    for event in events:
+        source = event.source.component if event.source else None
+        when = event.last_timestamp or event.first_timestamp
+        count = f" (x{event.count})" if event.count > 1 else ""
+        rows.append(
+            [
+                event.type,
+                event.reason,
+                output.age(when, now) + count,
+                source or "",
+                " ".join(event.message.split()),
+            ]
+        )
+    text.table(headers, rows, 1, gap=2)

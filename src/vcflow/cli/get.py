@@ -1,0 +1,96 @@
+"""`vcflow get KIND [NAME...]`: list objects as kubectl does; never runs the controllers.
+
+A table by default (columns in `columns.py`), or `-o wide|yaml|json|name`. No objects:
+`No resources found in <ns> namespace.` on stderr, exit 0. Missing names are reported
+after the others are printed, one `Error from server (NotFound): …` line each, exit 1.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from typing import Annotated
+
+import typer
+
+from vcflow.api import clock
+from vcflow.api.errors import NotFound
+from vcflow.api.meta import Resource
+from vcflow.cli import columns, kinds, options, output, statedir
+from vcflow.store import Store
+
+NamesArgument = Annotated[
+    list[str] | None, typer.Argument(metavar="NAME", help="Names; all objects if none.")
+]
+AllNamespacesOption = Annotated[
+    bool, typer.Option("-A", "--all-namespaces", help="List objects of every namespace.")
+]
+OutputOption = Annotated[
+    output.Format | None,
+    typer.Option("-o", "--output", help="yaml, json, name, or wide (a table with more columns)."),
+]
+
+
+def get(
+    ctx: typer.Context,
+    kind: options.KindArgument,
+    names: NamesArgument = None,
+    namespace: options.NamespaceOption = options.DEFAULT_NAMESPACE,
+    all_namespaces: AllNamespacesOption = False,
+    output_format: OutputOption = None,
+) -> None:
+    """Show objects: a table (columns as kubectl shows Volcano's CRDs), or -o yaml|json|name.
+
+    Reads only: the controllers do not run.
+    """
+    resolved = kinds.resolve(kind)
+    if all_namespaces and names:
+        raise typer.BadParameter(
+            "a resource cannot be retrieved by name across all namespaces", param_hint="-A"
+        )
+    with statedir.reading(options.state_dir(ctx)) as store:
+        if names:
+            objects, missing = _named(store, resolved, namespace, names)
+        else:
+            objects, missing = store.list(resolved.model, None if all_namespaces else namespace), []
+    if objects or not names:
+        _print(
+            resolved, objects, output_format, single=len(names or []) == 1, all_ns=all_namespaces
+        )
+    if not objects and not names and output_format in (None, output.Format.WIDE):
+        where = "" if all_namespaces else f" in {namespace} namespace"
+        typer.echo(f"No resources found{where}.", err=True)
+    if missing:
+        raise NotFound("\n".join(str(resolved.not_found(name)) for name in missing))
+
+
+def _named(
+    store: Store, kind: kinds.Kind, namespace: str, names: Sequence[str]
+) -> tuple[list[Resource], list[str]]:
+    found: list[Resource] = []
+    missing: list[str] = []
+    for name in dict.fromkeys(names):
+        try:
+            found.append(store.get(kind.model, namespace, name))
+        except NotFound:
+            missing.append(name)
+    return found, missing
+
+
+def _print(
+    kind: kinds.Kind,
+    objects: Sequence[Resource],
+    fmt: output.Format | None,
+    *,
+    single: bool,
+    all_ns: bool,
+) -> None:
+    if fmt is not None and fmt is not output.Format.WIDE:
+        if objects or fmt is not output.Format.NAME:
+            output.serialized(objects, fmt, single=single, out=sys.stdout)
+        return
+    if not objects:
+        return
+    cols = columns.columns(kind, wide=fmt is output.Format.WIDE, namespaced=all_ns)
+    rows = columns.rows(objects, cols, clock.SystemClock().now())
+    output.table([header for header, _ in cols], rows, sys.stdout)

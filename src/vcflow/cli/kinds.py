@@ -1,0 +1,81 @@
+"""The kinds the CLI verbs take, by every name kubectl users type for them.
+
+`resolve("jf")` → the JobFlow `Kind`: its model, plural and group for kubectl's words
+(`jobflow.flow.volcano.sh/test`, `jobflows.flow.volcano.sh "test" not found`). Unknown
+names are usage errors (exit 2) listing what is accepted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import typer
+
+from vcflow.api import names
+from vcflow.api.errors import NotFound
+from vcflow.api.jobflow import JobFlow
+from vcflow.api.jobtemplate import JobTemplate
+from vcflow.api.meta import Resource
+from vcflow.api.vcjob import VCJob
+
+
+@dataclass(frozen=True)
+class Kind:
+    model: type[Resource]
+    singular: str  # lower-case kind: `jobflow`, `job`
+    plural: str
+    group: str
+    aliases: tuple[str, ...]  # short names and other spellings users type
+
+    @property
+    def resource(self) -> str:
+        """`jobflows.flow.volcano.sh`, kubectl's name for the resource type."""
+        return f"{self.plural}.{self.group}"
+
+    def ref(self, name: str) -> str:
+        """`jobflow.flow.volcano.sh/test`, as `-o name` and apply print it."""
+        return f"{self.singular}.{self.group}/{name}"
+
+    def quoted(self, name: str) -> str:
+        """`jobflow.flow.volcano.sh "test"`, as delete prints it."""
+        return f'{self.singular}.{self.group} "{name}"'
+
+    def not_found(self, name: str) -> NotFound:
+        return NotFound(f'Error from server (NotFound): {self.resource} "{name}" not found')
+
+    def names(self) -> set[str]:
+        """Every accepted spelling (compared lower-case)."""
+        spelled = {self.singular, self.plural, *self.aliases}
+        for word in (self.singular, self.plural):
+            spelled |= {f"{word}.{self.group}", f"{word}.{self.group.split('.')[0]}"}
+        return spelled
+
+
+JOBFLOW = Kind(JobFlow, "jobflow", "jobflows", names.GROUP_FLOW, ("jf",))
+JOBTEMPLATE = Kind(JobTemplate, "jobtemplate", "jobtemplates", names.GROUP_FLOW, ("jt",))
+VCJOB = Kind(VCJob, "job", "jobs", names.GROUP_BATCH, ("vcjob", "vcjobs", "vj"))
+ALL = (JOBFLOW, JOBTEMPLATE, VCJOB)
+
+#: What `--help` says a KIND argument may be.
+HELP = (
+    "jobflow (jf), jobtemplate (jt) or vcjob (vj; also job, meaning the Volcano batch job); "
+    "singular, plural or full (jobflows.flow.volcano.sh)"
+)
+
+_BY_NAME = {spelling: kind for kind in ALL for spelling in kind.names()}
+
+
+def resolve(text: str) -> Kind:
+    """The kind a user typed; a usage error (exit 2) listing the kinds if unknown."""
+    kind = _BY_NAME.get(text.lower())
+    if kind is None:
+        raise typer.BadParameter(f'unknown kind "{text}": use {HELP}', param_hint="KIND")
+    return kind
+
+
+def of(obj: Resource) -> Kind:
+    """The kind of an object the CLI handles."""
+    for kind in ALL:
+        if isinstance(obj, kind.model):
+            return kind
+    raise ValueError(f"the CLI does not handle kind {obj.kind}")

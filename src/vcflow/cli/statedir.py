@@ -1,0 +1,180 @@
+"""The state directory of the embedded mode and who may run the controllers on it.
+
+`<state dir>/vcflow.db` is the store; `<state dir>/controller.lock` says which process runs
+the controllers. The lock is an exclusive `fcntl.flock`, so the kernel drops it when its
+holder exits, however it exits; the holder writes `<pid> <role>` into the file so others can
+name it. Policy (the CLI's, not the store's):
+
+- every writing command (apply, delete, patch, stop) writes, then `reconcile`: if it gets
+  the lock without waiting it runs the controllers in-process until settled, else it
+  leaves the work to the holder;
+- `vcflow controller` holds the lock while it runs, so there is never more than one set of
+  controllers per state directory.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from types import TracebackType
+
+from vcflow.api.errors import VcflowError
+from vcflow.controller.manager import Manager
+from vcflow.store import DB_FILE, MemoryStore, SqliteStore, Store
+
+ENV_VAR = "VCFLOW_STATE_DIR"
+DEFAULT = Path(".vcflow")
+LOCK_FILE = "controller.lock"
+CONTROLLER = "controller"  # the role of a long-running holder
+WRITER = "writer"  # the role of a command that settles and leaves
+
+
+class LockHeld(VcflowError):
+    """Another process runs the controllers on this state directory."""
+
+
+def resolve(state_dir: Path) -> Path:
+    """The state directory, created if missing."""
+    try:
+        state_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise VcflowError(f"cannot create state directory {state_dir}: {exc.strerror}") from None
+    return state_dir
+
+
+@contextmanager
+def opened(state_dir: Path) -> Iterator[SqliteStore]:
+    """The store of `state_dir` (created if missing), closed afterwards."""
+    store = SqliteStore.in_state_dir(resolve(state_dir))
+    try:
+        yield store
+    finally:
+        store.close()
+
+
+@contextmanager
+def reading(state_dir: Path) -> Iterator[Store]:
+    """The store of `state_dir` for a reading command; an empty one, and nothing created on
+    disk, if the directory has no store yet."""
+    if not (state_dir / DB_FILE).is_file():
+        yield MemoryStore()
+        return
+    with opened(state_dir) as store:
+        yield store
+
+
+class ControllerLock:
+    """`<state dir>/controller.lock`, taken without waiting: `acquired` says if it was.
+
+    flock locks belong to an open file description, so a second `ControllerLock` on the same
+    file conflicts with the first even inside one process.
+    """
+
+    def __init__(self, state_dir: Path, role: str = WRITER) -> None:
+        self.path = state_dir / LOCK_FILE
+        self.role = role
+        self.acquired = False
+        self._fd: int | None = None
+
+    def __enter__(self) -> ControllerLock:
+        self.try_acquire()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.release()
+
+    def try_acquire(self) -> bool:
+        """Take the lock if it is free; True if this object holds it now."""
+        if self.acquired:
+            return True
+        fd = self._fd if self._fd is not None else os.open(self.path, os.O_RDWR | os.O_CREAT)
+        self._fd = fd
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()} {self.role}\n".encode(), 0)
+        self.acquired = True
+        return True
+
+    def holder(self) -> tuple[int | None, str]:
+        """(pid, role) the holder wrote; (None, "") if unreadable or not yet written."""
+        try:
+            words = self.path.read_text(encoding="utf-8").split()
+        except OSError:
+            return None, ""
+        if not words or not words[0].isdigit():
+            return None, ""
+        return int(words[0]), words[1] if len(words) > 1 else ""
+
+    def release(self) -> None:
+        if self._fd is None:
+            return
+        if self.acquired:
+            os.ftruncate(self._fd, 0)
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+            self.acquired = False
+        os.close(self._fd)
+        self._fd = None
+
+
+def acquire_for_controller(
+    lock: ControllerLock,
+    *,
+    patience: float = 30.0,
+    sleep: Callable[[float], None] = time.sleep,
+) -> None:
+    """Take the lock for `vcflow controller`: wait out a writing command that is settling
+    (it holds the lock for a moment), fail at once if another controller holds it."""
+    deadline = time.monotonic() + patience
+    while not lock.try_acquire():
+        pid, role = lock.holder()
+        if role == CONTROLLER or time.monotonic() > deadline:
+            who = f"process {pid}" if pid is not None else "another process"
+            raise LockHeld(
+                f"cannot run the controllers: {who} already runs them on {lock.path.parent} "
+                f"(it holds {lock.path})"
+            )
+        sleep(0.05)
+
+
+def reconcile(store: SqliteStore, state_dir: Path) -> bool:
+    """Run the controllers until settled if no other process runs them; True if it did.
+
+    Loops while another process wrote after the last settle: such a writer found the lock
+    taken (by this process) and left its change for the holder to reconcile.
+    """
+    ran = False
+    while True:
+        with ControllerLock(state_dir) as lock:
+            if not lock.acquired:
+                return ran
+            manager = Manager(store)
+            manager.settle()
+            seen = manager.rv
+        ran = True
+        if store.resource_version() <= seen:
+            return ran
+
+
+@contextmanager
+def writing(state_dir: Path) -> Iterator[SqliteStore]:
+    """The store for a writing command; the controllers run (`reconcile`) afterwards, also
+    when the command failed part-way (what it did write is reconciled)."""
+    with opened(state_dir) as store:
+        try:
+            yield store
+        except VcflowError:
+            reconcile(store, state_dir)
+            raise
+        reconcile(store, state_dir)
