@@ -217,9 +217,48 @@ def test_runner_crash_is_a_fail(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     assert result.result == Failed("runner crashed: RuntimeError: kaput")
 
 
-def test_runtime_cases_are_skipped_not_passed(tmp_path: Path) -> None:
-    case = {"id": "k-runtime", "kind": "runtime", "steps": [{"name": "s", "do": [], "expect": {}}]}
-    assert run_file(str(write(tmp_path, case))).result == Skipped("vcjob runtime not built yet")
+def runtime_case(case_id: str, steps: list[dict[str, Any]]) -> dict[str, Any]:
+    job = {
+        "apiVersion": "batch.volcano.sh/v1alpha1",
+        "kind": "Job",
+        "metadata": {"name": "r"},
+        "spec": {
+            "tasks": [
+                {
+                    "name": "w",
+                    "replicas": 1,
+                    "template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "m"}]}},
+                }
+            ]
+        },
+    }
+    return {"id": case_id, "kind": "runtime", "job": job, "steps": steps}
+
+
+def test_runtime_cases_run(tmp_path: Path) -> None:
+    steps = [
+        {"name": "created", "do": [], "expect": {"phase": "Pending", "pods": {"r-w-0": "Pending"}}},
+        {
+            "name": "done",
+            "do": [{"pod_running": ["r-w-0"]}, {"pod_exit": {"pod": "r-w-0", "code": 0}}],
+            "expect": {"phase": "Completed", "phases_seen": ["Running", "Completed"]},
+        },
+    ]
+    assert run_file(str(write(tmp_path, runtime_case("k-runtime", steps)))).result == Passed(
+        "2 steps"
+    )
+
+
+def test_runtime_case_failure_names_the_step(tmp_path: Path) -> None:
+    steps = [{"name": "created", "do": [], "expect": {"phase": "Running"}}]
+    result = run_file(str(write(tmp_path, runtime_case("k-rt-fail", steps)))).result
+    assert result == Failed("step 1 \"created\": job r phase 'Pending' != expected 'Running'")
+
+
+def test_impossible_runtime_action_fails_the_case(tmp_path: Path) -> None:
+    steps = [{"name": "exit", "do": [{"pod_exit": {"pod": "r-w-9", "code": 0}}], "expect": {}}]
+    result = run_file(str(write(tmp_path, runtime_case("k-rt-bad", steps)))).result
+    assert result == Failed('step 1 "exit": no pod r-w-9')
 
 
 def test_controller_case_failure_names_the_step(tmp_path: Path) -> None:

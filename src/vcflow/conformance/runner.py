@@ -1,9 +1,6 @@
 """Run conformance case files: load, apply the skip rules, dispatch to the runner of the case's
 kind (`RUNNERS`), and turn every problem — unreadable file, malformed case, a crash in the
 code under test — into a Failed outcome with a reason, never a traceback.
-
-The runtime runner is a placeholder until the vcjob runtime exists (it reports every
-runtime case skipped, never passed).
 """
 
 from __future__ import annotations
@@ -14,19 +11,15 @@ from vcflow.conformance.admission_runner import run_admission
 from vcflow.conformance.cases import Case, CaseError, load_case, skip_reason
 from vcflow.conformance.controller_runner import run_controller
 from vcflow.conformance.results import Failed, Outcome, Result, Skipped
+from vcflow.conformance.runtime_runner import run_runtime
 
 Runner = Callable[[Case], Result]
-
-
-def _runtime_not_built(case: Case) -> Result:
-    return Skipped("vcjob runtime not built yet")
-
 
 #: kind → runner. Every kind in `cases.KINDS` has an entry.
 RUNNERS: dict[str, Runner] = {
     "admission": run_admission,
     "controller": run_controller,
-    "runtime": _runtime_not_built,
+    "runtime": run_runtime,
 }
 
 

@@ -1,0 +1,228 @@
+"""Gang admission and placement on one machine (reference §10; conformance README "Runtime
+cases", scheduler): exact fit, one queue, no overcommit, no preemption.
+
+One `schedule` call is one scheduler pass:
+- *admission*: a job whose PodGroup waits is admitted when its minimum resources (§10.1) fit
+  in capacity − used − reserved (used: placed pods that are Pending, Running or
+  Terminating; reserved: what admitted jobs still need for their gang). Jobs go by priority
+  (higher first), then in the order given (creation order); one that does not fit does not
+  block the others. A job whose minimum can never fit this machine is reported with why.
+- *placement*, same order, unplaced pods in task then index order: a *ready* job (placed
+  non-failed pods ≥ minAvailable, and each task ≥ its minAvailable when the task gates are
+  on) gets every pod that fits; any other job gets the pods that fit only if that makes it
+  ready — all or nothing.
+Pure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+from vcflow.api import names
+from vcflow.api.phases import JobPhase, PodPhase
+from vcflow.api.pod import Pod
+from vcflow.api.vcjob import TaskSpec, VCJob
+from vcflow.reconcile.vcjob import pods, resources
+from vcflow.reconcile.vcjob import spec as jobspec
+from vcflow.reconcile.vcjob.model import Group
+from vcflow.reconcile.vcjob.resources import Capacity, Resources
+from vcflow.reconcile.vcjob.spec import Shape
+
+#: Phases in which the controller keeps (or requests) an admission.
+SYNCING = frozenset({"", JobPhase.PENDING, JobPhase.RUNNING, JobPhase.RESTARTING})
+
+
+@dataclass(frozen=True)
+class GangJob:
+    """A job as the scheduler sees it: the stored vcjob and its PodGroup state."""
+
+    job: VCJob
+    group: Group
+
+
+@dataclass(frozen=True)
+class Placement:
+    """The outcome of one pass. `unschedulable` has an entry for every job still waiting for
+    admission: why it can never fit this machine, or `""` when it can."""
+
+    admitted: tuple[names.ObjectKey, ...] = ()
+    placed: tuple[names.ObjectKey, ...] = ()
+    unschedulable: Mapping[names.ObjectKey, str] = field(default_factory=dict)
+
+
+def schedule(
+    jobs: Sequence[GangJob],
+    all_pods: Iterable[Pod],
+    capacity: Capacity,
+    priorities: Mapping[str, int] | None = None,
+) -> Placement:
+    """One scheduler pass over every job and every pod on the machine."""
+    prio = dict(priorities or {})
+    everything = list(all_pods)
+    by_job = _pods_by_job(everything)
+    used = resources.total(_request(p) for p in everything if _holds(p))
+    order = _ordered([j for j in jobs if _wants(j)], prio)
+    reserved = resources.total(_still_needed(j, by_job, prio) for j in order if _admitted(j))
+    admitted: list[names.ObjectKey] = []
+    verdicts: dict[names.ObjectKey, str] = {}
+    for gang in (j for j in order if j.group is Group.PENDING):
+        need = min_resources(gang.job, prio)
+        verdicts[gang.job.key] = never_fits(gang.job, need, capacity)
+        if resources.fits(need, resources.minus(capacity, resources.add(used, reserved))):
+            admitted.append(gang.job.key)
+            reserved = resources.add(reserved, need)
+    placed: list[names.ObjectKey] = []
+    for gang in (j for j in order if _admitted(j)):
+        chosen = _place(gang.job, by_job.get(gang.job.key, []), resources.minus(capacity, used))
+        used = resources.add(used, *(_request(p) for p in chosen))
+        placed += [p.key for p in chosen]
+    return Placement(tuple(admitted), tuple(placed), verdicts)
+
+
+def _wants(gang: GangJob) -> bool:
+    return gang.group is not Group.NONE and gang.job.phase in SYNCING
+
+
+def _admitted(gang: GangJob) -> bool:
+    return gang.group is Group.ADMITTED
+
+
+def _ordered(jobs: list[GangJob], prio: Mapping[str, int]) -> list[GangJob]:
+    """Priority-class value, higher first; ties keep the given (creation) order."""
+    return sorted(jobs, key=lambda j: -_priority(_job_class(j.job), prio))
+
+
+def _job_class(job: VCJob) -> str | None:
+    return job.spec.priority_class_name if job.spec else None
+
+
+def _priority(class_name: str | None, prio: Mapping[str, int]) -> int:
+    return prio.get(class_name or "", 0)
+
+
+def _pods_by_job(every: list[Pod]) -> dict[names.ObjectKey, list[Pod]]:
+    out: dict[names.ObjectKey, list[Pod]] = {}
+    for pod in every:
+        out.setdefault(names.object_key(pod.namespace, pods.job_of(pod)), []).append(pod)
+    return out
+
+
+def _holds(pod: Pod) -> bool:
+    """A placed pod uses its resources until it ends or is gone."""
+    return pod.placed and (pod.deleting or pod.phase in (PodPhase.PENDING, PodPhase.RUNNING))
+
+
+def _request(pod: Pod) -> Resources:
+    return resources.pod_request(pod.spec)
+
+
+def _counts(pod: Pod, extra: frozenset[str]) -> bool:
+    """Counts towards the gang: placed (or being placed now), not failed, not deleted."""
+    placed = pod.placed or pod.name in extra
+    return placed and not pod.deleting and pod.phase != PodPhase.FAILED
+
+
+def is_ready(shape: Shape, job_pods: Sequence[Pod], extra: frozenset[str] = frozenset()) -> bool:
+    """The gang condition: enough placed non-failed pods (Succeeded included), per task too
+    when the task gates are on."""
+    counted = [p for p in job_pods if _counts(p, extra)]
+    if len(counted) < shape.min_available:
+        return False
+    if not shape.task_gates:
+        return True
+    per_task: dict[str, int] = {}
+    for pod in counted:
+        per_task[pods.task_of(pod)] = per_task.get(pods.task_of(pod), 0) + 1
+    return all(per_task.get(t.name, 0) >= t.min_available for t in shape.tasks)
+
+
+def _place(job: VCJob, job_pods: list[Pod], room: Capacity) -> list[Pod]:
+    shape = jobspec.shape(job)
+    waiting = _unplaced(shape, job_pods)
+    if not waiting:
+        return []
+    ready = is_ready(shape, job_pods)
+    chosen: list[Pod] = []
+    for pod in waiting:
+        request = _request(pod)
+        if resources.fits(request, room):
+            chosen.append(pod)
+            room = resources.minus(room, request)
+    if ready or is_ready(shape, job_pods, frozenset(p.name for p in chosen)):
+        return chosen
+    return []  # all or nothing
+
+
+def _unplaced(shape: Shape, job_pods: list[Pod]) -> list[Pod]:
+    position = {t.name: i for i, t in enumerate(shape.tasks)}
+    waiting = [
+        p for p in job_pods if not p.placed and not p.deleting and p.phase == PodPhase.PENDING
+    ]
+    return sorted(
+        waiting, key=lambda p: (position.get(pods.task_of(p), len(position)), pods.index_of(p) or 0)
+    )
+
+
+def _still_needed(
+    gang: GangJob, by_job: Mapping[names.ObjectKey, list[Pod]], prio: Mapping[str, int]
+) -> Resources:
+    """What an admitted job that has not placed its gang yet still holds in reserve."""
+    job_pods = by_job.get(gang.job.key, [])
+    if is_ready(jobspec.shape(gang.job), job_pods):
+        return {}
+    have = resources.total(_request(p) for p in job_pods if _counts(p, frozenset()))
+    need = min_resources(gang.job, prio)
+    return {
+        n: a - have.get(n, Fraction(0)) for n, a in need.items() if a > have.get(n, Fraction(0))
+    }
+
+
+def min_resources(job: VCJob, priorities: Mapping[str, int] | None = None) -> dict[str, Fraction]:
+    """The PodGroup's `minResources` (§10.1): the requests of the pods the gang needs first,
+    tasks ordered by their template's priority class (highest first)."""
+    prio = dict(priorities or {})
+    shape = jobspec.shape(job)
+    tasks = sorted(jobspec.task_specs(job), key=lambda t: -_priority(_class_of(t), prio))
+    counts = _gang_counts(shape, tasks)
+    return resources.total(
+        {n: a * counts[t.name or ""] for n, a in _template_request(t).items()} for t in tasks
+    )
+
+
+def _gang_counts(shape: Shape, tasks: list[TaskSpec]) -> dict[str, int]:
+    """How many pods of each task the minimum resources hold."""
+    left = shape.min_available
+    counts = dict.fromkeys((t.name or "" for t in tasks), 0)
+    if shape.task_gates:
+        for task in tasks:
+            take = min(task.min_available or 0, left)
+            counts[task.name or ""] += take
+            left -= take
+    for task in tasks:
+        take = min(max(task.replicas or 0, 0) - counts[task.name or ""], left)
+        counts[task.name or ""] += take
+        left -= take
+    return counts
+
+
+def _class_of(task: TaskSpec) -> str | None:
+    spec = task.template.spec if task.template is not None else None
+    return (spec.model_extra or {}).get("priorityClassName") if spec is not None else None
+
+
+def _template_request(task: TaskSpec) -> Resources:
+    return resources.pod_request(task.template.spec if task.template is not None else None)
+
+
+def never_fits(job: VCJob, need: Resources, capacity: Capacity) -> str:
+    """Why the job's gang can never be admitted on this machine, or `""`."""
+    short = resources.shortfall(need, capacity)
+    if not short:
+        return ""
+    gang = jobspec.shape(job).min_available
+    wants = ", ".join(f"{n} {resources.show(n, a)}" for n, a, _ in short)
+    has = ", ".join(f"{n} {resources.show(n, h)}" if h else f"no {n}" for n, _, h in short)
+    pods_word = "pod needs" if gang == 1 else "pods need"
+    return f"its minimum of {gang} {pods_word} {wants}, but this machine has {has}"
