@@ -101,7 +101,7 @@ def test_stop_of_missing_flow(vc: Vc) -> None:
     [
         pytest.param(["delete"], id="nothing"),
         pytest.param(["delete", "jf"], id="kind-without-name"),
-        pytest.param(["delete", "pods", "x"], id="unknown-kind"),
+        pytest.param(["delete", "deployments", "x"], id="unknown-kind"),
         pytest.param(["delete", "jf", "x", "-f", "y.yaml"], id="names-and-files"),
         pytest.param(["stop", "jt", "a"], id="stop-a-template"),
         pytest.param(["stop", "jf"], id="stop-without-name"),

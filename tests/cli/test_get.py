@@ -139,7 +139,7 @@ def test_kind_spellings(example: Result, vc: Vc, spelling: str, expected: str) -
 @pytest.mark.parametrize(
     "args",
     [
-        pytest.param(["get", "pods"], id="unknown-kind"),
+        pytest.param(["get", "deployments"], id="unknown-kind"),
         pytest.param(["describe", "flows", "x"], id="unknown-kind-describe"),
         pytest.param(["get", "jf", "-o", "table"], id="unknown-output"),
         pytest.param(["get", "jf", "test", "-A"], id="name-with-all-namespaces"),
@@ -153,8 +153,8 @@ def test_usage_errors_exit_2(vc: Vc, args: list[str]) -> None:
 
 
 def test_unknown_kind_lists_the_kinds(vc: Vc) -> None:
-    message = " ".join(vc("get", "pods").stderr.split())
-    assert 'unknown kind "pods"' in message
+    message = " ".join(vc("get", "deployments").stderr.split())
+    assert 'unknown kind "deployments"' in message
     assert all(word in message for word in ("jobflow (jf)", "jobtemplate (jt)", "vcjob (vj"))
 
 

@@ -221,14 +221,14 @@ def test_in_place_metadata_mutations_are_written(store: StoreEngine) -> None:
 def test_kinds_are_registered_per_store(backend: str, tmp_path: Path, clock: FakeClock) -> None:
     """A kind registered by one process reads as a plain Resource in another."""
 
-    class Pod(Resource):
-        api_version: str = "v1"
-        kind: str = "Pod"
+    class Widget(Resource):
+        api_version: str = "example.com/v1"
+        kind: str = "Widget"
 
     with make_store(backend, tmp_path, clock) as first:
-        first.register_kind(Pod)
+        first.register_kind(Widget)
         owner = first.create(vcjob("owner"))
-        pod = Pod.from_dict({"metadata": {"name": "p"}})
+        pod = Widget.from_dict({"metadata": {"name": "p"}})
         pod.metadata.owner_references = [
             OwnerReference(
                 api_version="batch.volcano.sh/v1alpha1",
@@ -242,8 +242,8 @@ def test_kinds_are_registered_per_store(backend: str, tmp_path: Path, clock: Fak
             return
     with make_store(backend, tmp_path, clock) as second:
         with pytest.raises(UnknownKind):
-            second.list(Pod)
-        (added,) = [e for e in second.events_since(0) if e.object.kind == "Pod"]
+            second.list(Widget)
+        (added,) = [e for e in second.events_since(0) if e.object.kind == "Widget"]
         assert type(added.object) is Resource and added.object.name == "p"
         second.delete(VCJob, "default", "owner")  # collects the pod it cannot parse
-        assert [e.object.kind for e in second.events_since(2)] == ["Job", "Pod"]
+        assert [e.object.kind for e in second.events_since(2)] == ["Job", "Widget"]

@@ -26,6 +26,7 @@ from vcflow.cli import (
     delete,
     describe,
     get,
+    jobcmd,
     options,
     patch,
     statedir,
@@ -117,6 +118,9 @@ app.command("delete")(delete.delete)
 app.command("patch")(patch.patch)
 app.command("stop")(stop.stop)
 app.command("controller")(controller.controller)
+app.command("suspend")(jobcmd.suspend)
+app.command("resume")(jobcmd.resume)
+app.command("terminate")(jobcmd.terminate)
 
 
 def main() -> None:

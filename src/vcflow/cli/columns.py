@@ -5,7 +5,9 @@
   entries, e.g. `2/5`);
 - jobtemplate: NAME, AGE;
 - vcjob: NAME, STATUS, MINAVAILABLE (`.status.minAvailable`), RUNNINGS (`.status.running`),
-  AGE; wide adds QUEUE (`.spec.queue`).
+  AGE; wide adds QUEUE (`.spec.queue`);
+- pod: NAME, READY (ready/total containers), STATUS (phase, or the waiting or terminated
+  reason of a container, or `Terminating`), RESTARTS, AGE; wide adds NODE.
 
 A value the object does not have yet is an empty cell (as kubectl prints a CRD column).
 """
@@ -17,6 +19,7 @@ from datetime import datetime
 
 from vcflow.api.jobflow import JobFlow
 from vcflow.api.meta import Resource
+from vcflow.api.pod import Pod
 from vcflow.api.vcjob import VCJob
 from vcflow.cli import kinds, output
 
@@ -61,6 +64,45 @@ def _queue(obj: Resource, now: datetime) -> str:
     return (spec.queue or "") if spec else ""
 
 
+def _pod_ready(obj: Resource, now: datetime) -> str:
+    if not isinstance(obj, Pod):
+        return ""
+    statuses = (obj.status.container_statuses or []) if obj.status else []
+    total = len(obj.spec.containers or []) if obj.spec else len(statuses)
+    return f"{sum(1 for c in statuses if c.ready)}/{total}"
+
+
+def _pod_status(obj: Resource, now: datetime) -> str:
+    if not isinstance(obj, Pod):
+        return ""
+    if obj.metadata.deletion_timestamp:
+        return "Terminating"
+    status = obj.status
+    for c in (status.container_statuses or []) if status else []:
+        state = c.state
+        if state and state.waiting and state.waiting.reason:
+            return state.waiting.reason
+        if (
+            state
+            and state.terminated
+            and state.terminated.reason
+            and status
+            and (status.phase == "Failed")
+        ):
+            return state.terminated.reason
+    return (status.phase or "") if status else ""
+
+
+def _pod_restarts(obj: Resource, now: datetime) -> str:
+    if not isinstance(obj, Pod) or obj.status is None:
+        return "0"
+    return str(sum(c.restart_count for c in obj.status.container_statuses or []))
+
+
+def _pod_node(obj: Resource, now: datetime) -> str:
+    return (obj.spec.node_name or "") if isinstance(obj, Pod) and obj.spec else ""
+
+
 def _namespace(obj: Resource, now: datetime) -> str:
     return obj.namespace
 
@@ -80,6 +122,14 @@ _COLUMNS: dict[str, list[tuple[str, Cell, bool]]] = {  # (header, cell, wide onl
         ("RUNNINGS", _runnings, False),
         ("AGE", _age, False),
         ("QUEUE", _queue, True),
+    ],
+    kinds.POD.plural: [
+        ("NAME", _name, False),
+        ("READY", _pod_ready, False),
+        ("STATUS", _pod_status, False),
+        ("RESTARTS", _pod_restarts, False),
+        ("AGE", _age, False),
+        ("NODE", _pod_node, True),
     ],
 }
 

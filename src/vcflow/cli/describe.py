@@ -20,8 +20,9 @@ from vcflow.api.event import Event
 from vcflow.api.jobflow import JobFlow
 from vcflow.api.jobtemplate import JobTemplate
 from vcflow.api.meta import Resource
+from vcflow.api.pod import Pod
 from vcflow.api.vcjob import VCJob
-from vcflow.cli import kinds, options, output, sections, statedir
+from vcflow.cli import kinds, options, output, podsections, sections, statedir
 from vcflow.cli.sections import NONE, Text
 from vcflow.store import Store
 
@@ -93,6 +94,8 @@ def render(obj: Resource, events: Sequence[Event], now: datetime) -> str:
         sections.vcjob_sections(obj, text)
     elif isinstance(obj, JobTemplate):
         sections.template_sections(obj, text)
+    elif isinstance(obj, Pod):
+        podsections.pod_sections(obj, text)
     _event_table(events, text, now)
     return text.render()
 

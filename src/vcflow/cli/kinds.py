@@ -16,6 +16,7 @@ from vcflow.api.errors import NotFound
 from vcflow.api.jobflow import JobFlow
 from vcflow.api.jobtemplate import JobTemplate
 from vcflow.api.meta import Resource
+from vcflow.api.pod import Pod
 from vcflow.api.vcjob import VCJob
 
 
@@ -30,14 +31,16 @@ class Kind:
     @property
     def resource(self) -> str:
         """`jobflows.flow.volcano.sh`, kubectl's name for the resource type."""
-        return f"{self.plural}.{self.group}"
+        return f"{self.plural}.{self.group}" if self.group else self.plural
 
     def ref(self, name: str) -> str:
         """`jobflow.flow.volcano.sh/test`, as `-o name` and apply print it."""
-        return f"{self.singular}.{self.group}/{name}"
+        return f"{self.singular}.{self.group}/{name}" if self.group else f"{self.singular}/{name}"
 
     def quoted(self, name: str) -> str:
         """`jobflow.flow.volcano.sh "test"`, as delete prints it."""
+        if not self.group:
+            return f'{self.singular} "{name}"'
         return f'{self.singular}.{self.group} "{name}"'
 
     def not_found(self, name: str) -> NotFound:
@@ -47,19 +50,21 @@ class Kind:
         """Every accepted spelling (compared lower-case)."""
         spelled = {self.singular, self.plural, *self.aliases}
         for word in (self.singular, self.plural):
-            spelled |= {f"{word}.{self.group}", f"{word}.{self.group.split('.')[0]}"}
+            if self.group:
+                spelled |= {f"{word}.{self.group}", f"{word}.{self.group.split('.')[0]}"}
         return spelled
 
 
 JOBFLOW = Kind(JobFlow, "jobflow", "jobflows", names.GROUP_FLOW, ("jf",))
 JOBTEMPLATE = Kind(JobTemplate, "jobtemplate", "jobtemplates", names.GROUP_FLOW, ("jt",))
 VCJOB = Kind(VCJob, "job", "jobs", names.GROUP_BATCH, ("vcjob", "vcjobs", "vj"))
-ALL = (JOBFLOW, JOBTEMPLATE, VCJOB)
+POD = Kind(Pod, "pod", "pods", "", ("po",))
+ALL = (JOBFLOW, JOBTEMPLATE, VCJOB, POD)
 
 #: What `--help` says a KIND argument may be.
 HELP = (
-    "jobflow (jf), jobtemplate (jt) or vcjob (vj; also job, meaning the Volcano batch job); "
-    "singular, plural or full (jobflows.flow.volcano.sh)"
+    "jobflow (jf), jobtemplate (jt), vcjob (vj; also job, meaning the Volcano batch job) or "
+    "pod (po); singular, plural or full (jobflows.flow.volcano.sh)"
 )
 
 _BY_NAME = {spelling: kind for kind in ALL for spelling in kind.names()}

@@ -167,11 +167,27 @@ def vcjob_sections(job: VCJob, text: Text) -> None:
             ("Running", str(status.running or 0)),
             ("Succeeded", str(status.succeeded or 0)),
             ("Failed", str(status.failed or 0)),
+            ("Terminating", str(status.terminating or 0)),
+            ("Unknown", str(status.unknown or 0)),
+            ("Version", str(status.version or 0)),
             ("Retry Count", str(status.retry_count or 0)),
             ("Running Duration", _or_none(status.running_duration)),
+            ("Last Transition", _or_none(state.last_transition_time if state else None)),
         ],
         1,
     )
+    counts = status.task_status_count or {}
+    if counts:
+        text.heading("Task Status Count", 1)
+        rows = [
+            [task, ", ".join(f"{p}={n}" for p, n in sorted((c.phase or {}).items())) or NONE]
+            for task, c in sorted(counts.items())
+        ]
+        text.table(["TASK", "PODS"], rows, 2)
+    if status.conditions:
+        text.heading("Conditions", 1)
+        rows = [[c.status or "", c.last_transition_time or ""] for c in status.conditions]
+        text.table(["STATUS", "LAST TRANSITION"], rows, 2)
 
 
 def template_sections(template: JobTemplate, text: Text) -> None:

@@ -49,9 +49,8 @@ class TemplateController:
             return
         jobs = self.store.list(VCJob, namespace, reconcile.selector(template))
         status = reconcile.template_status(template, jobs)
-        old = template.status.to_dict() if template.status else {}
-        new = status.to_dict() if status else {}
-        if old.get("jobDependsOnList") == new.get("jobDependsOnList"):
+        old = template.status.job_depends_on_list if template.status else None
+        if old == (status.job_depends_on_list if status else None):
             return
         template.status = status
         self.store.update_status(template)

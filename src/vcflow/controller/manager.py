@@ -52,37 +52,56 @@ class Manager:
             self.rv = event.resource_version
         return len(events)
 
-    def step(self) -> bool:
-        """Read events, then sync one ready key per controller; True if anything happened."""
+    def step(self, *, flush: bool = True) -> bool:
+        """Read events, then sync one ready key per controller; True if anything happened.
+
+        Idle (no event, no ready key), it writes the flow statuses its syncs left dirty — all
+        of them, or with `flush=False` only once they are due — so a `settle()` ends with
+        every status written; during a long burst it writes them whenever they are due
+        (`FlowController.flush_due`)."""
         if not self.started:
             self.start()
         worked = self.pump() > 0
         for controller in self.controllers:
             worked |= controller.process_one()
-        return worked
+        if not worked:
+            return self.flows.flush() if flush or self.flows.flush_due() else False
+        if self.flows.flush_due():
+            self.flows.flush()
+        return True
 
-    def settle(self, *, max_steps: int = 10_000_000) -> None:
-        """Work until no event is unread and no key is ready now (delayed keys wait)."""
+    def settle(self, *, max_steps: int = 10_000_000, flush: bool = True) -> None:
+        """Work until no event is unread, no key is ready now (delayed keys wait) and every
+        flow's status is written (with `flush=False`: every status that is due)."""
         was_enabled = gc.isenabled()
         gc.disable()
         try:
             for _ in range(max_steps):
-                if not self.step():
+                if not self.step(flush=flush):
                     return
         finally:
             if was_enabled:
                 gc.enable()
 
     def next_due(self) -> float | None:
-        """Monotonic time of the earliest delayed key of any controller."""
+        """Monotonic time of the earliest delayed key of any controller, or of the flow
+        statuses a `settle(flush=False)` left to write when they are due."""
         dues = [d for d in (self.flows.queue.next_due(), self.templates.queue.next_due()) if d]
+        flush_in = self.flows.flush_wait()  # (wall-clock seconds)
+        if flush_in is not None:
+            dues.append(self.clock.monotonic() + flush_in)
         return min(dues) if dues else None
 
     def run(self, stop: Callable[[], bool], *, poll: float = 0.5) -> None:
-        """Work until `stop()` is true, sleeping on the store between bursts."""
+        """Work until `stop()` is true, sleeping on the store between bursts; then settle.
+
+        Between bursts a flow's status is written once it is due, not at every lull: a
+        flow whose jobs finish one by one (a long chain of real jobs) would otherwise have
+        its whole status rewritten — and logged for watchers — at every job."""
         while not stop():
-            self.settle()
+            self.settle(flush=False)
             due = self.next_due()
-            wait = poll if due is None else max(0.0, min(poll, due - self.clock.monotonic()))
+            wait = poll if due is None else min(poll, due - self.clock.monotonic())
             if wait > 0:
                 self.store.wait(self.rv, wait)
+        self.settle()

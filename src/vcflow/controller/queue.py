@@ -72,6 +72,10 @@ class WorkQueue(Generic[K]):
             heapq.heappop(self._delayed)
         return self._delayed[0][0] if self._delayed else None
 
+    def is_ready(self, key: K) -> bool:
+        """`key` is queued to run now (not only after a delay)."""
+        return key in self._ready
+
     def has_ready(self) -> bool:
         self._promote()
         return bool(self._ready)

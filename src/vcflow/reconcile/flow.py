@@ -16,11 +16,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from vcflow.api import clock, names
-from vcflow.api.jobflow import (
-    Condition,
-    JobFlow,
-    JobFlowStatus,
-)
+from vcflow.api.jobflow import JobFlow, JobFlowStatus
 from vcflow.api.jobtemplate import JobTemplate
 from vcflow.api.phases import FlowPhase, JobPhase, RetainPolicy
 from vcflow.api.vcjob import VCJob
@@ -37,6 +33,15 @@ JOB_DELETED = "JobDeleted"
 #: flow ends Failed (SEMANTICS rows 7, 11).
 STOP_ANNOTATION = "vcflow.io/stop"
 _FINAL = (FlowPhase.SUCCEED, FlowPhase.FAILED)
+#: The status lists in the model's field order (`JobFlowStatus`).
+_STATUS_LISTS = (
+    "pendingJobs",
+    "runningJobs",
+    "failedJobs",
+    "completedJobs",
+    "terminatedJobs",
+    "unKnowJobs",
+)
 
 
 @dataclass
@@ -251,40 +256,50 @@ class FlowIndex:
     def status(self) -> JobFlowStatus:
         """The status to write: lists, conditions (with Waiting entries, row 18),
         jobStatusList (cumulative) and the phase. O(entries + edges)."""
+        return JobFlowStatus.model_validate(self.status_data())
+
+    def status_data(self) -> dict[str, Any]:
+        """`status()` in wire form, built from plain dicts (no model per entry): what the
+        controller compares with the last status written, and validates only to write it.
+
+        The result shares the history items with the index; they are never changed in
+        place (`_record_history` replaces them), so a rendered status stays as rendered.
+        """
         lists: dict[str, list[str]] = {}
-        conditions: dict[str, Condition] = {}
+        conditions: dict[str, dict[str, Any]] = {}
         for entry in self.entries.values():
             if entry.phase is not None and (entry.observed or entry.gone):
                 lists.setdefault(phases.status_list(entry.phase), []).append(entry.job)
-                cond = {k: v for k, v in entry.condition.items() if v is not None}
-                cond["phase"] = entry.phase
+                cond = {"phase": str(entry.phase)}  # the model's field order, phase first
+                cond.update((k, v) for k, v in entry.condition.items() if v is not None)
+                cond["phase"] = str(entry.phase)
                 if entry.reason == JOB_DELETED:
                     cond["reason"], cond["message"] = entry.reason, entry.message
-                conditions[entry.job] = Condition.model_validate(cond)
+                conditions[entry.job] = cond
             elif not entry.has_job or entry.reason == NAME_CONFLICT:
                 conditions[entry.job] = self._waiting_condition(entry)
-        data: dict[str, Any] = {k: v for k, v in lists.items() if v}
+        data: dict[str, Any] = {k: lists[k] for k in _STATUS_LISTS if lists.get(k)}
         if self.history:
             data["jobStatusList"] = list(self.history.values())
         if conditions:
-            data["conditions"] = {k: v.to_dict() for k, v in conditions.items()}
+            data["conditions"] = conditions
         data["state"] = {"phase": str(self.phase)}
-        return JobFlowStatus.model_validate(data)
+        return data
 
-    def _waiting_condition(self, entry: Entry) -> Condition:
+    def _waiting_condition(self, entry: Entry) -> dict[str, Any]:
         if entry.reason:
-            return Condition(phase=WAITING, reason=entry.reason, message=entry.message)
+            return {"phase": WAITING, "reason": entry.reason, "message": entry.message}
         waiting_for = [
             t
             for t in entry.targets
             if t not in self.entries or self.entries[t].phase != JobPhase.COMPLETED
         ]
         word = "any of" if entry.any_of else "all of"
-        return Condition(
-            phase=WAITING,
-            reason=DEPENDENCIES,
-            message=f"waiting for {word}: {', '.join(waiting_for)}",
-        )
+        return {
+            "phase": WAITING,
+            "reason": DEPENDENCIES,
+            "message": f"waiting for {word}: {', '.join(waiting_for)}",
+        }
 
     # -- bookkeeping -----------------------------------------------------------------------
 
@@ -324,16 +339,17 @@ class FlowIndex:
     ) -> None:
         """Volcano's jobStatusList rules (reference §3.7), with the controller's time."""
         stamp = clock.rfc3339(now)
-        item = self.history.get(entry.job, {"name": entry.job})
+        # Copy on write: rendered statuses share these dicts (`status_data`).
+        item = dict(self.history.get(entry.job, {"name": entry.job}))
         item["state"] = phase or None
         if job is not None:
             item["startTimestamp"] = job.metadata.creation_timestamp
             item["endTimestamp"] = _end_time(job)
             item["restartCount"] = retry or 0
-        histories = item.get("runningHistories") or []
+        histories = list(item.get("runningHistories") or [])
         if phase and (not histories or histories[-1].get("state") != phase):
             if histories:
-                histories[-1]["endTimestamp"] = stamp
+                histories[-1] = {**histories[-1], "endTimestamp": stamp}
             histories.append({"startTimestamp": stamp, "endTimestamp": None, "state": phase})
         item["runningHistories"] = histories or None
         if phase or entry.job in self.history:

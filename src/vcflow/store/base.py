@@ -14,13 +14,15 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from vcflow.api import loading
+from vcflow.api.command import Command
 from vcflow.api.errors import FieldError, InputError, StoreError
 from vcflow.api.event import Event
 from vcflow.api.jobtemplate import JobTemplate
 from vcflow.api.meta import Resource
+from vcflow.api.pod import Pod
 from vcflow.api.vcjob import spec_defaults_applied
 
 R = TypeVar("R", bound=Resource)
@@ -178,7 +180,9 @@ SelectorLike = str | Mapping[str, str] | Selector | None
 
 # --- kinds -------------------------------------------------------------------------------
 
-Defaulter = Callable[[Resource], None]
+#: Fills defaults in a model in place; returning False says it changed nothing (the store
+#: then keeps the data as given instead of dumping the model again).
+Defaulter = Callable[[Resource], bool | None]
 
 
 @dataclass(frozen=True)
@@ -248,10 +252,14 @@ class KindRegistry:
         return KindRegistry(dict(self._by_pair), dict(self._by_model))
 
 
-def _template_defaults(obj: Resource) -> None:
+def _template_defaults(obj: Resource) -> bool:
     """CRD defaulting of a JobTemplate's spec (conformance README, controller model 7)."""
-    if isinstance(obj, JobTemplate) and obj.spec is not None:
-        obj.spec = spec_defaults_applied(obj.spec)
+    if not isinstance(obj, JobTemplate) or obj.spec is None:
+        return False
+    if obj.spec.queue is not None and obj.spec.max_retry is not None:
+        return False  # already defaulted (every stored template): nothing to copy
+    obj.spec = spec_defaults_applied(obj.spec)
+    return True
 
 
 def default_kinds() -> KindRegistry:
@@ -259,7 +267,8 @@ def default_kinds() -> KindRegistry:
     registry = KindRegistry()
     for model in loading.MODELS.values():
         registry.register(model, defaulter=_template_defaults if model is JobTemplate else None)
-    registry.register(Event)
+    for model in (Event, Pod, Command):
+        registry.register(model)
     return registry
 
 
@@ -296,6 +305,18 @@ class Store(Protocol):
 
     def update_status(self, obj: R) -> R:
         """Replace only the status (the status subresource); no admission."""
+
+    def update_status_data(
+        self,
+        kind: type[R],
+        namespace: str,
+        name: str,
+        status: Mapping[str, Any] | None,
+        *,
+        resource_version: str = "",
+        uid: str = "",
+    ) -> R:
+        """`update_status` with the status in wire form (validated all the same)."""
 
     def delete(
         self,

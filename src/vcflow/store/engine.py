@@ -31,16 +31,16 @@ import json
 import secrets
 import string
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import cast
+from typing import Any, cast
 
 import pydantic
 
 from vcflow.api import loading, names
 from vcflow.api.clock import rfc3339
 from vcflow.api.errors import AlreadyExists, Conflict, FieldError, NotFound, ValidationFailed
-from vcflow.api.meta import ObjectMeta, Resource
+from vcflow.api.meta import Resource
 from vcflow.store import admit, wire
 from vcflow.store.backend import Backend, parse
 from vcflow.store.base import ApplyResult, EventType, KindInfo, Outcome, R
@@ -73,7 +73,7 @@ class StoreEngine(Backend):
         info = self.kinds.of(obj)
         with self.transaction():
             row = self._require(info, obj.namespace, obj.name)
-            _check_preconditions(info, row, obj.metadata)
+            _check_preconditions(info, row, obj.metadata.resource_version, obj.metadata.uid)
             old = json.loads(row.data)
             model, data = _validated(info, wire.merged_update(old, wire.incoming(obj)))
             _bump_generation(old, data, model)
@@ -84,12 +84,39 @@ class StoreEngine(Backend):
     def update_status(self, obj: R) -> R:
         """Replace only the status (the status subresource); no admission."""
         info = self.kinds.of(obj)
+        meta = obj.metadata
+        status = wire.status_of(obj)  # the status only: a big spec is not dumped
+        written = self._write_status(
+            info, obj.namespace, obj.name, status, meta.resource_version, meta.uid
+        )
+        return cast(R, written)
+
+    def update_status_data(
+        self,
+        kind: type[R],
+        namespace: str,
+        name: str,
+        status: Mapping[str, Any] | None,
+        *,
+        resource_version: str = "",
+        uid: str = "",
+    ) -> R:
+        """`update_status` with the status in wire form, for a controller that renders a big
+        status as data (no model of it to build and dump); same preconditions, and the
+        status is validated with the object as always."""
+        info = self.kinds.of_model(kind)
+        data = {"status": None if status is None else dict(status)}
+        return cast(R, self._write_status(info, namespace, name, data, resource_version, uid))
+
+    def _write_status(
+        self, info: KindInfo, namespace: str, name: str, new: Data, resource_version: str, uid: str
+    ) -> Resource:
         with self.transaction():
-            row = self._require(info, obj.namespace, obj.name)
-            _check_preconditions(info, row, obj.metadata)
+            row = self._require(info, namespace, name)
+            _check_preconditions(info, row, resource_version, uid)
             old = json.loads(row.data)
-            model, data = _validated(info, wire.merged_status(old, obj.to_dict()))
-            return cast(R, self._replace(info, row, old, model, data))
+            model, data = _validated(info, wire.merged_status(old, new))
+            return self._replace(info, row, old, model, data)
 
     def delete(
         self,
@@ -267,8 +294,7 @@ def _validated(info: KindInfo, data: Data) -> tuple[Resource, Data]:
                 for path, _, message in loading.schema_errors(exc, data)
             ]
         ) from None
-    if info.defaulter is not None:
-        info.defaulter(model)
+    if info.defaulter is not None and info.defaulter(model) is not False:
         data = model.to_dict()
     return model, data
 
@@ -280,12 +306,12 @@ def _bump_generation(old: Data, data: Data, model: Resource) -> None:
         model.metadata.generation = generation
 
 
-def _check_preconditions(info: KindInfo, row: Row, meta: ObjectMeta) -> None:
-    if meta.resource_version and meta.resource_version != str(row.rv):
-        raise Conflict(_conflict_message(info, row, meta.resource_version))
-    if meta.uid and meta.uid != row.uid:
+def _check_preconditions(info: KindInfo, row: Row, resource_version: str, uid: str) -> None:
+    if resource_version and resource_version != str(row.rv):
+        raise Conflict(_conflict_message(info, row, resource_version))
+    if uid and uid != row.uid:
         raise Conflict(
-            f"{info.describe(row.namespace, row.name)}: uid {meta.uid} is not the stored "
+            f"{info.describe(row.namespace, row.name)}: uid {uid} is not the stored "
             f"object's ({row.uid}): it was deleted and created again"
         )
 

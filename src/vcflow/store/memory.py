@@ -78,7 +78,7 @@ class MemoryStore(StoreEngine):
         wanted = None if kinds is None else set(kinds)
         matching = (
             e
-            for e in islice(self._events, start, None)
+            for e in self._events[start:]  # (islice would step over the first `start`)
             if (wanted is None or e.kind in wanted)
             and (namespace is None or e.namespace == namespace)
         )

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from vcflow.api.meta import Resource
+from vcflow.api.meta import Resource, WireModel
 
 Data = dict[str, Any]
 
@@ -23,16 +23,17 @@ SERVER_FIELDS = (
     "deletionTimestamp",
 )
 _IDENTITY = ("apiVersion", "kind", "metadata", "status")
-#: metadata a client writes; `incoming` keeps them even when only mutated in place.
-_CLIENT_FIELDS = (
-    "name",
-    "generateName",
-    "namespace",
-    "labels",
-    "annotations",
-    "ownerReferences",
-    "finalizers",
-)
+#: metadata a client writes (wire name → attribute); `incoming` keeps them even when only
+#: mutated in place.
+_CLIENT_FIELDS = {
+    "name": "name",
+    "generateName": "generate_name",
+    "namespace": "namespace",
+    "labels": "labels",
+    "annotations": "annotations",
+    "ownerReferences": "owner_references",
+    "finalizers": "finalizers",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,11 +74,29 @@ def incoming(obj: Resource) -> Data:
     """
     data = obj.to_dict()
     meta = data.setdefault("metadata", {})
-    current = obj.metadata.model_dump(by_alias=True, mode="json", exclude_none=True)
-    for key in _CLIENT_FIELDS:
-        if current.get(key) and key not in meta:
-            meta[key] = current[key]
+    missing = [
+        key
+        for key, attr in _CLIENT_FIELDS.items()
+        if key not in meta and getattr(obj.metadata, attr)
+    ]
+    if missing:  # dump the metadata again only when the first dump may have lost some
+        current = obj.metadata.model_dump(by_alias=True, mode="json", exclude_none=True)
+        for key in missing:
+            if current.get(key):
+                meta[key] = current[key]
     return data
+
+
+def status_of(obj: Resource) -> Data:
+    """The `status` part of `obj.to_dict()` (`{}` when it has none), without dumping the
+    rest of the object: what `update_status` needs of the client's object."""
+    field = type(obj).model_fields.get("status")
+    status = getattr(obj, "status", None)
+    if field is None or field.default is not None or not isinstance(status, WireModel | None):
+        return {k: v for k, v in obj.to_dict().items() if k == "status"}
+    if status is None:
+        return {"status": None} if "status" in obj.model_fields_set else {}
+    return {"status": status.to_dict()}
 
 
 def to_row(kind: str, data: Data, rv: int) -> Row:
