@@ -27,8 +27,10 @@ from vcflow.cli import (
     describe,
     get,
     jobcmd,
+    logs,
     options,
     patch,
+    run,
     statedir,
     stop,
     validate,
@@ -121,6 +123,8 @@ app.command("controller")(controller.controller)
 app.command("suspend")(jobcmd.suspend)
 app.command("resume")(jobcmd.resume)
 app.command("terminate")(jobcmd.terminate)
+app.command("run")(run.run)
+app.command("logs")(logs.logs)
 
 
 def main() -> None:

@@ -1,0 +1,362 @@
+"""The runtime shell: watches vcjobs, pods and Commands in the store and carries out the pure
+vcjob runtime's decisions (`vcflow.reconcile.vcjob`, see its package docstring for the
+contract) with real processes. It meets the JobFlow controller only through the store.
+This module is the job controller's and the scheduler's side; `podshell.PodShell`, its base,
+the kubelet's (pod cache, processes, pod status).
+
+Per job it keeps a `JobRecord` (the stored vcjob with the webhook's defaults, the PodGroup
+state, the delayed actions, the scheduler's verdict, the job's pods by name); one FIFO of
+(job, request) serves every job. The pod cache is written through: each write's result is
+observed at once (the requests it causes are queued then), and the store's events for
+writes already seen (by resourceVersion) are skipped, so other writers' changes — the
+controller's vcjobs, the garbage collector's deletions, Commands — are the only ones the
+watch adds. A job's status is written once per burst (`flush`, when idle), however many
+requests changed it.
+
+Pods are created with a finalizer (`kubelet_bridge.FINALIZER`): a deleted pod stays
+Terminating until its processes ended; then the runtime removes the finalizer (the store
+removes the pod) and the pod directory. `settle()` works until idle: requests, due timers
+(delayed actions, `ttlSecondsAfterFinished`; `activeDeadlineSeconds` is the supervisor's),
+Terminating pods, process changes, the store's events, one gang-scheduler pass, the status
+flush.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections import deque
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from vcflow.api import clock as clocks
+from vcflow.api import names
+from vcflow.api.command import Command
+from vcflow.api.errors import Conflict, NotFound
+from vcflow.api.meta import Resource
+from vcflow.api.phases import Action
+from vcflow.api.pod import Pod
+from vcflow.api.vcjob import VCJob
+from vcflow.reconcile.vcjob import events, gang, kubelet, lifecycle, ttl
+from vcflow.reconcile.vcjob import resources as jobres
+from vcflow.reconcile.vcjob.model import Decision, DelayedAction, Group, JobContext
+from vcflow.reconcile.vcjob.model import Request as JobRequest
+from vcflow.reconcile.vcjob.spec import with_defaults
+from vcflow.runtime import kubelet_bridge as bridge
+from vcflow.runtime.pods import PodRunner
+from vcflow.runtime.podshell import PodShell, launched_uid
+from vcflow.store.base import EventType, Expired, Store, WatchEvent
+
+Key = names.ObjectKey
+#: Called with a vcjob whenever the runtime sees it change, and with `deleted=True` last.
+Observer = Callable[[VCJob, bool], None]
+WATCHED: tuple[type[Resource], ...] = (VCJob, Pod, Command)
+
+
+@dataclass
+class JobRecord:
+    job: VCJob
+    group: Group = Group.NONE
+    delayed: dict[str, DelayedAction] = field(default_factory=dict)
+    unschedulable: str = ""
+    pods: dict[str, Pod] = field(default_factory=dict)
+
+
+def _rv(obj: Resource) -> int:
+    text = obj.metadata.resource_version
+    return int(text) if text and text.isdigit() else 0
+
+
+class Executor(PodShell):
+    def __init__(
+        self,
+        store: Store,
+        runner: PodRunner,
+        *,
+        capacity: jobres.Capacity = jobres.UNLIMITED,
+        priorities: Mapping[str, int] | None = None,
+        clock: clocks.Clock | None = None,
+        observer: Observer | None = None,
+    ) -> None:
+        super().__init__(store, runner, clock or clocks.SystemClock())
+        self.capacity = capacity
+        self.priorities = dict(priorities or {})
+        self.observer = observer
+        self.jobs: dict[Key, JobRecord] = {}
+        self.queue: deque[tuple[Key, JobRequest]] = deque()
+        self.timed: set[Key] = set()  # jobs with a delayed action or a TTL
+        self.unwritten: set[Key] = set()  # jobs whose status changed since the last flush
+        self.rv = 0
+        self.started = False
+
+    def _job(self, key: Key) -> VCJob | None:
+        record = self.jobs.get(key)
+        return record.job if record is not None else None
+
+    def _enqueue(self, key: Key, request: JobRequest) -> None:
+        self.queue.append((key, request))
+
+    # -- start and watch ------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Resync from the store: every vcjob gets a sync request, every placed pod that
+        has not ended is adopted (or launched, if it never was), every Command is run."""
+        self.rv = self.store.resource_version()
+        for pod in self.store.list(Pod):
+            self._cache_pod(pod)
+        for job in self.store.list(VCJob):
+            record = self._add_job(job)
+            if any(p.placed and not p.deleting for p in record.pods.values()):
+                record.group = Group.ADMITTED
+        for pod in list(self.pods.values()):
+            if pod.placed and (pod.deleting or pod.phase in kubelet.ALIVE):
+                handle = self.runner.adopt(pod.namespace, pod.name)
+                if handle is not None and launched_uid(handle) == pod.metadata.uid:
+                    self._track(pod.key, handle)
+                    self._sync_status(pod.key, handle)
+                elif not pod.deleting:
+                    self._launch(pod)
+        for command in self.store.list(Command):
+            self._command(command)
+        self.started = True
+
+    def pump(self) -> int:
+        """Turn the store's events since the last call into requests."""
+        try:
+            found = self.store.events_since(self.rv, kinds=WATCHED)
+        except Expired:
+            self._reset()
+            return 1
+        for event in found:
+            self._event(event)
+            self.rv = event.resource_version
+        return len(found)
+
+    def _reset(self) -> None:
+        self.jobs.clear()
+        self.pods.clear()
+        self.by_job.clear()
+        self.queue.clear()
+        self.live.clear()
+        self.deleting.clear()
+        self.timed.clear()
+        self.start()
+
+    def _event(self, event: WatchEvent) -> None:
+        obj = event.object
+        if isinstance(obj, Pod):
+            cached = self.pods.get(obj.key)
+            if event.type is EventType.DELETED:
+                if cached is not None and cached.metadata.uid == obj.metadata.uid:
+                    self._pod_gone(obj.key, cached)
+            elif cached is None or _rv(cached) < event.resource_version:
+                self._observe_pod(obj)
+        elif isinstance(obj, VCJob):
+            record = self.jobs.get(obj.key)
+            if event.type is EventType.DELETED:
+                if record is not None and record.job.metadata.uid == obj.metadata.uid:
+                    self._job_gone(obj.key)
+            elif record is None or record.job.metadata.uid != obj.metadata.uid:
+                if record is not None:
+                    self._job_gone(obj.key)
+                self._add_job(obj)
+            elif _rv(record.job) < event.resource_version:
+                old, record.job = record.job, with_defaults(obj)
+                self.dirty = True
+                self._job_changed(obj.key, record)
+                request = events.job_updated(old, record.job)
+                if request is not None:
+                    self.queue.append((obj.key, request))
+        elif isinstance(obj, Command) and event.type is EventType.ADDED:
+            self._command(obj)
+
+    def _add_job(self, job: VCJob) -> JobRecord:
+        key = job.key
+        record = JobRecord(with_defaults(job), pods=self.by_job.setdefault(key, {}))
+        self.jobs[key] = record
+        self._job_changed(key, record)
+        self.queue.append((key, events.job_created(record.job)))
+        return record
+
+    def _job_changed(self, key: Key, record: JobRecord) -> None:
+        if record.delayed or ttl.expires_at(record.job) is not None:
+            self.timed.add(key)
+        else:
+            self.timed.discard(key)
+        if self.observer is not None:
+            self.observer(record.job, False)
+
+    def _job_gone(self, key: Key) -> None:
+        record = self.jobs.pop(key, None)
+        self.timed.discard(key)
+        self.dirty = True
+        if not self.by_job.get(key):
+            self.by_job.pop(key, None)
+        if any(k == key for k, _ in self.queue):
+            self.queue = deque((k, r) for k, r in self.queue if k != key)
+        if record is not None and self.observer is not None:
+            self.observer(record.job, True)
+
+    def _command(self, command: Command) -> None:
+        target = command.target_object
+        record = self.jobs.get(names.object_key(command.namespace, target.name)) if target else None
+        if record is not None and target is not None:
+            if not target.uid or target.uid == record.job.metadata.uid:
+                with contextlib.suppress(ValueError):
+                    request = events.command(Action(command.action), record.job)
+                    self.queue.append((record.job.key, request))
+        with contextlib.suppress(NotFound):
+            self.store.delete(Command, command.namespace, command.name, force=True)
+
+    # -- the settle loop ------------------------------------------------------------------
+
+    def settle(self, *, max_steps: int = 10_000_000) -> bool:
+        """Work until idle; True if anything happened."""
+        if not self.started:
+            self.start()
+        worked = False
+        for _ in range(max_steps):
+            if self.queue:
+                self._handle(*self.queue.popleft())
+            elif not (
+                self._fire_timers()
+                or self._reap_terminating()
+                or self.poll(0)
+                or self.pump()
+                or self._schedule()
+                or self.flush()
+            ):
+                return worked
+            worked = True
+        raise RuntimeError(f"the runtime did not settle within {max_steps} steps")
+
+    def _handle(self, key: Key, request: JobRequest) -> None:
+        record = self.jobs.get(key)
+        if record is None:
+            return
+        ctx = JobContext(
+            record.job, dict(record.pods), record.group, dict(record.delayed), record.unschedulable
+        )
+        self._apply(key, record, lifecycle.handle(ctx, request, self.clock.now()))
+
+    def _apply(self, key: Key, record: JobRecord, decision: Decision) -> None:
+        job = record.job
+        if decision.group is not record.group or decision.status.phase != job.phase:
+            self.dirty = True
+        for name in decision.delete:
+            pod = record.pods.get(name)
+            if pod is not None and not pod.deleting:
+                self._delete_pod(pod)
+        for pod in decision.create:
+            created = pod.clone()
+            created.metadata.finalizers = [bridge.FINALIZER]
+            self._observe_pod(self.store.create(created, admit=False))
+        record.group = decision.group
+        record.delayed = dict(decision.delayed)
+        for note in decision.events:
+            self.recorder.record(job, note.type, note.reason, note.message)
+        if job.status != decision.status:
+            # A shallow copy (the spec is shared, never modified), written at `flush`.
+            record.job = job.model_copy(update={"status": decision.status})
+            self.unwritten.add(key)
+            if record.job.phase != job.phase:  # = events.job_updated, spec unchanged
+                self.queue.append((key, JobRequest(job_uid=job.metadata.uid)))
+        self._job_changed(key, record)
+
+    def flush(self) -> bool:
+        """Write the job statuses changed since the last flush (one write per job however
+        many requests changed it); True if any was written."""
+        worked = False
+        for key in sorted(self.unwritten):
+            record = self.jobs.get(key)
+            if record is None:
+                continue
+            job = record.job
+            status = job.status.to_dict() if job.status else {}
+            try:
+                written = self.store.update_status_data(
+                    VCJob, job.namespace, job.name, status, uid=job.metadata.uid
+                )
+            except (NotFound, Conflict):
+                continue  # deleted (or replaced): its events say so
+            meta = job.metadata.model_copy(
+                update={"resource_version": written.metadata.resource_version}
+            )
+            record.job = job.model_copy(update={"metadata": meta})
+            worked = True
+        self.unwritten.clear()
+        return worked
+
+    # -- timers ---------------------------------------------------------------------------
+
+    def next_wakeup(self) -> float | None:
+        """Seconds until the earliest timer (0 if one is due), None without timers."""
+        now = self.clock.now()
+        dues = [d for key in self.timed for d in self._dues(self.jobs[key])]
+        if not dues:
+            return None
+        return max(0.0, (min(dues) - now).total_seconds())
+
+    @staticmethod
+    def _dues(record: JobRecord) -> list[datetime]:
+        out = [d.due for d in record.delayed.values()]
+        expiry = ttl.expires_at(record.job)
+        if expiry is not None:
+            out.append(expiry)
+        return out
+
+    def _fire_timers(self) -> bool:
+        if not self.timed:
+            return False
+        now = self.clock.now()
+        for key in sorted(self.timed):
+            record = self.jobs[key]
+            for name, delayed in sorted(record.delayed.items(), key=lambda i: i[1].due):
+                if delayed.due <= now:
+                    del record.delayed[name]
+                    self._job_changed(key, record)
+                    self.queue.append((key, events.delayed_due(delayed)))
+                    return True
+            expiry = ttl.expires_at(record.job)
+            if expiry is not None and expiry <= now:
+                job = record.job
+                with contextlib.suppress(NotFound):
+                    self.store.delete(VCJob, job.namespace, job.name, force=True)
+                self._job_gone(key)
+                return True
+        return False
+
+    # -- the scheduler --------------------------------------------------------------------
+
+    def _schedule(self) -> bool:
+        if not self.dirty:
+            return False
+        self.dirty = False
+        wanting = [r for r in self.jobs.values() if r.group is not Group.NONE]
+        wanting = [r for r in wanting if r.job.phase in gang.SYNCING]
+        if not wanting:
+            return False
+        chosen = {k: self.pods[k] for k in self.live}
+        for record in wanting:
+            chosen.update({p.key: p for p in record.pods.values()})
+        placement = gang.schedule(
+            [gang.GangJob(r.job, r.group) for r in wanting],
+            chosen.values(),
+            self.capacity,
+            self.priorities,
+        )
+        changed = False
+        for key in placement.admitted:
+            self.jobs[key].group = Group.ADMITTED
+            self.queue.append((key, events.group_changed()))
+            changed = True
+        for key in placement.placed:
+            self._place(self.pods[key])
+            changed = True
+        for key, why in placement.unschedulable.items():
+            record = self.jobs[key]
+            if record.unschedulable != why:
+                record.unschedulable = why
+                self.queue.append((key, events.group_changed()))
+                changed = True
+        return changed

@@ -1,0 +1,187 @@
+"""Between the store's pod objects and the pod processes (`pods.PodRunner`): what a placed
+pod is launched with, how a process's `RunStatus` becomes the pod's `status`, and the
+`v1 Event`s the runtime records on vcjobs.
+
+- **Launch.** The pod's spec as the job controller built it (`reconcile.vcjob.pods`), with
+  the svc plugin's ConfigMap made local: its data is written under the pod directory
+  (`etc/volcano/<key>`, where Volcano mounts it at `/etc/volcano`) and every
+  `configMapKeyRef` to it is replaced by its value (one that does not resolve is dropped,
+  as `pods.container_env` does). The ssh plugin's key pair is not made locally.
+- **Status.** `RunStatus.wire` (kubelet-style: phase, startTime, containerStatuses…) plus
+  the pod conditions the kubelet would set (PodScheduled; Initialized, ContainersReady and
+  Ready while every container is ready). Nothing is written before a supervisor claimed the
+  pod: the status `kubelet.place` wrote stays.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from vcflow.api import clock as clocks
+from vcflow.api.event import Event, EventSource, ObjectReference
+from vcflow.api.meta import ObjectMeta, Resource
+from vcflow.api.phases import PodPhase
+from vcflow.api.pod import Pod, PodSpec
+from vcflow.api.vcjob import VCJob
+from vcflow.reconcile.vcjob import kubelet, pods
+from vcflow.runtime.launch import PodFile, PodRequest
+from vcflow.runtime.status import RunStatus
+from vcflow.store.base import Store
+
+#: Kept on every pod the runtime creates, so a deleted pod stays (Terminating, with its
+#: deletionTimestamp) until its processes have ended; the runtime then removes it.
+FINALIZER = "vcflow.io/pod-process"
+SVC_DIR = "etc/volcano"
+COMPONENT = "vc-controller-manager"
+DEFAULT_GRACE = 30.0
+#: The exit code a container that could not be started reports (as a runtime would).
+CANNOT_RUN = 128
+
+
+def pod_request(pod: Pod, job: VCJob | None) -> PodRequest:
+    """What `PodRunner.launch` needs to run `pod` (a placed pod of `job`)."""
+    svc = pods.svc_files(job) if job is not None else {}
+    spec = PodSpec.model_validate((pod.spec or PodSpec()).to_dict())
+    for container in [*(spec.containers or []), *(spec.init_containers or [])]:
+        if container.env:
+            kept = []
+            for var in container.env:
+                ref = (var.value_from or {}).get("configMapKeyRef")
+                if isinstance(ref, Mapping):
+                    value = svc.get(str(ref.get("key")))
+                    if value is None:
+                        continue
+                    var = var.clone()
+                    var.value, var.value_from = value, None
+                kept.append(var)
+            container.env = kept
+    files = {f"{SVC_DIR}/{key}": PodFile(text) for key, text in svc.items()}
+    meta = pod.metadata
+    return PodRequest(
+        namespace=pod.namespace,
+        name=pod.name,
+        spec=spec,
+        uid=meta.uid,
+        labels=dict(meta.labels),
+        annotations=dict(meta.annotations),
+        files=files,
+        node_name=spec.node_name or kubelet.NODE,
+    )
+
+
+def status_data(pod: Pod, run: RunStatus, now: datetime) -> dict[str, Any] | None:
+    """The pod's new status (wire form) from its process status; None when there is
+    nothing to write (not claimed yet, or unchanged)."""
+    if not run.claimed and not run.lost:
+        return None
+    data = dict(run.wire)
+    data.pop("conditions", None)
+    old = pod.status.to_dict() if pod.status else {}
+    data["conditions"] = _conditions(data, old.get("conditions") or [], now)
+    if not data.get("startTime") and old.get("startTime"):
+        data["startTime"] = old["startTime"]
+    return None if data == old else data
+
+
+def launch_failed(pod: Pod, message: str, now: datetime) -> dict[str, Any]:
+    """The status of a pod that cannot be started here: Failed, its first container
+    terminated with `CANNOT_RUN` (so the job's policies see a failure)."""
+    stamp = clocks.rfc3339(now)
+    containers = (pod.spec.containers or []) if pod.spec else []
+    terminated = {
+        "exitCode": CANNOT_RUN,
+        "reason": "ContainerCannotRun",
+        "message": message,
+        "finishedAt": stamp,
+    }
+    return {
+        "phase": PodPhase.FAILED,
+        "reason": "LaunchError",
+        "message": message,
+        "startTime": (pod.status.start_time if pod.status else None) or stamp,
+        "conditions": [_condition("PodScheduled", "True", stamp)],
+        "containerStatuses": [
+            {
+                "name": c.name or "",
+                "ready": False,
+                "restartCount": 0,
+                "state": {"terminated": terminated},
+            }
+            for c in containers
+        ],
+    }
+
+
+def _conditions(
+    data: Mapping[str, Any], old: list[dict[str, Any]], now: datetime
+) -> list[dict[str, Any]]:
+    stamp = clocks.rfc3339(now)
+    statuses = data.get("containerStatuses") or []
+    running = data.get("phase") == PodPhase.RUNNING
+    ready = running and bool(statuses) and all(c.get("ready") for c in statuses)
+    inits = data.get("initContainerStatuses") or []
+    initialized = all(
+        ((c.get("state") or {}).get("terminated") or {}).get("exitCode") == 0 for c in inits
+    )
+    wanted = [
+        ("PodScheduled", True),
+        ("Initialized", initialized),
+        ("ContainersReady", ready),
+        ("Ready", ready),
+    ]
+    before = {c.get("type"): c for c in old}
+    out = []
+    for kind, value in wanted:
+        text = "True" if value else "False"
+        prior = before.get(kind)
+        if prior is not None and prior.get("status") == text:
+            out.append(prior)
+        else:
+            out.append(_condition(kind, text, stamp))
+    return out
+
+
+def _condition(kind: str, status: str, stamp: str) -> dict[str, Any]:
+    return {"type": kind, "status": status, "lastTransitionTime": stamp}
+
+
+def grace_seconds(pod: Pod, default: float = DEFAULT_GRACE) -> float:
+    """The pod's `terminationGracePeriodSeconds` (Kubernetes' default: 30)."""
+    extra = (pod.spec.model_extra or {}) if pod.spec else {}
+    value = extra.get("terminationGracePeriodSeconds")
+    return float(value) if isinstance(value, int | float) and value >= 0 else default
+
+
+class Recorder:
+    """Records `v1 Event`s on objects, as the controllers' recorder does (the runtime may
+    not import the controllers)."""
+
+    def __init__(self, store: Store, clock: clocks.Clock, component: str = COMPONENT) -> None:
+        self._store = store
+        self._clock = clock
+        self._component = component
+
+    def record(self, obj: Resource, type_: str, reason: str, message: str) -> None:
+        stamp = clocks.rfc3339(self._clock.now())
+        event = Event(
+            metadata=ObjectMeta(
+                name=f"{obj.name[:200]}.{uuid.uuid4().hex[:16]}", namespace=obj.namespace
+            ),
+            involved_object=ObjectReference(
+                api_version=obj.api_version,
+                kind=obj.kind,
+                namespace=obj.namespace,
+                name=obj.name,
+                uid=obj.metadata.uid or None,
+            ),
+            reason=reason,
+            message=message,
+            type=type_,
+            first_timestamp=stamp,
+            last_timestamp=stamp,
+            source=EventSource(component=self._component),
+        )
+        self._store.create(event, admit=False)

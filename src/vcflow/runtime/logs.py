@@ -1,0 +1,155 @@
+"""Container logs, for `vcflow logs POD [-c CONTAINER] [-f] [--previous]`.
+
+Each run of a container writes stdout and stderr, interleaved as written, to its own file
+`<pod dir>/<container>.<restart>.log` (restart = the container's restartCount when that
+run started). The *current* log is the newest run's, `previous` the one before — kubectl's
+`--previous`. A run that could not start holds one `vcflow: ...` line saying why.
+
+`follow` yields what the current run has written and then what it writes, and stops once
+that run ended and its file is read to the end — or the pod ended, or its supervisor died.
+It polls (0.1 s by default): no inotify in the standard library.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+from vcflow.api.errors import InputError
+from vcflow.runtime import podfs
+from vcflow.runtime.status import RunStatus, read_status
+
+CHUNK = 65536
+
+
+class LogsError(InputError):
+    """No such container, or no such log (yet)."""
+
+
+def container_names(pod_dir: Path) -> list[str]:
+    """Init containers then containers, in spec order ([] if the pod was never launched)."""
+    spec = podfs.read_json(str(pod_dir / podfs.SPEC)) or {}
+    kinds = ("initContainers", "containers")
+    return [c["name"] for kind in kinds for c in spec.get(kind) or []]
+
+
+def default_container(pod_dir: Path) -> str:
+    """The first regular container (what kubectl picks when the pod has one)."""
+    spec = podfs.read_json(str(pod_dir / podfs.SPEC)) or {}
+    containers = spec.get("containers") or []
+    if not containers:
+        raise LogsError(f"pod {_pod(pod_dir)} not found")
+    return str(containers[0]["name"])
+
+
+def log_files(pod_dir: Path, container: str) -> list[tuple[int, Path]]:
+    """(restart, path) of every run's log, oldest first."""
+    pattern = re.compile(rf"^{re.escape(container)}\.(\d+)\.log$")
+    found = []
+    if pod_dir.is_dir():
+        for path in pod_dir.iterdir():
+            match = pattern.match(path.name)
+            if match:
+                found.append((int(match.group(1)), path))
+    return sorted(found)
+
+
+def log_path(pod_dir: Path, container: str, *, previous: bool = False) -> Path | None:
+    """The current run's log (or the previous run's), None if there is none (yet)."""
+    _check(pod_dir, container)
+    files = log_files(pod_dir, container)
+    wanted = -2 if previous else -1
+    if len(files) < -wanted:
+        return None
+    return files[wanted][1]
+
+
+def read_log(
+    pod_dir: Path, container: str, *, previous: bool = False, tail: int | None = None
+) -> bytes:
+    """The log of the current (or previous) run; the last `tail` lines only if given."""
+    path = log_path(pod_dir, container, previous=previous)
+    if path is None:
+        if previous:
+            raise LogsError(
+                f'previous terminated container "{container}" in pod "{_pod(pod_dir)}" not found'
+            )
+        return b""
+    data = path.read_bytes()
+    if tail is not None:
+        data = _tail(data, tail)
+    return data
+
+
+def follow(
+    pod_dir: Path,
+    container: str,
+    *,
+    poll_interval: float = 0.1,
+    tail: int | None = None,
+) -> Iterator[bytes]:
+    """Chunks of the current run's log as they are written, until that run ended."""
+    _check(pod_dir, container)
+    while True:
+        files = log_files(pod_dir, container)
+        status = read_status(pod_dir)
+        if files:
+            break
+        if status.finished or not status.launched:
+            return
+        time.sleep(poll_interval)
+    restart, path = files[-1]
+    with path.open("rb") as f:
+        if tail is not None:
+            data = _tail(f.read(), tail)
+            if data:
+                yield data
+        while True:
+            chunk = f.read(CHUNK)
+            if chunk:
+                yield chunk
+                continue
+            if run_ended(read_status(pod_dir), container, restart):
+                rest = f.read()
+                if rest:
+                    yield rest
+                return
+            time.sleep(poll_interval)
+
+
+def run_ended(status: RunStatus, container: str, restart: int) -> bool:
+    """Has run `restart` of `container` ended (by the status)?"""
+    if status.finished or not status.launched:
+        return True
+    c = status.container(container)
+    if c is None:
+        return False
+    if c.restart_count > restart:
+        return True
+    if c.restart_count < restart:
+        return False
+    return c.state == "terminated" or (c.state == "waiting" and c.reason == "CrashLoopBackOff")
+
+
+def _check(pod_dir: Path, container: str) -> None:
+    names = container_names(pod_dir)
+    if not names:
+        raise LogsError(f'pod "{_pod(pod_dir)}" not found')
+    if container not in names:
+        raise LogsError(
+            f'container "{container}" is not valid for pod "{_pod(pod_dir)}"; '
+            f"choose one of: {', '.join(names)}"
+        )
+
+
+def _pod(pod_dir: Path) -> str:
+    return pod_dir.name
+
+
+def _tail(data: bytes, lines: int) -> bytes:
+    if lines <= 0:
+        return b""
+    parts = data.splitlines(keepends=True)
+    return b"".join(parts[-lines:])

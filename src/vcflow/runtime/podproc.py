@@ -1,0 +1,365 @@
+"""The pod supervisor: runs one pod's containers as the kubelet would, and records its status.
+
+`PodSupervisor` is the state machine of one pod; `supervisor.Loop` drives one (exec mode) or
+many (the pod server) of them in one single-threaded process. A supervisor claims its pod by
+publishing the first `status.json` with link(2) — a second one for the same pod finds it there
+and gives up, so a pod never starts twice — then:
+
+1. init containers one at a time, in order; each must exit 0 before the next starts;
+2. then every regular container at once, each in its own process group (`spawn`);
+3. a container that exits is restarted in place when the restart policy says so (Always:
+   every exit; OnFailure: a non-zero exit; init containers: a non-zero exit unless Never),
+   with `restartCount` + 1 and the previous run in `lastState`. Back-off between restarts:
+   0.1 s doubling to 5 s, reset after a run of 10 s — the kubelet's is 10 s doubling to
+   5 min, reset after 10 min; this is one machine and nothing is pulled, so it is shorter;
+4. the pod ends as the kubelet decides: Never → Succeeded when every container exited 0,
+   Failed when one did not (once all ended), or at once when an init container fails;
+   OnFailure → Succeeded when all exited 0; Always → never by itself.
+
+Phases: Pending (claimed, init containers) → Running (regular containers started) →
+Succeeded | Failed. Exit codes: the exit status, 128+N when killed by signal N.
+
+When a container's main process exits, whatever it left in its process group is SIGKILLed
+(a container's processes end with it, as in a container).
+
+Stops, both ending the pod Failed (unless it already ended by itself):
+- terminate (a `terminate` file in the pod dir holding the grace period, which the driver is
+  told to look at with SIGUSR1; a terminate file present at the claim counts too): SIGTERM to
+  every running container group, SIGKILL after the grace period; reason `Terminated`.
+  Containers not started yet never start.
+- `activeDeadlineSeconds`, enforced here, counted from the claim (the pod's `startTime`)
+  across restarts: every group SIGKILLed at once (exit code 137); reason `DeadlineExceeded`.
+
+Status writes: at the claim (before anything starts), at the end, and in between at most
+`COALESCE` (2 ms) after a change; each one atomic (`podfs.write_json`, fsync'd when the spec
+says so) and announced on the events FIFO. A supervisor killed within those 2 ms of starting
+a container leaves that process unrecorded, so a reaper cannot kill it. The driver turns an
+unexpected error into `abort`: containers killed, pod Failed with reason `SupervisorError`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import time
+from typing import Any
+
+from vcflow.runtime import podfs, spawn
+from vcflow.runtime.podfs import FAILED, FINAL, PENDING, RUNNING, SUCCEEDED
+
+BACKOFF_INITIAL, BACKOFF_MAX, BACKOFF_RESET = 0.1, 5.0, 10.0
+DEFAULT_GRACE = 30.0
+#: A status change waits this long for the next one, so that a container that exits at once
+#: costs one status write, not two. The end of a pod is written at once.
+COALESCE = 0.002
+TERMINATED, DEADLINE_EXCEEDED = "Terminated", "DeadlineExceeded"
+SUPERVISOR_ERROR = "SupervisorError"
+WAITING, RUN, DONE = "waiting", "running", "terminated"
+
+
+class Container:
+    """One container of the pod and its current run."""
+
+    def __init__(self, spec: dict[str, Any], init: bool) -> None:
+        self.name: str = spec["name"]
+        self.init = init
+        self.argv: list[str] | None = spec.get("argv")
+        self.env: dict[str, str] = spec.get("env") or {}
+        self.cwd: str = spec["workingDir"]
+        self.state = WAITING
+        self.waiting_reason = "PodInitializing"
+        self.pid = 0
+        self.pid_start: int | None = None
+        self.runs = 0
+        self.restart_count = 0
+        self.failures = 0
+        self.due: float | None = 0.0 if not init else None
+        self.started_mono = 0.0
+        self.started_at: str | None = None
+        self.terminated: dict[str, Any] | None = None
+        self.last: dict[str, Any] | None = None
+
+    def wire(self) -> dict[str, Any]:
+        """The container status, in the wire form of `api.pod.ContainerStatus`."""
+        state: dict[str, Any]
+        if self.state == RUN:
+            state = {"running": {"startedAt": self.started_at}}
+        elif self.state == DONE:
+            state = {"terminated": self.terminated}
+        else:
+            state = {"waiting": {"reason": self.waiting_reason}}
+        out: dict[str, Any] = {
+            "name": self.name,
+            "ready": self.state == RUN and not self.init,
+            "started": self.state == RUN,
+            "restartCount": self.restart_count,
+            "state": state,
+        }
+        if self.last is not None:
+            out["lastState"] = {"terminated": self.last}
+        return out
+
+
+class PodSupervisor:
+    """One pod's state machine. The driver (`supervisor.Loop`) calls `claim` once, then
+    `exited` for each container process it reaps, `step` whenever something happened or
+    `wake_at` passed, and `check_terminate` when asked to; it is done when `finished`."""
+
+    def __init__(
+        self, pod_dir: str, owner: tuple[int, int | None], registry: dict[int, PodSupervisor]
+    ) -> None:
+        self.dir = os.path.abspath(pod_dir)
+        spec = podfs.read_json(os.path.join(self.dir, podfs.SPEC))
+        if not isinstance(spec, dict):
+            raise ValueError(f"{self.dir}: no readable {podfs.SPEC}")
+        self.inits = [Container(c, True) for c in spec.get("initContainers") or []]
+        self.mains = [Container(c, False) for c in spec.get("containers") or []]
+        if self.inits:
+            self.inits[0].due = 0.0
+        self.policy: str = spec.get("restartPolicy") or "Always"
+        self.deadline: float | None = spec.get("activeDeadlineSeconds")
+        self.grace_default = float(spec.get("terminationGracePeriodSeconds") or DEFAULT_GRACE)
+        self.backoff: list[float] = spec.get("backoff") or [BACKOFF_INITIAL, BACKOFF_MAX]
+        self.fsync = bool(spec.get("fsync"))
+        self.events: str | None = spec.get("notify")
+        self.phase = PENDING
+        self.reason: str | None = None
+        self.message: str | None = None
+        self.start_time = podfs.utc_now()
+        self.t0 = time.monotonic()
+        self.next_init = 0
+        self.mains_started = False
+        self.stop: tuple[str, str] | None = None
+        self.kill_at = 0.0
+        self.killed = False
+        self.term_requested = False
+        self.registry = registry
+        self.by_pid: dict[int, Container] = {}
+        self.seq = 0
+        self.dirty = False
+        self.write_at: float | None = None
+        self.claimed = False
+        self.owner = owner
+
+    @property
+    def finished(self) -> bool:
+        return self.phase in FINAL
+
+    def claim(self) -> bool:
+        """Publish the first status; False (and nothing started) if another has the pod."""
+        if not self.write(claim=True):
+            return False
+        self.claimed = True
+        work = os.path.join(self.dir, podfs.WORK)
+        if any(c.cwd == work for c in (*self.inits, *self.mains)):
+            os.makedirs(work, exist_ok=True)
+        self.check_terminate()
+        return True
+
+    def check_terminate(self) -> None:
+        if not self.term_requested and os.path.exists(os.path.join(self.dir, podfs.TERMINATE)):
+            self.term_requested = True
+
+    def exited(self, pid: int, status: int, now: float) -> None:
+        """Container process `pid` ended with wait status `status`."""
+        container = self.by_pid.pop(pid, None)
+        self.registry.pop(pid, None)
+        if container is not None:
+            _killpg(pid, signal.SIGKILL)  # what the main process left behind
+            code, sig = spawn.exit_code(status)
+            reason = "Completed" if code == 0 else "Error"
+            self.ended(container, code, sig, reason, None, now)
+
+    def step(self, now: float) -> None:
+        """Decide what to start, restart, kill or finish; write the status if it changed."""
+        self._step(now)
+        if not self.dirty:
+            return
+        if self.finished or (self.write_at is not None and now >= self.write_at):
+            self.write()
+        elif self.write_at is None:
+            self.write_at = now + COALESCE
+
+    def _step(self, now: float) -> None:
+        if self.finished:
+            return
+        if self.stop is None:
+            stop = self._stop_wanted(now)
+            if stop is not None:
+                done = self.completion() if self.mains_started else None
+                if done is not None:
+                    self.finish(done)
+                    return
+                self.begin_stop(*stop, now)
+        if self.stop is not None:
+            if not self.killed and now >= self.kill_at:
+                self.killed = True
+                for c in self.running():
+                    _killpg(c.pid, signal.SIGKILL)
+            if not self.running():
+                self.finish(FAILED, *self.stop)
+            return
+        self.advance(now)
+
+    def _stop_wanted(self, now: float) -> tuple[str, str, float] | None:
+        if self.term_requested:
+            return TERMINATED, "the pod was terminated", self.grace()
+        if self.deadline is not None and now >= self.t0 + self.deadline:
+            message = "Pod was active on the node longer than the specified deadline"
+            return DEADLINE_EXCEEDED, message, 0.0
+        return None
+
+    def advance(self, now: float) -> None:
+        while self.next_init < len(self.inits):
+            c = self.inits[self.next_init]
+            if c.state == RUN:
+                return
+            if c.state == DONE:
+                if c.terminated and c.terminated["exitCode"] == 0:
+                    self.next_init += 1
+                    if self.next_init < len(self.inits):
+                        self.inits[self.next_init].due = now
+                    continue
+                self.finish(FAILED)
+                return
+            if c.due is None or c.due > now:
+                return
+            self.start(c, now)
+        if not self.mains_started:
+            self.mains_started = True
+            self.phase = RUNNING
+            self.dirty = True
+        for c in self.mains:
+            if c.state == WAITING and c.due is not None and c.due <= now:
+                self.start(c, now)
+        done = self.completion()
+        if done is not None:
+            self.finish(done)
+
+    def completion(self) -> str | None:
+        if any(c.state != DONE for c in self.mains):
+            return None
+        ok = all(c.terminated and c.terminated["exitCode"] == 0 for c in self.mains)
+        return SUCCEEDED if ok else FAILED
+
+    def wake_at(self) -> float | None:
+        """When `step` has something to do by itself (monotonic time), if ever."""
+        if self.finished:
+            return None
+        times = [c.due for c in (*self.inits, *self.mains) if c.state == WAITING and c.due]
+        if self.stop is None and self.deadline is not None:
+            times.append(self.t0 + self.deadline)
+        if self.stop is not None and not self.killed:
+            times.append(self.kill_at)
+        if self.write_at is not None:
+            times.append(self.write_at)
+        return min(times) if times else None
+
+    # -- containers ----------------------------------------------------------------------
+
+    def start(self, c: Container, now: float) -> None:
+        if c.runs:
+            c.restart_count += 1
+        c.runs += 1
+        c.due = None
+        c.started_mono = now
+        c.started_at = podfs.utc_now()
+        log_fd = spawn.open_log(self.dir, c.name, c.restart_count)
+        try:
+            result = spawn.spawn(c.argv, c.env, c.cwd, log_fd, self.dir)
+        finally:
+            os.close(log_fd)
+        self.dirty = True
+        if isinstance(result, spawn.StartFailure):
+            self.ended(c, result.exit_code, None, result.reason, result.message, now)
+            return
+        c.state, c.pid, c.pid_start = RUN, result, podfs.process_start(result)
+        self.by_pid[result] = c
+        self.registry[result] = self
+
+    def ended(
+        self, c: Container, code: int, sig: int | None, reason: str, message: str | None, now: float
+    ) -> None:
+        record: dict[str, Any] = {"exitCode": code, "reason": reason}
+        if sig is not None:
+            record["signal"] = sig
+        if message:
+            record["message"] = message
+        record["startedAt"] = c.started_at
+        record["finishedAt"] = podfs.utc_now()
+        c.state, c.pid, c.terminated = DONE, 0, record
+        self.dirty = True
+        if self.stop is None and self._restarts(c, code):
+            c.last, c.state, c.waiting_reason = record, WAITING, "CrashLoopBackOff"
+            if now - c.started_mono >= BACKOFF_RESET:
+                c.failures = 0
+            initial, cap = self.backoff
+            c.due = now + min(initial * 2**c.failures, cap)
+            c.failures += 1
+
+    def _restarts(self, c: Container, code: int) -> bool:
+        if c.init:
+            return code != 0 and self.policy != "Never"
+        return self.policy == "Always" or (self.policy == "OnFailure" and code != 0)
+
+    def running(self) -> list[Container]:
+        return [c for c in (*self.inits, *self.mains) if c.state == RUN]
+
+    def grace(self) -> float:
+        try:
+            with open(os.path.join(self.dir, podfs.TERMINATE), "rb") as f:
+                return max(0.0, float(f.read().decode().strip()))
+        except (OSError, ValueError):
+            return self.grace_default
+
+    def begin_stop(self, reason: str, message: str, grace: float, now: float) -> None:
+        self.stop = (reason, message)
+        self.kill_at = now + grace
+        self.killed = grace <= 0
+        for c in self.running():
+            _killpg(c.pid, signal.SIGKILL if self.killed else signal.SIGTERM)
+
+    def finish(self, phase: str, reason: str | None = None, message: str | None = None) -> None:
+        self.phase, self.reason, self.message = phase, reason, message
+        self.dirty = True
+
+    def abort(self, message: str) -> None:
+        """After an unexpected error: kill what runs, end the pod Failed."""
+        for c in self.running():
+            _killpg(c.pid, signal.SIGKILL)
+            self.registry.pop(c.pid, None)
+        if self.claimed:
+            self.finish(FAILED, SUPERVISOR_ERROR, message)
+            self.write()
+
+    # -- status --------------------------------------------------------------------------
+
+    def write(self, claim: bool = False) -> bool:
+        self.seq += 1
+        self.dirty = False
+        self.write_at = None
+        data: dict[str, Any] = {"phase": self.phase}
+        if self.reason:
+            data["reason"] = self.reason
+        if self.message:
+            data["message"] = self.message
+        data["startTime"] = self.start_time
+        if self.inits:
+            data["initContainerStatuses"] = [c.wire() for c in self.inits]
+        data["containerStatuses"] = [c.wire() for c in self.mains]
+        data["vcflow"] = {
+            "seq": self.seq,
+            "supervisor": {"pid": self.owner[0], "start": self.owner[1]},
+            "processes": {c.name: {"pid": c.pid, "start": c.pid_start} for c in self.running()},
+        }
+        path = os.path.join(self.dir, podfs.STATUS)
+        ok = podfs.write_json(path, data, fsync=self.fsync, exclusive=claim)
+        if ok:
+            podfs.notify(self.events, self.dir)
+        return ok
+
+
+def _killpg(pgid: int, sig: int) -> None:
+    with contextlib.suppress(OSError):  # ESRCH: the group is empty
+        os.killpg(pgid, sig)

@@ -1,0 +1,352 @@
+"""The pod execution layer as the runtime shell uses it: `PodRunner` launches pods, waits for
+their changes, terminates and removes them, and re-attaches to them after a restart.
+
+    runner = PodRunner(state_dir)                   # one per state directory
+    handle = runner.launch(PodRequest(ns, name, spec, uid=..., labels=..., env=..., files=...))
+    for h in runner.wait(handles, timeout=1.0):     # the handles whose status changed
+        h.last.phase, h.last.exit_code, h.last.wire # wire: an api.pod.PodStatus dict
+    runner.terminate(handle, grace_seconds)         # returns at once; `wait` sees the end
+    runner.remove(handle)                           # an ended pod's directory, logs included
+    runner.adopt_all()                              # after a control-plane restart
+
+Guarantees:
+- **Exactly once.** `launch` creates spec.json O_EXCL — the "launched" marker — then asks
+  for a supervisor. A pod already launched (same name and uid) is not started again: `launch`
+  returns a handle on it; a different uid replaces an *ended* pod of that name (LaunchError
+  while it runs). A spec.json that does not parse is a launch that died half-way: no
+  supervisor can have claimed it, and `launch` writes it again. A supervisor claims a pod
+  before starting anything and only one claim can succeed (`podproc`), so a request lost in
+  a crash is repaired without a second start: the pod server starts launched-but-unclaimed
+  pods when it starts, `adopt` asks again for an unclaimed pod, and so does `wait` for one
+  still unclaimed after `claim_timeout` (2 s).
+- **Detached.** Supervisors run in sessions of their own (`supervisor`) and outlive the
+  control plane, SIGKILL included; a new `PodRunner` on the state directory adopts their pods.
+  A dead supervisor is reported as `SupervisorLost` (`status`); `terminate` reaps its pod.
+- **Durable status.** Every status write is atomic; `fsync=True` also makes it survive an OS
+  crash (~5 ms per write here: about three per pod), as the store's `synchronous="FULL"`;
+  the default survives the death of any process, as `synchronous=NORMAL`.
+
+`activeDeadlineSeconds` is enforced by the supervisor, not by the caller. A `handle.last` is
+the status as of its latest read (`launch`/`adopt` read it once): `wait` reports changes after
+that, so check `last` after `launch` too — a pod can end before `wait` is called.
+
+Waiting (`wait`): a supervisor announces each status write as one line (the pod dir) on
+`<state>/runtime/events.fifo`, which the runner holds open; `wait` sleeps in select() on it,
+re-reads only the announced pods, and re-reads every given pod each `sweep_interval` (0.5 s),
+which catches a supervisor that died (the dead announce nothing). One runner per state
+directory should read the FIFO; a second one still works, from its sweeps, just slower.
+
+Supervisor processes are started with `posix_spawn`, in a new session, stdin /dev/null,
+output appended to a log, every inheritable descriptor of the control plane closed, and are
+reaped by the runner when they end.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import select
+import shutil
+import signal
+import sys
+import time
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Literal
+
+from vcflow.runtime import podfs, supervisor
+from vcflow.runtime.launch import LaunchError, PodRequest, build_spec, prepare_pod_dir
+from vcflow.runtime.status import PodHandle, adopt, read_status
+
+Mode = Literal["server", "exec"]
+SERVER_START_TIMEOUT = 15.0
+
+
+class PodRunner:
+    def __init__(
+        self,
+        state_dir: Path,
+        *,
+        mode: Mode = "server",
+        fsync: bool = False,
+        server_idle: float = supervisor.DEFAULT_IDLE,
+        sweep_interval: float = 0.5,
+        claim_timeout: float = 2.0,
+    ) -> None:
+        self.state_dir = Path(state_dir).absolute()
+        self.pods_dir = self.state_dir / podfs.PODS
+        self.runtime_dir = self.state_dir / podfs.RUNTIME
+        self.mode, self.fsync, self.server_idle = mode, fsync, server_idle
+        self.sweep_interval, self.claim_timeout = sweep_interval, claim_timeout
+        self.pods_dir.mkdir(parents=True, exist_ok=True)
+        self.runtime_dir.mkdir(parents=True, exist_ok=True)
+        self.events = str(self.runtime_dir / podfs.EVENTS_FIFO)
+        with contextlib.suppress(FileExistsError):
+            os.mkfifo(self.events, 0o600)
+        self._events_r = os.open(self.events, os.O_RDONLY | os.O_NONBLOCK)
+        self._events_w = os.open(self.events, os.O_WRONLY | os.O_NONBLOCK)
+        self._dirty: set[str] = set()
+        self._children: set[int] = set()
+        self._asked: dict[Path, float] = {}
+        self._next_sweep = 0.0
+
+    # -- launching -----------------------------------------------------------------------
+
+    def pod_dir(self, namespace: str, name: str) -> Path:
+        return self.pods_dir / namespace / name
+
+    def launch(self, request: PodRequest) -> PodHandle:
+        """Start the pod unless it was launched before (then: a handle on that run)."""
+        pod_dir = self.pod_dir(request.namespace, request.name)
+        spec_path = str(pod_dir / podfs.SPEC)
+        existing = podfs.read_json(spec_path)
+        if isinstance(existing, dict):
+            if existing.get("uid") == request.uid:
+                return self._handle(pod_dir)
+            self._replace_stale(pod_dir, request)
+        spec = build_spec(request, pod_dir, fsync=self.fsync, notify=self.events)
+        prepare_pod_dir(pod_dir, request)
+        body = json.dumps(spec, separators=(",", ":"), ensure_ascii=False).encode()
+        half_done = existing is not None or os.path.exists(spec_path)
+        if not podfs.create(spec_path, body, exclusive=not half_done, fsync=self.fsync):
+            return self._handle(pod_dir)  # a concurrent launch won
+        self._ask("run", pod_dir)
+        return self._handle(pod_dir)
+
+    def _replace_stale(self, pod_dir: Path, request: PodRequest) -> None:
+        status = read_status(pod_dir)
+        if not status.finished or status.lost:
+            raise LaunchError(
+                f"pod {request.namespace}/{request.name}: its directory still runs another "
+                "pod of that name (other uid); terminate and remove it first"
+            )
+        shutil.rmtree(pod_dir)
+
+    def _handle(self, pod_dir: Path) -> PodHandle:
+        handle = PodHandle(pod_dir)
+        handle.status()
+        return handle
+
+    def adopt(self, namespace: str, name: str) -> PodHandle | None:
+        """A handle on a launched pod (after a restart, say); None if it never was."""
+        handle = adopt(self.pod_dir(namespace, name))
+        if handle is not None and handle.last is not None and not handle.last.claimed:
+            self._ask("run", handle.pod_dir)  # the request may have died with its asker
+        return handle
+
+    def adopt_all(self) -> list[PodHandle]:
+        """Every launched pod of the state directory, sorted by namespace and name."""
+        found: list[PodHandle] = []
+        for ns in sorted(p for p in self.pods_dir.iterdir() if p.is_dir()):
+            for pod in sorted(p for p in ns.iterdir() if p.is_dir()):
+                handle = self.adopt(ns.name, pod.name)
+                if handle is not None:
+                    found.append(handle)
+        return found
+
+    # -- stopping ------------------------------------------------------------------------
+
+    def terminate(self, handle: PodHandle, grace_seconds: float = 30.0) -> None:
+        """Ask the pod to stop: SIGTERM to its containers, SIGKILL after `grace_seconds`; it
+        ends Failed (reason Terminated) unless it ended already. Returns at once; `wait`
+        sees the end. A pod whose supervisor died gets a reaper (`reaper`)."""
+        pod_dir = handle.pod_dir
+        podfs.write_bytes(str(pod_dir / podfs.TERMINATE), f"{max(0.0, grace_seconds)}".encode())
+        status = read_status(pod_dir)
+        if not status.claimed:
+            self._ask("run", pod_dir)  # the supervisor sees `terminate` as it claims
+        elif status.lost:
+            self._ask("reap", pod_dir)
+        elif not status.finished:
+            raw = podfs.read_json(str(pod_dir / podfs.STATUS)) or {}
+            sup = (raw.get("vcflow") or {}).get("supervisor") or {}
+            pid = int(sup.get("pid") or 0)
+            if podfs.same_process(pid, sup.get("start")):
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGUSR1)  # "look at the terminate files"
+            else:
+                self._ask("reap", pod_dir)
+
+    def remove(self, handle: PodHandle) -> None:
+        """Delete an ended pod's directory (logs included), so its name can run again."""
+        status = read_status(handle.pod_dir)
+        if status.launched and (not status.finished or status.lost):
+            raise LaunchError(
+                f"pod {handle.namespace}/{handle.name} has not ended; terminate it and wait"
+            )
+        shutil.rmtree(handle.pod_dir, ignore_errors=True)
+
+    # -- waiting -------------------------------------------------------------------------
+
+    def wait(self, handles: Sequence[PodHandle], timeout: float | None) -> list[PodHandle]:
+        """The handles whose status changed since their `last` (each handle's `last` is
+        updated); waits up to `timeout` seconds (None: until one changes), else []."""
+        end = None if timeout is None else time.monotonic() + timeout
+        while True:
+            self._reap_children()
+            self._dirty |= self._drain()
+            now = time.monotonic()
+            if now >= self._next_sweep:
+                self._next_sweep = now + self.sweep_interval
+                candidates: Iterable[PodHandle] = handles
+                self._dirty.clear()  # every given pod is read now; others were not asked for
+                self._ask_unclaimed(handles, now)
+            else:
+                candidates = [h for h in handles if h.last is None or str(h.pod_dir) in self._dirty]
+            changed = []
+            for h in candidates:
+                self._dirty.discard(str(h.pod_dir))
+                if h.refresh():
+                    changed.append(h)
+            if changed:
+                return changed
+            now = time.monotonic()
+            if end is not None and now >= end:
+                return []
+            limit = self._next_sweep - now
+            if end is not None:
+                limit = min(limit, end - now)
+            select.select([self._events_r], [], [], max(0.0, limit))
+
+    def _drain(self) -> set[str]:
+        data = b""
+        with contextlib.suppress(BlockingIOError):
+            while chunk := os.read(self._events_r, 65536):
+                data += chunk
+        return {line.decode(errors="replace") for line in data.split(b"\n") if line}
+
+    def _ask_unclaimed(self, handles: Sequence[PodHandle], now: float) -> None:
+        for h in handles:
+            if h.last is not None and h.last.launched and not h.last.claimed:
+                asked = self._asked.setdefault(h.pod_dir, now)
+                if now - asked >= self.claim_timeout:
+                    self._asked[h.pod_dir] = now
+                    self._ask("run", h.pod_dir)
+
+    # -- supervisors ---------------------------------------------------------------------
+
+    def _ask(self, verb: str, pod_dir: Path) -> None:
+        self._asked[pod_dir] = time.monotonic()
+        if self.mode == "exec":
+            self._spawn_detached([verb, str(pod_dir)], pod_dir / podfs.SUPERVISOR_LOG)
+        else:
+            self._send(f"{verb} {pod_dir}\n".encode())
+
+    def _send(self, message: bytes) -> None:
+        if len(message) > select.PIPE_BUF:
+            raise LaunchError(f"pod directory path too long for the pod server: {message!r}")
+        fifo = str(self.runtime_dir / supervisor.FIFO)
+        for _ in range(3):
+            try:
+                fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+            except OSError:  # ENXIO: no server reads; ENOENT: none ever started
+                self._start_server()
+                continue
+            try:
+                try:
+                    os.write(fd, message)
+                except BlockingIOError:  # the server is behind: wait for room
+                    os.set_blocking(fd, True)
+                    os.write(fd, message)
+                return
+            except BrokenPipeError:  # the server closed it as we wrote: it exits
+                self._start_server()
+            finally:
+                os.close(fd)
+        raise LaunchError(f"cannot reach the pod server; see {self.runtime_dir / supervisor.LOG}")
+
+    def _start_server(self) -> None:
+        """Start a pod server unless one runs, and wait until it reads its FIFO."""
+        fifo = str(self.runtime_dir / supervisor.FIFO)
+        lock = os.open(self.runtime_dir / supervisor.START_LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if _has_reader(fifo):
+                return
+            pid = self._spawn_detached(
+                ["serve", str(self.runtime_dir), str(self.pods_dir), str(self.server_idle)],
+                self.runtime_dir / supervisor.LOG,
+            )
+            end = time.monotonic() + SERVER_START_TIMEOUT
+            while not _has_reader(fifo):
+                if _exited(pid) or time.monotonic() > end:
+                    log = self.runtime_dir / supervisor.LOG
+                    raise LaunchError(f"the pod server did not start; see {log}")
+                time.sleep(0.002)
+        finally:
+            os.close(lock)
+
+    def _spawn_detached(self, args: list[str], log: Path) -> int:
+        argv = [sys.executable, "-m", "vcflow.runtime.supervisor", *args]
+        actions: list[tuple[int, ...] | tuple[int, int, str, int, int]] = [
+            (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+            (os.POSIX_SPAWN_OPEN, 1, str(log), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644),
+            (os.POSIX_SPAWN_DUP2, 1, 2),
+        ]
+        actions += [(os.POSIX_SPAWN_CLOSE, fd) for fd in _inheritable_fds()]
+        pid = os.posix_spawn(sys.executable, argv, os.environ, file_actions=actions, setsid=True)
+        self._children.add(pid)
+        return pid
+
+    def _reap_children(self) -> None:
+        for pid in list(self._children):
+            if _exited(pid):
+                self._children.discard(pid)
+
+    def stop_server(self) -> None:
+        """Ask a running pod server to exit now (pods keep running)."""
+        fifo = str(self.runtime_dir / supervisor.FIFO)
+        with contextlib.suppress(OSError):
+            fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+            try:
+                os.write(fd, b"stop\n")
+            finally:
+                os.close(fd)
+
+    def close(self) -> None:
+        """Stop reading events; pods and the server keep running."""
+        self._reap_children()
+        for fd in (self._events_r, self._events_w):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self._events_r = self._events_w = -1
+
+    def __enter__(self) -> PodRunner:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _has_reader(fifo: str) -> bool:
+    try:
+        fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+    except OSError:
+        return False
+    os.close(fd)
+    return True
+
+
+def _exited(pid: int) -> bool:
+    """Reap `pid` if it is our child and ended."""
+    try:
+        done, _ = os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        return True
+    return done != 0
+
+
+def _inheritable_fds() -> list[int]:
+    try:
+        fds = [int(name) for name in os.listdir("/proc/self/fd")]
+    except OSError:
+        return []
+    out = []
+    for fd in fds:
+        if fd > 2:
+            with contextlib.suppress(OSError):
+                if os.get_inheritable(fd):
+                    out.append(fd)
+    return out

@@ -1,0 +1,115 @@
+"""The in-process loop of `vcflow run`: the controllers and the runtime on one store,
+settled in turn until neither writes, then blocked on the pod processes (`Executor.wait`)
+for at most `poll` seconds — the store's other writers are seen at the next turn — or less
+when a timer is due. It ends when `done()` holds, when `timeout` passes, or when `stop()`
+holds (Ctrl-C): then every running pod is terminated and removed from the store, so that a
+later run recreates it (as after an eviction) and the flows go on.
+
+The controllers are passed in (anything with `settle()` and `next_due()`, i.e.
+`controller.manager.Manager`): the runtime does not import them.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Protocol
+
+from vcflow.runtime.executor import Executor
+from vcflow.store.base import Store
+
+POLL = 0.1
+STOP_GRACE = 5.0
+
+
+class Reconciler(Protocol):
+    def settle(self) -> None: ...
+    def next_due(self) -> float | None: ...
+
+
+class Ending(StrEnum):
+    DONE = "done"
+    TIMEOUT = "timeout"
+    INTERRUPTED = "interrupted"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    ending: Ending
+    terminated: int = 0  # pods terminated on interruption
+
+
+def _never() -> bool:
+    return False
+
+
+class Loop:
+    def __init__(
+        self,
+        store: Store,
+        controllers: Reconciler,
+        executor: Executor,
+        *,
+        poll: float = POLL,
+        on_tick: Callable[[], None] | None = None,
+    ) -> None:
+        self.store, self.controllers, self.executor = store, controllers, executor
+        self.poll = poll
+        self.on_tick = on_tick
+
+    def settle(self) -> None:
+        """Controllers, then runtime, again until a round writes nothing."""
+        while True:
+            before = self.store.resource_version()
+            self.controllers.settle()
+            self.executor.settle()
+            if self.store.resource_version() == before:
+                return
+
+    def run(
+        self,
+        done: Callable[[], bool],
+        *,
+        timeout: float | None = None,
+        stop: Callable[[], bool] = _never,
+        stop_grace: float = STOP_GRACE,
+    ) -> Outcome:
+        end = None if timeout is None else time.monotonic() + timeout
+        checked = -1
+        while True:
+            if stop():
+                return self._interrupt(stop_grace)
+            self.settle()
+            rv = self.store.resource_version()
+            if rv != checked:
+                checked = rv
+                if done():
+                    self._tick()
+                    return Outcome(Ending.DONE)
+            self._tick()
+            if stop():
+                return self._interrupt(stop_grace)
+            now = time.monotonic()
+            if end is not None and now >= end:
+                return Outcome(Ending.TIMEOUT)
+            wait = self.poll
+            wakeup = self.executor.next_wakeup()
+            if wakeup is not None:
+                wait = min(wait, wakeup)
+            due = self.controllers.next_due()
+            if due is not None:
+                wait = min(wait, due - now)
+            if end is not None:
+                wait = min(wait, end - now)
+            self.executor.wait(max(0.0, wait))
+
+    def _tick(self) -> None:
+        if self.on_tick is not None:
+            self.on_tick()
+
+    def _interrupt(self, grace: float) -> Outcome:
+        count = self.executor.terminate_all(grace, grace + 5.0, evict=True)
+        self._tick()
+        return Outcome(Ending.INTERRUPTED, count)

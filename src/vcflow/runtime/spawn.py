@@ -1,0 +1,127 @@
+"""Start one run of one container as a process: `posix_spawn`, no shell, no image.
+
+- argv is `command` + `args` (already `$(VAR)`-expanded by `launch`) and is exec'd directly;
+  a shell runs only when the command is one (`["sh", "-c", "..."]`). argv[0] without a `/` is
+  looked up in the container's own `PATH` (its process env), as a container runtime does; with
+  a `/` it is relative to the working directory.
+- The process gets its own process group (`setpgroup=0`, inside the pod's session), so a
+  signal to the group reaches the children it starts. stdin is /dev/null; stdout and stderr
+  are appended to `<pod dir>/<container>.<restart>.log`. Signals ignored by the supervisor
+  (SIGPIPE, SIGXFSZ by Python, SIGHUP) are reset to their defaults, the signal mask cleared.
+- A run that cannot start becomes an immediate termination, with the message in the status
+  and the log (containerd's wording where it has one):
+
+  | cause | exit code | reason |
+  | --- | --- | --- |
+  | no `command` (the image's entrypoint is unknown here) | 128 | NoCommand |
+  | working directory missing or not a directory | 128 | ContainerCannotRun |
+  | executable not found | 127 | ContainerCannotRun |
+  | found but not executable (EACCES, ENOEXEC, ...) | 126 | ContainerCannotRun |
+
+Exit codes follow the kubelet: the exit status, or 128+N when killed by signal N.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from dataclasses import dataclass
+
+from vcflow.runtime import podfs
+
+NO_COMMAND, CANNOT_RUN = "NoCommand", "ContainerCannotRun"
+_RESET = tuple(
+    getattr(signal, name)
+    for name in ("SIGPIPE", "SIGXFSZ", "SIGHUP", "SIGINT", "SIGQUIT", "SIGTERM", "SIGCHLD")
+    if hasattr(signal, name)
+)
+
+
+@dataclass(frozen=True)
+class StartFailure:
+    exit_code: int
+    reason: str
+    message: str
+
+
+def exit_code(status: int) -> tuple[int, int | None]:
+    """(exit code, signal) of a wait status: 128+N and N when killed by signal N."""
+    code = os.waitstatus_to_exitcode(status)
+    if code < 0:
+        return 128 - code, -code
+    return code, None
+
+
+def find_executable(name: str, path: str | None, cwd: str) -> str | None:
+    if "/" in name:
+        return os.path.join(cwd, name)
+    for folder in (path if path is not None else os.defpath).split(os.pathsep):
+        candidate = os.path.join(folder or ".", name)
+        if not os.path.isabs(candidate):
+            candidate = os.path.join(cwd, candidate)
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+def open_log(log_dir: str, container: str, restart: int) -> int:
+    path = os.path.join(log_dir, podfs.log_name(container, restart))
+    return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+
+
+def spawn(
+    argv: list[str] | None,
+    env: dict[str, str],
+    cwd: str,
+    log_fd: int,
+    home: str,
+) -> int | StartFailure:
+    """Start the process, return its pid (= its process group), or why it could not start.
+    `home` is where the supervisor returns after a chdir (it stays single-threaded)."""
+    failure = _spawn(argv, env, cwd, log_fd, home)
+    if isinstance(failure, StartFailure):
+        podfs._write_all(log_fd, f"vcflow: {failure.message}\n".encode())
+    return failure
+
+
+def _spawn(
+    argv: list[str] | None, env: dict[str, str], cwd: str, log_fd: int, home: str
+) -> int | StartFailure:
+    if not argv:
+        return StartFailure(
+            128,
+            NO_COMMAND,
+            "the container has no command: images are not pulled or run locally, so the "
+            "image's entrypoint is unknown; set `command` (and `args`)",
+        )
+    exe = find_executable(argv[0], env.get("PATH"), cwd)
+    if exe is None:
+        return StartFailure(
+            127, CANNOT_RUN, f'exec: "{argv[0]}": executable file not found in $PATH'
+        )
+    try:
+        os.chdir(cwd)
+    except OSError as exc:
+        return StartFailure(
+            128, CANNOT_RUN, f"chdir to working directory {cwd!r}: {str(exc.strerror).lower()}"
+        )
+    try:
+        return os.posix_spawn(
+            exe,
+            argv,
+            env,
+            file_actions=[
+                (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+                (os.POSIX_SPAWN_DUP2, log_fd, 1),
+                (os.POSIX_SPAWN_DUP2, log_fd, 2),
+            ],
+            setpgroup=0,
+            setsigdef=_RESET,
+            setsigmask=(),
+        )
+    except OSError as exc:
+        code = 127 if exc.errno == 2 else 126
+        reason = str(exc.strerror or exc).lower()
+        return StartFailure(code, CANNOT_RUN, f'exec: "{argv[0]}": {reason}')
+    finally:
+        os.chdir(home)

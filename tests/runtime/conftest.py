@@ -1,0 +1,102 @@
+"""Fixtures for the pod execution layer: a `PodRunner` on a temporary state directory (its
+pod server stopped, its pods killed at teardown) and helpers that wait with deadlines."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from vcflow.api.vcjob import PodSpec
+from vcflow.runtime import podfs
+from vcflow.runtime.launch import PodRequest, build_spec, prepare_pod_dir
+from vcflow.runtime.pods import PodRunner
+from vcflow.runtime.status import PodHandle, RunStatus
+
+DEADLINE = 15.0
+
+
+def make_runner(state_dir: Path, **options: Any) -> PodRunner:
+    options.setdefault("server_idle", 5.0)
+    options.setdefault("sweep_interval", 0.2)
+    return PodRunner(state_dir, **options)
+
+
+def shut_down(runner: PodRunner) -> None:
+    """Kill what still runs, wait for it, stop the server."""
+    handles = runner.adopt_all()
+    for handle in handles:
+        if handle.last is not None and not (handle.last.finished and not handle.last.lost):
+            runner.terminate(handle, 0)
+    end = time.monotonic() + DEADLINE
+    while time.monotonic() < end and any(
+        h.status().lost or not h.status().finished for h in handles
+    ):
+        runner.wait(handles, 0.2)
+    runner.stop_server()
+    runner.close()
+
+
+@pytest.fixture
+def runner(tmp_path: Path) -> Iterator[PodRunner]:
+    pods = make_runner(tmp_path / "state")
+    yield pods
+    shut_down(pods)
+
+
+def request(name: str, spec: dict[str, Any], **fields: Any) -> PodRequest:
+    """A PodRequest in namespace `ns` from a pod spec in wire form."""
+    return PodRequest(namespace="ns", name=name, spec=PodSpec.from_dict(spec), **fields)
+
+
+def pod(*containers: dict[str, Any], policy: str = "Never", **spec: Any) -> dict[str, Any]:
+    return {"restartPolicy": policy, "containers": list(containers), **spec}
+
+
+def sh(name: str, script: str, **fields: Any) -> dict[str, Any]:
+    return {"name": name, "command": ["sh", "-c", script], **fields}
+
+
+def launch_unasked(runner: PodRunner, req: PodRequest) -> PodHandle:
+    """What a control plane killed between creating spec.json and asking for a supervisor
+    leaves: a launched pod nobody was asked to run."""
+    pod_dir = runner.pod_dir(req.namespace, req.name)
+    spec = build_spec(req, pod_dir, notify=runner.events)
+    prepare_pod_dir(pod_dir, req)
+    assert podfs.create(str(pod_dir / podfs.SPEC), json.dumps(spec).encode())
+    handle = PodHandle(pod_dir)
+    handle.status()
+    return handle
+
+
+def wait_until(
+    runner: PodRunner,
+    handle: PodHandle,
+    check: Callable[[RunStatus], bool],
+    timeout: float = DEADLINE,
+) -> RunStatus:
+    end = time.monotonic() + timeout
+    status = handle.status()
+    while not check(status):
+        left = end - time.monotonic()
+        if left <= 0:
+            pytest.fail(f"{handle}: condition not met within {timeout}s; last status {status}")
+        runner.wait([handle], min(left, 0.5))
+        status = handle.status()
+    return status
+
+
+def finished(runner: PodRunner, handle: PodHandle, timeout: float = DEADLINE) -> RunStatus:
+    return wait_until(runner, handle, lambda s: s.finished, timeout)
+
+
+def eventually(check: Callable[[], bool], timeout: float = DEADLINE, what: str = "") -> None:
+    end = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > end:
+            pytest.fail(f"not within {timeout}s: {what}")
+        time.sleep(0.01)

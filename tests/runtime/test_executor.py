@@ -1,0 +1,238 @@
+"""The runtime shell (`runtime.executor`) on a real SQLite store with real processes: vcjobs
+created in the store run to their Volcano phase, pods carry the kubelet's status, the gang
+scheduler respects the capacity, deletions and Commands stop processes, and a new executor
+adopts the pods of one that went away."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from vcflow.api.command import Command
+from vcflow.api.phases import Action
+from vcflow.api.pod import Pod
+from vcflow.api.vcjob import EnvVar, VCJob
+from vcflow.cli.jobcmd import command_for
+from vcflow.reconcile.vcjob.resources import Capacity
+from vcflow.runtime import kubelet_bridge, logs
+from vcflow.runtime.executor import Executor
+from vcflow.runtime.pods import PodRunner
+from vcflow.store import SqliteStore
+
+DEADLINE = 20.0
+
+
+def _shut_down(runner: PodRunner) -> None:
+    handles = runner.adopt_all()
+    for handle in handles:
+        if handle.last is not None and (handle.last.lost or not handle.last.finished):
+            runner.terminate(handle, 0)
+    end = time.monotonic() + DEADLINE
+    while time.monotonic() < end and any(
+        h.status().lost or not h.status().finished for h in handles
+    ):
+        runner.wait(handles, 0.2)
+    runner.stop_server()
+    runner.close()
+
+
+@pytest.fixture
+def state(tmp_path: Path) -> Path:
+    return tmp_path / "state"
+
+
+@pytest.fixture
+def store(state: Path) -> Iterator[SqliteStore]:
+    db = SqliteStore.in_state_dir(state)
+    yield db
+    db.close()
+
+
+@pytest.fixture
+def runners(state: Path) -> Iterator[Callable[[], PodRunner]]:
+    made: list[PodRunner] = []
+
+    def make() -> PodRunner:
+        runner = PodRunner(state, server_idle=5.0, sweep_interval=0.2)
+        made.append(runner)
+        return runner
+
+    yield make
+    for runner in made:
+        _shut_down(runner)
+
+
+def vcjob(name: str, script: str, *, replicas: int = 1, **extra: Any) -> VCJob:
+    container: dict[str, Any] = {"name": "main", "image": "x", "command": ["sh", "-c", script]}
+    if "cpu" in extra:
+        container["resources"] = {"requests": {"cpu": extra.pop("cpu")}}
+    policy = extra.pop("restart_policy", "Never")
+    task = {
+        "name": "t",
+        "replicas": replicas,
+        "template": {"spec": {"restartPolicy": policy, "containers": [container]}},
+    }
+    spec = {"minAvailable": replicas, "tasks": [task], **extra}
+    return VCJob.from_dict({"metadata": {"name": name, "namespace": "default"}, "spec": spec})
+
+
+def phase(store: SqliteStore, name: str) -> str:
+    return store.get(VCJob, "default", name).phase
+
+
+def drive(
+    executor: Executor,
+    until: Callable[[], bool],
+    *,
+    each: Callable[[], None] | None = None,
+    timeout: float = DEADLINE,
+) -> None:
+    end = time.monotonic() + timeout
+    while True:
+        executor.settle()
+        if each is not None:
+            each()
+        if until():
+            return
+        if time.monotonic() > end:
+            pytest.fail(f"not within {timeout}s")
+        wake = executor.next_wakeup()
+        executor.wait(0.1 if wake is None else min(wake, 0.1))
+
+
+def test_a_job_of_true_completes_with_kubelet_status(
+    store: SqliteStore, runners: Callable[[], PodRunner]
+) -> None:
+    store.create(vcjob("ok", "true", replicas=2))
+    executor = Executor(store, runners())
+    drive(executor, lambda: phase(store, "ok") == "Completed")
+    pods = store.list(Pod)
+    assert [p.name for p in pods] == ["ok-t-0", "ok-t-1"]
+    for pod in pods:
+        assert pod.phase == "Succeeded"
+        assert pod.spec is not None and pod.spec.node_name == "localhost"
+        assert pod.metadata.finalizers == [kubelet_bridge.FINALIZER]
+        assert pod.status is not None and pod.status.container_statuses
+        terminated = pod.status.container_statuses[0].state
+        assert terminated is not None and terminated.terminated is not None
+        assert terminated.terminated.exit_code == 0
+        assert {c.type for c in pod.status.conditions or []} >= {"PodScheduled", "Ready"}
+
+
+def test_a_failing_command_fails_its_job(
+    store: SqliteStore, runners: Callable[[], PodRunner]
+) -> None:
+    store.create(vcjob("bad", "exit 3"))
+    executor = Executor(store, runners())
+    drive(executor, lambda: phase(store, "bad") in ("Failed", "Completed"))
+    assert phase(store, "bad") == "Failed"
+    pod = store.get(Pod, "default", "bad-t-0")
+    assert pod.phase == "Failed"
+    assert pod.status is not None and pod.status.container_statuses
+    state = pod.status.container_statuses[0].state
+    assert state is not None and state.terminated is not None
+    assert state.terminated.exit_code == 3
+
+
+def test_env_and_svc_plugins_reach_the_processes(
+    store: SqliteStore, runners: Callable[[], PodRunner], state: Path
+) -> None:
+    script = 'echo "index=$VK_TASK_INDEX hosts=$VC_T_HOSTS num=$(cat ../etc/volcano/VC_T_NUM)"'
+    store.create(vcjob("envy", script, replicas=2, plugins={"env": [], "svc": []}))
+    executor = Executor(store, runners())
+    drive(executor, lambda: phase(store, "envy") == "Completed")
+    hosts = "envy-t-0.envy,envy-t-1.envy"
+    for index in (0, 1):
+        pod_dir = state / "pods" / "default" / f"envy-t-{index}"
+        text = logs.read_log(pod_dir, "main").decode()
+        assert text == f"index={index} hosts={hosts} num=2\n"
+
+
+def test_gang_scheduling_runs_jobs_one_after_the_other_on_small_capacity(
+    store: SqliteStore, runners: Callable[[], PodRunner]
+) -> None:
+    store.create(vcjob("first", "sleep 0.3", cpu="2"))
+    store.create(vcjob("second", "sleep 0.3", cpu="2"))
+    executor = Executor(store, runners(), capacity=Capacity({"cpu": Fraction(2)}))
+    most = [0]
+
+    def count() -> None:
+        most[0] = max(most[0], len(executor.live))
+
+    done = ("Completed",)
+    drive(
+        executor,
+        lambda: phase(store, "first") in done and phase(store, "second") in done,
+        each=count,
+    )
+    assert most[0] == 1
+    finished = {}
+    for pod in store.list(Pod):
+        assert pod.status is not None and pod.status.container_statuses
+        term = pod.status.container_statuses[0].state
+        assert term is not None and term.terminated is not None
+        finished[pod.name] = (term.terminated.started_at or "", term.terminated.finished_at or "")
+    a, b = sorted(finished.values())
+    assert b[0] >= a[1]
+
+
+def test_deleting_a_job_terminates_and_removes_its_pods(
+    store: SqliteStore, runners: Callable[[], PodRunner], state: Path
+) -> None:
+    store.create(vcjob("long", "sleep 30", terminationGracePeriodSeconds=1))
+    runner = runners()
+    executor = Executor(store, runner)
+    drive(executor, lambda: store.get(Pod, "default", "long-t-0").phase == "Running")
+    store.delete(VCJob, "default", "long", force=True)
+    assert store.get(Pod, "default", "long-t-0").deleting
+    drive(executor, lambda: not store.list(Pod))
+    assert runner.adopt("default", "long-t-0") is None
+    assert not (state / "pods" / "default" / "long-t-0").exists()
+
+
+def test_a_command_aborts_the_job_and_is_consumed(
+    store: SqliteStore, runners: Callable[[], PodRunner]
+) -> None:
+    store.create(vcjob("cmd", "sleep 30"))
+    executor = Executor(store, runners())
+    drive(executor, lambda: phase(store, "cmd") == "Running")
+    store.create(command_for(store.get(VCJob, "default", "cmd"), Action.ABORT_JOB))
+    drive(executor, lambda: phase(store, "cmd") == "Aborted")
+    assert store.list(Command) == []
+    assert store.list(Pod) == []
+
+
+def test_a_new_executor_adopts_running_pods_and_never_starts_them_twice(
+    store: SqliteStore, runners: Callable[[], PodRunner], tmp_path: Path
+) -> None:
+    marks = tmp_path / "marks"
+    store.create(vcjob("once", f"echo $HOSTNAME >> {marks}; sleep 0.5", replicas=2))
+    first_runner = runners()
+    first = Executor(store, first_runner)
+    drive(first, lambda: phase(store, "once") == "Running")
+    first_runner.close()  # the control plane dies; its pods go on
+    second = Executor(store, runners())
+    drive(second, lambda: phase(store, "once") == "Completed")
+    assert sorted(marks.read_text().split()) == ["once-t-0", "once-t-1"]
+
+
+def test_a_pod_that_cannot_launch_fails_with_the_reason(
+    store: SqliteStore, runners: Callable[[], PodRunner]
+) -> None:
+    job = vcjob("nolaunch", "true")
+    assert job.spec is not None and job.spec.tasks
+    template = job.spec.tasks[0].template
+    assert template is not None and template.spec is not None and template.spec.containers
+    secret = {"secretKeyRef": {"name": "s", "key": "k"}}
+    template.spec.containers[0].env = [EnvVar(name="S", value_from=secret)]
+    store.create(job)
+    executor = Executor(store, runners())
+    drive(executor, lambda: phase(store, "nolaunch") == "Failed")
+    pod = store.get(Pod, "default", "nolaunch-t-0")
+    assert pod.status is not None and pod.status.reason == "LaunchError"
+    assert "secretKeyRef" in (pod.status.message or "")
