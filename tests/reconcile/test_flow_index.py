@@ -302,11 +302,6 @@ def test_name_conflict_is_not_counted(owner: OwnerReference | None, owned_by: st
     assert "jobStatusList" not in index.status().to_dict()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="engine bug: NameConflict never clears in a running index (forget() ignores the "
-    "entry, the controller routes no event for a foreign job), while a full plan() creates it",
-)
 def test_name_conflict_clears_when_the_foreign_job_is_gone() -> None:
     flow = make_flow([entry("a"), entry("b")])
     have = templates("a", "b")
@@ -396,11 +391,6 @@ def test_plan_remembers_a_deleted_job_through_the_status() -> None:
     assert lists(later) == {"completedJobs": ["f-a"], "failedJobs": ["f-b", "f-c"]}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="engine bug: plan() drops a tombstone for a job the restored status does not "
-    "mention yet (created, not yet observed), so the deleted job is created again (row 16)",
-)
 def test_tombstone_of_a_job_created_but_not_yet_in_the_status() -> None:
     flow = make_flow([entry("a"), entry("c", "a")])
     have = templates("a", "c")
@@ -459,11 +449,6 @@ def test_retain_delete_keeps_jobs_while_running() -> None:
     assert plan.delete == ()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="engine bug: FlowIndex.__init__ recomputes the phase of a stopped flow before "
-    "restore/observe, sees no live job and latches the final phase Failed",
-)
 def test_stop_annotation_terminates_then_fails() -> None:
     flow = make_flow(
         [entry("a"), entry("b"), entry("c", "a")],
@@ -498,22 +483,12 @@ def test_stop_annotation_on_a_running_index() -> None:
     assert index.decide(have).phase == FlowPhase.FAILED
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="engine bug: FlowIndex.__init__ recomputes the phase of a stopped flow before "
-    "restore/observe, sees no live job and latches the final phase Failed",
-)
 def test_stop_after_succeed_keeps_succeed() -> None:
     flow = make_flow([entry("a")], annotations={reconcile.STOP_ANNOTATION: "true"})
     _, plan = reconcile.plan(flow, templates("a"), [job(flow, "a", "Completed")], now=T0)
     assert plan.phase == FlowPhase.SUCCEED
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="engine bug: FlowIndex.__init__ recomputes the phase of a stopped flow before "
-    "restore/observe, sees no live job and latches the final phase Failed",
-)
 def test_stop_restored_from_terminating_status_stays_terminating() -> None:
     """A restart while a stopped flow's jobs are being removed."""
     flow = make_flow([entry("a"), entry("b")])

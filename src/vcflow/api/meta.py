@@ -7,6 +7,7 @@ fields of newer Volcano versions included.
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Self
 
 from pydantic import (
@@ -22,6 +23,23 @@ from pydantic.alias_generators import to_camel
 from vcflow.api import names
 
 _ALWAYS = frozenset({"api_version", "kind"})
+
+
+@functools.cache
+def _defaults(model: type[BaseModel]) -> tuple[tuple[str, str, Any], ...]:
+    """(attribute, wire name, default) of each field `_given_or_changed` may drop, per model
+    class: `FieldInfo.get_default` runs `inspect.signature` on the factory at every call
+    (pydantic 2.11+), ~100 µs each, which dominated every dump. The defaults are only
+    compared, never handed out."""
+    return tuple(
+        (
+            name,
+            field.serialization_alias or field.alias or name,
+            field.get_default(call_default_factory=True),
+        )
+        for name, field in model.model_fields.items()
+        if name not in _ALWAYS
+    )
 
 
 class WireModel(BaseModel):
@@ -44,11 +62,12 @@ class WireModel(BaseModel):
         data = handler(self)
         if not isinstance(data, dict):
             return data
-        for name, field in type(self).model_fields.items():
-            if name in self.model_fields_set or name in _ALWAYS:
+        given = self.model_fields_set
+        for name, alias, default in _defaults(type(self)):
+            if name in given:
                 continue
-            key = (field.serialization_alias or field.alias or name) if info.by_alias else name
-            if key in data and getattr(self, name) == field.get_default(call_default_factory=True):
+            key = alias if info.by_alias else name
+            if key in data and getattr(self, name) == default:
                 del data[key]
         return data
 

@@ -7,7 +7,7 @@ import uuid
 
 from vcflow.api import clock as clocks
 from vcflow.api.event import Event, EventSource, ObjectReference
-from vcflow.api.meta import ObjectMeta, Resource
+from vcflow.api.meta import ObjectMeta, OwnerReference, Resource
 from vcflow.store.base import Store
 
 NORMAL = "Normal"
@@ -26,7 +26,19 @@ class Recorder:
         stamp = clocks.rfc3339(self._clock.now())
         event = Event(
             metadata=ObjectMeta(
-                name=f"{obj.name[:200]}.{uuid.uuid4().hex[:16]}", namespace=obj.namespace
+                name=f"{obj.name[:200]}.{uuid.uuid4().hex[:16]}",
+                namespace=obj.namespace,
+                # owned by the object it is about, so deleting that object removes it
+                owner_references=[
+                    OwnerReference(
+                        api_version=obj.api_version,
+                        kind=obj.kind,
+                        name=obj.name,
+                        uid=obj.metadata.uid,
+                    )
+                ]
+                if obj.metadata.uid
+                else [],
             ),
             involved_object=ObjectReference(
                 api_version=obj.api_version,

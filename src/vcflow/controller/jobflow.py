@@ -96,6 +96,7 @@ class FlowController:
         self.cache: dict[FlowKey, JobFlow] = {}
         #: vcjob ADDED events not yet given to the flow's index (with their time)
         self.added: dict[FlowKey, list[tuple[VCJob, datetime]]] = {}
+        self.retrying: set[FlowKey] = set()
         #: flows synced since their status was last written
         self.dirty: dict[FlowKey, None] = {}
         #: the status each flow has in the store, as we wrote it, and that write's rv
@@ -168,6 +169,8 @@ class FlowController:
     def _handle_job(self, type_: EventType, job: VCJob) -> None:
         ref = job.metadata.controller_ref()
         if ref is None or ref.kind != "JobFlow" or ref.api_version != names.FLOW_API_VERSION:
+            if type_ == EventType.DELETED:
+                self._foreign_gone(job)
             return
         key = FlowKey(job.namespace, ref.name)
         index = self.indexes.get(key)
@@ -179,6 +182,7 @@ class FlowController:
                 self.added.setdefault(key, []).append((job, now))
             return
         if type_ == EventType.DELETED:
+            self._foreign_gone(job)  # it may have held another flow's generated name
             if index is not None:
                 self._catch_up(key, index)
                 index.forget(job.name, job.phase, now)
@@ -190,6 +194,13 @@ class FlowController:
             self._catch_up(key, index)
             index.observe(job, now)
         self.queue.add(key)
+
+    def _foreign_gone(self, job: VCJob) -> None:
+        """A vcjob no flow controls was deleted: an entry waiting on NameConflict for that
+        name may now be created (row 12)."""
+        for key, index in self.indexes.items():
+            if key.namespace == job.namespace and index.conflict_gone(job.name):
+                self.queue.add(key)
 
     def _catch_up(self, key: FlowKey, index: reconcile.FlowIndex) -> None:
         """Give the index the vcjob creations it has not seen yet, in order."""
@@ -208,8 +219,12 @@ class FlowController:
         except (Conflict, StoreError) as exc:
             self._failed(key, exc)
         else:
-            self.queue.forget(key)
             self.last_error = None
+            if key in self.retrying:  # CreateFailed: retried with a growing backoff (row 9)
+                self.retrying.discard(key)
+                self.queue.add_rate_limited(key)
+            else:
+                self.queue.forget(key)
         return True
 
     def sync(self, key: FlowKey) -> None:
@@ -257,11 +272,13 @@ class FlowController:
             for job in plan.create:
                 retry |= not self._create(index, job, flow)
         for name in plan.delete:
-            with contextlib.suppress(NotFound):
-                self.store.delete(VCJob, flow.namespace, name, force=True)
-            index.forget(name, "Completed", self.clock.now())
+            try:
+                last = self.store.delete(VCJob, flow.namespace, name, force=True)
+            except NotFound:
+                continue
+            index.forget(name, last.phase, self.clock.now())
         if retry:
-            self.queue.add_rate_limited(FlowKey(flow.namespace, flow.name))
+            self.retrying.add(FlowKey(flow.namespace, flow.name))
 
     def _create(self, index: reconcile.FlowIndex, job: VCJob, flow: JobFlow) -> bool:
         """Create one vcjob; False when it must be retried (CreateFailed, row 9)."""

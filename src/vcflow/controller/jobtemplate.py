@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from vcflow.api import clock as clocks
 from vcflow.api.errors import NotFound, StoreError
-from vcflow.api.jobtemplate import JobTemplate
+from vcflow.api.jobtemplate import JobTemplate, JobTemplateStatus
 from vcflow.api.vcjob import VCJob
 from vcflow.controller.queue import WorkQueue
 from vcflow.reconcile import template as reconcile
@@ -52,5 +52,5 @@ class TemplateController:
         old = template.status.job_depends_on_list if template.status else None
         if old == (status.job_depends_on_list if status else None):
             return
-        template.status = status
+        template.status = status or JobTemplateStatus()
         self.store.update_status(template)

@@ -92,6 +92,7 @@ class FlowIndex:
         self.history: dict[str, dict[str, Any]] = {}
         self._completed = self._failed = self._started = self._live = 0
         self.phase = FlowPhase(flow.phase) if flow.phase else FlowPhase.PENDING
+        self._building = True  # until plan() has seen every job: no stop verdict yet
         self._build_entries()
         self._recompute()
 
@@ -146,6 +147,8 @@ class FlowIndex:
         previous = self.phase
         base = FlowPhase.PENDING if previous == FlowPhase.TERMINATING else previous
         phase = phases.next_phase(base, self.counts())
+        if self._building:
+            return  # the stored phase stands until every job has been seen (decide)
         if self.stopping and previous not in _FINAL and phase != FlowPhase.SUCCEED:
             phase = FlowPhase.TERMINATING if self._live else FlowPhase.FAILED
         self.phase = phase
@@ -183,10 +186,16 @@ class FlowIndex:
         retry = status.retry_count if status else None
         self._set_phase(entry, job.phase, now, job=job, retry=retry)
 
-    def forget(self, job_name: str, last_phase: str, now: datetime) -> None:
-        """A vcjob of this flow was deleted; its last phase is its outcome (row 16)."""
+    def forget(
+        self, job_name: str, last_phase: str, now: datetime, *, existed: bool = False
+    ) -> None:
+        """A vcjob of this flow was deleted; its last phase is its outcome (row 16).
+        `existed`: the caller saw the job (a tombstone), even if this index did not."""
         entry = self.by_job.get(job_name)
-        if entry is None or not (entry.observed or entry.created or entry.gone):
+        if entry is not None and entry.reason == NAME_CONFLICT and not existed:
+            self.conflict_gone(job_name)  # the foreign vcjob holding the name went away
+            return
+        if entry is None or not (existed or entry.observed or entry.created or entry.gone):
             return
         self._set_live(entry, observed=False, created=False)
         entry.gone = True
@@ -196,6 +205,16 @@ class FlowIndex:
         entry.reason = JOB_DELETED
         entry.message = f"vcjob {job_name} was deleted before it finished"
         self._set_phase(entry, JobPhase.FAILED, now)
+
+    def conflict_gone(self, job_name: str) -> bool:
+        """The foreign vcjob that held this entry's name was deleted: the entry may now be
+        created (row 12). True when that changed anything."""
+        entry = self.by_job.get(job_name)
+        if entry is None or entry.reason != NAME_CONFLICT or entry.observed or entry.created:
+            return False
+        entry.reason = entry.message = ""
+        self.candidates.add(entry.name)
+        return True
 
     def template_appeared(self, template: str) -> None:
         """Entries that waited for this JobTemplate become candidates again."""
@@ -222,6 +241,7 @@ class FlowIndex:
     def decide(self, templates: Mapping[str, JobTemplate]) -> Plan:
         """The vcjobs to create now and, after Succeed with `delete`, the ones to remove."""
         creates: list[VCJob] = []
+        self._building = False
         self._recompute()
         if self.phase not in (FlowPhase.FAILED, FlowPhase.SUCCEED, FlowPhase.TERMINATING):
             for name in sorted(self.candidates, key=lambda n: self.entries[n].index):
@@ -393,7 +413,7 @@ def plan(
             index.observe(job, now)
     for name, last in (tombstones or {}).items():
         if name not in seen:
-            index.forget(name, last, now)
+            index.forget(name, last, now, existed=True)
     for entry in index.entries.values():
         if (
             entry.gone

@@ -69,10 +69,20 @@ def fsync_dir(path: str) -> None:
         os.close(fd)
 
 
+def _tmp(path: str) -> str:
+    return f"{path}.{os.getpid()}.tmp"
+
+
+def make_spare(path: str) -> None:
+    """Create the (empty) temp file of the next `write_bytes(path)` now, off the critical
+    path: that write then reuses its inode instead of creating one (~0.25 ms on ext4)."""
+    os.close(os.open(_tmp(path), os.O_WRONLY | os.O_CREAT, 0o644))
+
+
 def write_bytes(path: str, data: bytes, *, fsync: bool = False, exclusive: bool = False) -> bool:
     """Replace `path` atomically with `data`. `exclusive`: publish only if `path` does not
     exist yet (link(2)); returns False when it did. With `fsync`, durable on return."""
-    tmp = f"{path}.{os.getpid()}.tmp"
+    tmp = _tmp(path)
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     try:
         _write_all(fd, data)

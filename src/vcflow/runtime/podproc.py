@@ -139,6 +139,7 @@ class PodSupervisor:
         self.seq = 0
         self.dirty = False
         self.write_at: float | None = None
+        self.spare = False
         self.claimed = False
         self.owner = owner
 
@@ -277,6 +278,9 @@ class PodSupervisor:
         c.state, c.pid, c.pid_start = RUN, result, podfs.process_start(result)
         self.by_pid[result] = c
         self.registry[result] = self
+        if not self.spare:  # while the container starts, ready the next status write
+            self.spare = True
+            podfs.make_spare(os.path.join(self.dir, podfs.STATUS))
 
     def ended(
         self, c: Container, code: int, sig: int | None, reason: str, message: str | None, now: float
@@ -355,6 +359,7 @@ class PodSupervisor:
         }
         path = os.path.join(self.dir, podfs.STATUS)
         ok = podfs.write_json(path, data, fsync=self.fsync, exclusive=claim)
+        self.spare = False
         if ok:
             podfs.notify(self.events, self.dir)
         return ok
