@@ -15,21 +15,17 @@ pod is launched with, how a process's `RunStatus` becomes the pod's `status`, an
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
 from vcflow.api import clock as clocks
-from vcflow.api.event import Event, EventSource, ObjectReference
-from vcflow.api.meta import ObjectMeta, Resource
 from vcflow.api.phases import PodPhase
 from vcflow.api.pod import Pod, PodSpec
 from vcflow.api.vcjob import VCJob
 from vcflow.reconcile.vcjob import kubelet, pods
 from vcflow.runtime.launch import PodFile, PodRequest
 from vcflow.runtime.status import RunStatus
-from vcflow.store.base import Store
 
 #: Kept on every pod the runtime creates, so a deleted pod stays (Terminating, with its
 #: deletionTimestamp) until its processes have ended; the runtime then removes it.
@@ -153,35 +149,3 @@ def grace_seconds(pod: Pod, default: float = DEFAULT_GRACE) -> float:
     extra = (pod.spec.model_extra or {}) if pod.spec else {}
     value = extra.get("terminationGracePeriodSeconds")
     return float(value) if isinstance(value, int | float) and value >= 0 else default
-
-
-class Recorder:
-    """Records `v1 Event`s on objects, as the controllers' recorder does (the runtime may
-    not import the controllers)."""
-
-    def __init__(self, store: Store, clock: clocks.Clock, component: str = COMPONENT) -> None:
-        self._store = store
-        self._clock = clock
-        self._component = component
-
-    def record(self, obj: Resource, type_: str, reason: str, message: str) -> None:
-        stamp = clocks.rfc3339(self._clock.now())
-        event = Event(
-            metadata=ObjectMeta(
-                name=f"{obj.name[:200]}.{uuid.uuid4().hex[:16]}", namespace=obj.namespace
-            ),
-            involved_object=ObjectReference(
-                api_version=obj.api_version,
-                kind=obj.kind,
-                namespace=obj.namespace,
-                name=obj.name,
-                uid=obj.metadata.uid or None,
-            ),
-            reason=reason,
-            message=message,
-            type=type_,
-            first_timestamp=stamp,
-            last_timestamp=stamp,
-            source=EventSource(component=self._component),
-        )
-        self._store.create(event, admit=False)

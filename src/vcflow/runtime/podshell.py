@@ -26,6 +26,7 @@ from vcflow.runtime.launch import LaunchError
 from vcflow.runtime.pods import PodRunner
 from vcflow.runtime.status import PodHandle
 from vcflow.store.base import Store
+from vcflow.store.events import Recorder
 
 Key = names.ObjectKey
 
@@ -33,7 +34,7 @@ Key = names.ObjectKey
 class PodShell:
     def __init__(self, store: Store, runner: PodRunner, clock: clocks.Clock) -> None:
         self.store, self.runner, self.clock = store, runner, clock
-        self.recorder = bridge.Recorder(store, clock)
+        self.recorder = Recorder(store, clock)
         self.pods: dict[Key, Pod] = {}
         self.by_job: dict[Key, dict[str, Pod]] = {}  # pods by job key, then pod name
         self.handles: dict[Key, PodHandle] = {}  # launched pods
