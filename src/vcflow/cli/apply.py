@@ -15,6 +15,7 @@ import typer
 from vcflow.api.errors import FieldError, InputError, Origin, ValidationFailed
 from vcflow.cli import kinds, manifests, options, statedir
 from vcflow.cli.validate import FilenameOption
+from vcflow.store.base import ApplyResult, Store
 
 
 def apply(ctx: typer.Context, filename: FilenameOption) -> None:
@@ -29,16 +30,22 @@ def apply(ctx: typer.Context, filename: FilenameOption) -> None:
     if not loaded.items:
         raise InputError("no objects passed to apply")
     with statedir.writing(options.state_dir(ctx)) as store:
-        try:
-            results = store.apply(loaded.objects)
-        except ValidationFailed as exc:
-            raise ValidationFailed([locate(e, loaded) for e in exc.errors]) from None
-        for result in results:
-            for warning in result.warnings:
-                typer.echo(f"Warning: {locate(warning, loaded)}", err=True)
-        for result in results:
-            ref = kinds.of(result.object).ref(result.object.name)
-            typer.echo(f"{ref} {result.outcome}")
+        apply_and_report(store, loaded)
+
+
+def apply_and_report(store: Store, loaded: manifests.Manifests) -> list[ApplyResult]:
+    """Apply every object in one transaction; print warnings (stderr, with file and line)
+    and kubectl's `<kind>.<group>/<name> created|configured|unchanged` lines."""
+    try:
+        results = store.apply(loaded.objects)
+    except ValidationFailed as exc:
+        raise ValidationFailed([locate(e, loaded) for e in exc.errors]) from None
+    for result in results:
+        for warning in result.warnings:
+            typer.echo(f"Warning: {locate(warning, loaded)}", err=True)
+    for result in results:
+        typer.echo(f"{kinds.of(result.object).ref(result.object.name)} {result.outcome}")
+    return results
 
 
 def locate(error: FieldError, loaded: manifests.Manifests) -> FieldError:

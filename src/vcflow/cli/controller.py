@@ -9,41 +9,11 @@ alone only reconcile until nothing is ready *now*.
 from __future__ import annotations
 
 import os
-import signal
-from collections.abc import Iterator
-from contextlib import contextmanager
-from types import FrameType
 
 import typer
 
-from vcflow.cli import options, statedir
+from vcflow.cli import options, signals, statedir
 from vcflow.controller.manager import Manager
-
-_SIGNALS = (signal.SIGINT, signal.SIGTERM)
-
-
-class _StopFlag:
-    """Set by SIGINT/SIGTERM; the manager checks it between bursts of work."""
-
-    def __init__(self) -> None:
-        self.stopped = False
-
-    def __call__(self) -> bool:
-        return self.stopped
-
-    def handle(self, signum: int, frame: FrameType | None) -> None:
-        self.stopped = True
-
-
-@contextmanager
-def _stop_on_signals() -> Iterator[_StopFlag]:
-    flag = _StopFlag()
-    previous = {sig: signal.signal(sig, flag.handle) for sig in _SIGNALS}
-    try:
-        yield flag
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
 
 
 def controller(ctx: typer.Context) -> None:
@@ -60,7 +30,7 @@ def controller(ctx: typer.Context) -> None:
         statedir.ControllerLock(state_dir, statedir.CONTROLLER) as lock,
     ):
         statedir.acquire_for_controller(lock)
-        with _stop_on_signals() as stop:
+        with signals.stop_on_signals() as stop:
             typer.echo(
                 f"vcflow controller: reconciling {state_dir} (pid {os.getpid()}); "
                 "stop with Ctrl-C or SIGTERM"

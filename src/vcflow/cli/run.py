@@ -14,12 +14,9 @@ when interrupted.
 
 from __future__ import annotations
 
-import signal
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager, nullcontext
+from contextlib import nullcontext
 from pathlib import Path
-from types import FrameType
 from typing import Annotated
 
 import typer
@@ -28,10 +25,10 @@ from rich.live import Live
 
 from vcflow.api import clock as clocks
 from vcflow.api import names
-from vcflow.api.errors import InputError, ValidationFailed
+from vcflow.api.errors import InputError
 from vcflow.api.jobflow import JobFlow
-from vcflow.cli import kinds, manifests, options, output, statedir
-from vcflow.cli.apply import locate
+from vcflow.cli import apply as apply_cmd
+from vcflow.cli import manifests, options, output, signals, statedir
 from vcflow.cli.runview import FLOW_ENDED, Tracker
 from vcflow.cli.validate import FilenameOption
 from vcflow.controller.manager import Manager
@@ -65,28 +62,6 @@ LiveOption = Annotated[
         help="Live view of the flows (only on a terminal); else one line per phase change.",
     ),
 ]
-
-
-class _StopFlag:
-    def __init__(self) -> None:
-        self.stopped = False
-
-    def __call__(self) -> bool:
-        return self.stopped
-
-    def handle(self, signum: int, frame: FrameType | None) -> None:
-        self.stopped = True
-
-
-@contextmanager
-def _stop_on_signals() -> Iterator[_StopFlag]:
-    flag = _StopFlag()
-    previous = {sig: signal.signal(sig, flag.handle) for sig in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        yield flag
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
 
 
 def run(
@@ -123,17 +98,10 @@ def run(
 
 def _apply(store: SqliteStore, loaded: manifests.Manifests) -> dict[names.ObjectKey, float | None]:
     """Apply and print kubectl's lines; the applied flows → when they started (None: now)."""
-    try:
-        results = store.apply(loaded.objects)
-    except ValidationFailed as exc:
-        raise ValidationFailed([locate(e, loaded) for e in exc.errors]) from None
-    for result in results:
-        for warning in result.warnings:
-            typer.echo(f"Warning: {locate(warning, loaded)}", err=True)
+    results = apply_cmd.apply_and_report(store, loaded)
     flows: dict[names.ObjectKey, float | None] = {}
     for result in results:
         obj = result.object
-        typer.echo(f"{kinds.of(obj).ref(obj.name)} {result.outcome}")
         if isinstance(obj, JobFlow):
             created = result.outcome == "created" or not obj.metadata.creation_timestamp
             since = None
@@ -180,7 +148,7 @@ def _run(
             view.update(tracker.render(), refresh=True)
 
     try:
-        with _stop_on_signals() as stop, view if view is not None else nullcontext():
+        with signals.stop_on_signals() as stop, view if view is not None else nullcontext():
             tracker.resyncing = True
             executor.start()
             tracker.resyncing = False
