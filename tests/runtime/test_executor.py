@@ -142,7 +142,7 @@ def test_a_failing_command_fails_its_job(
 def test_env_and_svc_plugins_reach_the_processes(
     store: SqliteStore, runners: Callable[[], PodRunner], state: Path
 ) -> None:
-    script = 'echo "index=$VK_TASK_INDEX hosts=$VC_T_HOSTS num=$(cat ../etc/volcano/VC_T_NUM)"'
+    script = 'echo "index=$VK_TASK_INDEX hosts=$VC_T_HOSTS num=$(cat $VC_SVC_DIR/VC_T_NUM)"'
     store.create(vcjob("envy", script, replicas=2, plugins={"env": [], "svc": []}))
     executor = Executor(store, runners())
     drive(executor, lambda: phase(store, "envy") == "Completed")

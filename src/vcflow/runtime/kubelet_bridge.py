@@ -6,7 +6,8 @@ pod is launched with, how a process's `RunStatus` becomes the pod's `status`, an
   the svc plugin's ConfigMap made local: its data is written under the pod directory
   (`etc/volcano/<key>`, where Volcano mounts it at `/etc/volcano`) and every
   `configMapKeyRef` to it is replaced by its value (one that does not resolve is dropped,
-  as `pods.container_env` does). The ssh plugin's key pair is not made locally.
+  as `pods.container_env` does); the processes find that directory in `$VC_SVC_DIR`.
+  The ssh plugin's key pair is not made locally.
 - **Status.** `RunStatus.wire` (kubelet-style: phase, startTime, containerStatuses…) plus
   the pod conditions the kubelet would set (PodScheduled; Initialized, ContainersReady and
   Ready while every container is ready). Nothing is written before a supervisor claimed the
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from vcflow.api import clock as clocks
@@ -37,7 +39,12 @@ DEFAULT_GRACE = 30.0
 CANNOT_RUN = 128
 
 
-def pod_request(pod: Pod, job: VCJob | None) -> PodRequest:
+#: Environment variable telling a pod's processes where the svc plugin's files are (Volcano
+#: mounts them at /etc/volcano; locally they are under the pod directory).
+SVC_DIR_ENV = "VC_SVC_DIR"
+
+
+def pod_request(pod: Pod, job: VCJob | None, pod_dir: Path | None = None) -> PodRequest:
     """What `PodRunner.launch` needs to run `pod` (a placed pod of `job`)."""
     svc = pods.svc_files(job) if job is not None else {}
     spec = PodSpec.model_validate((pod.spec or PodSpec()).to_dict())
@@ -63,6 +70,7 @@ def pod_request(pod: Pod, job: VCJob | None) -> PodRequest:
         uid=meta.uid,
         labels=dict(meta.labels),
         annotations=dict(meta.annotations),
+        env={SVC_DIR_ENV: str(pod_dir / SVC_DIR)} if pod_dir is not None and files else {},
         files=files,
         node_name=spec.node_name or kubelet.NODE,
     )

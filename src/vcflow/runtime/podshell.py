@@ -200,7 +200,9 @@ class PodShell:
     def _launch(self, pod: Pod) -> None:
         job = self._job(job_key_of(pod))
         try:
-            handle = self.runner.launch(bridge.pod_request(pod, job))
+            handle = self.runner.launch(
+                bridge.pod_request(pod, job, self.runner.pod_dir(pod.namespace, pod.name))
+            )
         except LaunchError as exc:
             if job is not None:
                 self.recorder.record(job, "Warning", "FailedCreatePodSandBox", str(exc))

@@ -25,7 +25,7 @@ STOP_GRACE = 5.0
 
 
 class Reconciler(Protocol):
-    def settle(self) -> None: ...
+    def settle(self, *, flush: bool = True) -> None: ...
     def next_due(self) -> float | None: ...
 
 
@@ -63,7 +63,9 @@ class Loop:
         """Controllers, then runtime, again until a round writes nothing."""
         while True:
             before = self.store.resource_version()
-            self.controllers.settle()
+            # statuses are written when due, not at every lull: a long chain would otherwise
+            # rewrite its whole flow status once per job (Manager.run does the same)
+            self.controllers.settle(flush=False)
             self.executor.settle()
             if self.store.resource_version() == before:
                 return
@@ -93,6 +95,7 @@ class Loop:
                 return self._interrupt(stop_grace)
             now = time.monotonic()
             if end is not None and now >= end:
+                self.controllers.settle()  # write every status before giving up
                 return Outcome(Ending.TIMEOUT)
             wait = self.poll
             wakeup = self.executor.next_wakeup()
@@ -111,5 +114,6 @@ class Loop:
 
     def _interrupt(self, grace: float) -> Outcome:
         count = self.executor.terminate_all(grace, grace + 5.0, evict=True)
+        self.controllers.settle()  # write every status before leaving
         self._tick()
         return Outcome(Ending.INTERRUPTED, count)
