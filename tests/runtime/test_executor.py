@@ -207,6 +207,25 @@ def test_a_command_aborts_the_job_and_is_consumed(
     assert store.list(Pod) == []
 
 
+def test_resume_restarts_a_suspended_job_and_counts_a_retry(
+    store: SqliteStore, runners: Callable[[], PodRunner], tmp_path: Path
+) -> None:
+    """`vcflow suspend` then `vcflow resume`: the pods run again (ResumeJob is a retry, B2)."""
+    runs = tmp_path / "runs"
+    store.create(vcjob("sr", f"echo run >> {runs}; sleep 30"))
+    executor = Executor(store, runners())
+    drive(executor, lambda: phase(store, "sr") == "Running")
+    store.create(command_for(store.get(VCJob, "default", "sr"), Action.ABORT_JOB))
+    drive(executor, lambda: phase(store, "sr") == "Aborted" and not store.list(Pod))
+    store.create(command_for(store.get(VCJob, "default", "sr"), Action.RESUME_JOB))
+    drive(executor, lambda: phase(store, "sr") == "Running" and runs.read_text().count("run") == 2)
+    status = store.get(VCJob, "default", "sr").status
+    assert status is not None and status.retry_count == 1
+    store.create(command_for(store.get(VCJob, "default", "sr"), Action.TERMINATE_JOB))
+    drive(executor, lambda: phase(store, "sr") == "Terminated" and not store.list(Pod))
+    assert store.list(Command) == []
+
+
 def test_a_new_executor_adopts_running_pods_and_never_starts_them_twice(
     store: SqliteStore, runners: Callable[[], PodRunner], tmp_path: Path
 ) -> None:
