@@ -207,6 +207,22 @@ def test_a_command_aborts_the_job_and_is_consumed(
     assert store.list(Pod) == []
 
 
+def test_a_podfailed_restartjob_policy_reruns_the_job(
+    store: SqliteStore, runners: Callable[[], PodRunner], tmp_path: Path
+) -> None:
+    """A failure policy with real exit codes: the first run exits 3, the job restarts
+    (RestartJob), the second run exits 0 and the job completes after one retry."""
+    marker = tmp_path / "failed-once"
+    script = f"if [ -e {marker} ]; then exit 0; fi; touch {marker}; exit 3"
+    policies = [{"event": "PodFailed", "action": "RestartJob"}]
+    store.create(vcjob("pol", script, policies=policies, maxRetry=3))
+    executor = Executor(store, runners())
+    drive(executor, lambda: phase(store, "pol") in ("Completed", "Failed"))
+    status = store.get(VCJob, "default", "pol").status
+    assert status is not None
+    assert (status.phase, status.retry_count) == ("Completed", 1)
+
+
 def test_resume_restarts_a_suspended_job_and_counts_a_retry(
     store: SqliteStore, runners: Callable[[], PodRunner], tmp_path: Path
 ) -> None:
