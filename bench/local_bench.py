@@ -22,9 +22,11 @@ Shapes (every job: one task, 1 replica, restartPolicy Never, command ["true"], c
 
 Standard library only (plus the vcflow executable next to this interpreter, or --vcflow).
 """
+
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import math
 import os
@@ -36,25 +38,26 @@ import sys
 import tempfile
 import time
 from collections import deque
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Dict, List, Sequence, Tuple
 
-Node = Tuple[str, Tuple[str, ...]]  # (name, deps)
+Node = tuple[str, tuple[str, ...]]  # (name, deps)
 SHAPES = ("chain", "fan", "layered")
 
 
 # --------------------------------------------------------------------------- shapes
 
-def _names(prefix: str, n: int) -> List[str]:
+
+def _names(prefix: str, n: int) -> list[str]:
     return [f"{prefix}{i:05d}" for i in range(n)]
 
 
-def chain(n: int) -> List[Node]:
+def chain(n: int) -> list[Node]:
     names = _names("c", n)
     return [(x, (names[i - 1],) if i else ()) for i, x in enumerate(names)]
 
 
-def fan(n: int) -> List[Node]:
+def fan(n: int) -> list[Node]:
     if n < 3:
         raise ValueError("fan needs n >= 3")
     names = _names("f", n)
@@ -62,12 +65,12 @@ def fan(n: int) -> List[Node]:
     return [(root, ())] + [(x, (root,)) for x in mid] + [(sink, tuple(mid))]
 
 
-def layered(n: int) -> List[Node]:
+def layered(n: int) -> list[Node]:
     width = max(1, round(math.sqrt(n)))
     names = _names("l", n)
-    layers = [names[i:i + width] for i in range(0, n, width)]
-    nodes: List[Node] = [(x, ()) for x in layers[0]]
-    for prev, layer in zip(layers, layers[1:]):
+    layers = [names[i : i + width] for i in range(0, n, width)]
+    nodes: list[Node] = [(x, ()) for x in layers[0]]
+    for prev, layer in itertools.pairwise(layers):
         for j, x in enumerate(layer):
             deps = {prev[j % len(prev)], prev[(j + 1) % len(prev)]}
             nodes.append((x, tuple(sorted(deps))))
@@ -126,21 +129,22 @@ def write_manifests(nodes: Sequence[Node], outdir: Path, flow: str = "bench") ->
 
 # --------------------------------------------------------------------------- measuring
 
+
 def _children_cpu() -> float:
     r = resource.getrusage(resource.RUSAGE_CHILDREN)
     return r.ru_utime + r.ru_stime
 
 
-def floor(nodes: Sequence[Node], jobs: int) -> Tuple[float, float]:
+def floor(nodes: Sequence[Node], jobs: int) -> tuple[float, float]:
     """Spawn `true` for every node in DAG order, at most `jobs` at once.
     Returns (wall s, CPU s of the children)."""
     indeg = {x: len(d) for x, d in nodes}
-    children: Dict[str, List[str]] = {x: [] for x, _ in nodes}
+    children: dict[str, list[str]] = {x: [] for x, _ in nodes}
     for x, deps in nodes:
         for d in deps:
             children[d].append(x)
     ready = deque(x for x, d in nodes if not d)
-    running: Dict[int, Tuple[str, subprocess.Popen]] = {}
+    running: dict[int, tuple[str, subprocess.Popen]] = {}
     done = 0
     c0, t0 = _children_cpu(), time.perf_counter()
     while ready or running:
@@ -166,20 +170,31 @@ def floor(nodes: Sequence[Node], jobs: int) -> Tuple[float, float]:
     return wall, _children_cpu() - c0
 
 
-def run_vcflow(vcflow: str, nodes: Sequence[Node], timeout: float, kill_after: float,
-               keep: bool) -> dict:
+def run_vcflow(
+    vcflow: str, nodes: Sequence[Node], timeout: float, kill_after: float, keep: bool
+) -> dict:
     work = Path(tempfile.mkdtemp(prefix="vcflow-local-bench-"))
     try:
         mdir, sdir = work / "manifests", work / "state"
         mdir.mkdir()
         write_manifests(nodes, mdir)
-        argv = [vcflow, "--state-dir", str(sdir), "run", "-f", str(mdir),
-                "--no-live", "--timeout", str(int(timeout))]
+        argv = [
+            vcflow,
+            "--state-dir",
+            str(sdir),
+            "run",
+            "-f",
+            str(mdir),
+            "--no-live",
+            "--timeout",
+            str(int(timeout)),
+        ]
         with open(work / "output.log", "wb") as log:
             c0, t0 = _children_cpu(), time.perf_counter()
             try:
-                rc = subprocess.run(argv, stdout=log, stderr=subprocess.STDOUT,
-                                    timeout=kill_after).returncode
+                rc = subprocess.run(
+                    argv, stdout=log, stderr=subprocess.STDOUT, timeout=kill_after
+                ).returncode
             except subprocess.TimeoutExpired:
                 rc = None
             wall = time.perf_counter() - t0
@@ -187,7 +202,7 @@ def run_vcflow(vcflow: str, nodes: Sequence[Node], timeout: float, kill_after: f
         rec = {"wall": wall, "cpu": cpu, "rc": rc}
         if rc != 0:
             tail = (work / "output.log").read_text(errors="replace").splitlines()[-15:]
-            rec["error"] = "killed after %.0f s" % kill_after if rc is None else f"exit {rc}"
+            rec["error"] = f"killed after {kill_after:.0f} s" if rc is None else f"exit {rc}"
             rec["log_tail"] = tail
         return rec
     finally:
@@ -199,17 +214,26 @@ def run_vcflow(vcflow: str, nodes: Sequence[Node], timeout: float, kill_after: f
 
 # --------------------------------------------------------------------------- main
 
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", default="50,200,1000")
     ap.add_argument("--shapes", default=",".join(SHAPES))
-    ap.add_argument("--floor-jobs", type=int, default=2,
-                    help="processes the floor runs at once (default 2)")
+    ap.add_argument(
+        "--floor-jobs", type=int, default=2, help="processes the floor runs at once (default 2)"
+    )
     ap.add_argument("--timeout", type=float, default=900, help="vcflow run --timeout (s)")
-    ap.add_argument("--kill-after", type=float, default=600,
-                    help="kill a vcflow run still going after this many seconds")
-    ap.add_argument("--vcflow", default=str(Path(sys.executable).with_name("vcflow")),
-                    help="the vcflow executable (default: next to this Python)")
+    ap.add_argument(
+        "--kill-after",
+        type=float,
+        default=600,
+        help="kill a vcflow run still going after this many seconds",
+    )
+    ap.add_argument(
+        "--vcflow",
+        default=str(Path(sys.executable).with_name("vcflow")),
+        help="the vcflow executable (default: next to this Python)",
+    )
     ap.add_argument("--json", metavar="PATH", help="also write every figure as JSON")
     ap.add_argument("--keep", action="store_true", help="keep each run's temp dir")
     a = ap.parse_args(argv)
@@ -227,20 +251,28 @@ def main(argv=None) -> int:
             nodes = BUILD[shape](n)
             fw, fc = floor(nodes, a.floor_jobs)
             v = run_vcflow(a.vcflow, nodes, a.timeout, a.kill_after, a.keep)
-            row = {"shape": shape, "n": len(nodes),
-                   "edges": sum(len(d) for _, d in nodes),
-                   "vcflow_wall_s": round(v["wall"], 4), "vcflow_cpu_s": round(v["cpu"], 4),
-                   "floor_wall_s": round(fw, 4), "floor_cpu_s": round(fc, 4),
-                   "overhead_ms_per_job": round(1000 * (v["wall"] - fw) / len(nodes), 3),
-                   "rc": v["rc"]}
+            row = {
+                "shape": shape,
+                "n": len(nodes),
+                "edges": sum(len(d) for _, d in nodes),
+                "vcflow_wall_s": round(v["wall"], 4),
+                "vcflow_cpu_s": round(v["cpu"], 4),
+                "floor_wall_s": round(fw, 4),
+                "floor_cpu_s": round(fc, 4),
+                "overhead_ms_per_job": round(1000 * (v["wall"] - fw) / len(nodes), 3),
+                "rc": v["rc"],
+            }
             if "error" in v:
                 row["error"] = v["error"]
                 row["log_tail"] = v["log_tail"]
             rows.append(row)
             status = "" if v["rc"] == 0 else f"  ERROR {v['error']}"
-            print(f"{shape:8} {len(nodes):5}  vcflow {v['wall']:8.3f} s (cpu {v['cpu']:7.3f})"
-                  f"  floor {fw:7.3f} s  {row['overhead_ms_per_job']:7.2f} ms/job{status}",
-                  file=sys.stderr, flush=True)
+            print(
+                f"{shape:8} {len(nodes):5}  vcflow {v['wall']:8.3f} s (cpu {v['cpu']:7.3f})"
+                f"  floor {fw:7.3f} s  {row['overhead_ms_per_job']:7.2f} ms/job{status}",
+                file=sys.stderr,
+                flush=True,
+            )
             for line in v.get("log_tail", ()):
                 print("    | " + line, file=sys.stderr)
 
@@ -248,14 +280,21 @@ def main(argv=None) -> int:
     print("| --- | ---: | ---: | ---: | ---: | ---: |")
     for r in rows:
         bad = f" ({r['error']})" if "error" in r else ""
-        print(f"| {r['shape']} | {r['n']} | {r['vcflow_wall_s']:.3f}{bad} | {r['floor_wall_s']:.3f}"
-              f" | {r['overhead_ms_per_job']:.2f} | {r['vcflow_cpu_s']:.3f} |")
+        print(
+            f"| {r['shape']} | {r['n']} | {r['vcflow_wall_s']:.3f}{bad} | {r['floor_wall_s']:.3f}"
+            f" | {r['overhead_ms_per_job']:.2f} | {r['vcflow_cpu_s']:.3f} |"
+        )
 
     if a.json:
-        meta = {"python": platform.python_version(), "machine": platform.machine(),
-                "cpus": os.cpu_count(), "system": platform.platform(),
-                "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "floor_jobs": a.floor_jobs,
-                "vcflow": a.vcflow}
+        meta = {
+            "python": platform.python_version(),
+            "machine": platform.machine(),
+            "cpus": os.cpu_count(),
+            "system": platform.platform(),
+            "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+            "floor_jobs": a.floor_jobs,
+            "vcflow": a.vcflow,
+        }
         Path(a.json).write_text(json.dumps({"meta": meta, "rows": rows}, indent=2) + "\n")
     return 0 if all(r["rc"] == 0 for r in rows) else 1
 
