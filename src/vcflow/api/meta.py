@@ -136,3 +136,16 @@ class Resource(WireModel):
     @property
     def key(self) -> names.ObjectKey:
         return names.object_key(self.metadata.namespace, self.metadata.name)
+
+
+def controller_reference(owner: Resource, *, block_owner_deletion: bool = True) -> OwnerReference:
+    """The controller ownerReference a dependent of `owner` carries (garbage collection
+    follows it: deleting `owner` removes the dependent)."""
+    return OwnerReference(
+        api_version=owner.api_version,
+        kind=owner.kind,
+        name=owner.name,
+        uid=owner.metadata.uid,
+        controller=True,
+        block_owner_deletion=block_owner_deletion or None,
+    )

@@ -40,7 +40,11 @@ def describe(
     resolved = kinds.resolve(kind)
     now = clock.SystemClock().now()
     with statedir.reading(options.state_dir(ctx)) as store:
-        objects, missing = _objects(store, resolved, namespace, names or [])
+        objects, missing = (
+            resolved.find(store, namespace, names)
+            if names
+            else (list(store.list(resolved.model, namespace)), [])
+        )
         texts = [render(obj, _events(store, obj), now) for obj in objects]
     if texts:
         typer.echo("\n\n".join(text.rstrip("\n") for text in texts))
@@ -48,21 +52,6 @@ def describe(
         typer.echo(f"No resources found in {namespace} namespace.", err=True)
     if missing:
         raise NotFound("\n".join(str(resolved.not_found(name)) for name in missing))
-
-
-def _objects(
-    store: Store, kind: kinds.Kind, namespace: str, names: Sequence[str]
-) -> tuple[list[Resource], list[str]]:
-    if not names:
-        return list(store.list(kind.model, namespace)), []
-    found: list[Resource] = []
-    missing: list[str] = []
-    for name in dict.fromkeys(names):
-        try:
-            found.append(store.get(kind.model, namespace, name))
-        except NotFound:
-            missing.append(name)
-    return found, missing
 
 
 def _events(store: Store, obj: Resource) -> list[Event]:

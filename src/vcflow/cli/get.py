@@ -17,7 +17,6 @@ from vcflow.api import clock
 from vcflow.api.errors import NotFound
 from vcflow.api.meta import Resource
 from vcflow.cli import columns, kinds, options, output, statedir
-from vcflow.store import Store
 
 NamesArgument = Annotated[
     list[str] | None, typer.Argument(metavar="NAME", help="Names; all objects if none.")
@@ -50,7 +49,7 @@ def get(
         )
     with statedir.reading(options.state_dir(ctx)) as store:
         if names:
-            objects, missing = _named(store, resolved, namespace, names)
+            objects, missing = resolved.find(store, namespace, names)
         else:
             objects, missing = store.list(resolved.model, None if all_namespaces else namespace), []
     if objects or not names:
@@ -62,19 +61,6 @@ def get(
         typer.echo(f"No resources found{where}.", err=True)
     if missing:
         raise NotFound("\n".join(str(resolved.not_found(name)) for name in missing))
-
-
-def _named(
-    store: Store, kind: kinds.Kind, namespace: str, names: Sequence[str]
-) -> tuple[list[Resource], list[str]]:
-    found: list[Resource] = []
-    missing: list[str] = []
-    for name in dict.fromkeys(names):
-        try:
-            found.append(store.get(kind.model, namespace, name))
-        except NotFound:
-            missing.append(name)
-    return found, missing
 
 
 def _print(

@@ -12,10 +12,9 @@ from typing import Annotated
 
 import typer
 
-from vcflow.api import names
 from vcflow.api.command import Command
 from vcflow.api.errors import NotFound
-from vcflow.api.meta import ObjectMeta, OwnerReference
+from vcflow.api.meta import ObjectMeta, controller_reference
 from vcflow.api.phases import Action
 from vcflow.api.vcjob import VCJob
 from vcflow.cli import kinds, options, statedir
@@ -41,13 +40,7 @@ def _send(
 
 def command_for(job: VCJob, action: Action) -> Command:
     """A Command asking the job controller to run `action` on `job`."""
-    ref = OwnerReference(
-        api_version=names.BATCH_API_VERSION,
-        kind="Job",
-        name=job.name,
-        uid=job.metadata.uid,
-        controller=True,
-    )
+    ref = controller_reference(job, block_owner_deletion=False)
     suffix = uuid.uuid4().hex[:5]
     return Command(
         metadata=ObjectMeta(

@@ -7,6 +7,7 @@ names are usage errors (exit 2) listing what is accepted.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import typer
@@ -18,6 +19,7 @@ from vcflow.api.jobtemplate import JobTemplate
 from vcflow.api.meta import Resource
 from vcflow.api.pod import Pod
 from vcflow.api.vcjob import VCJob
+from vcflow.store.base import Store
 
 
 @dataclass(frozen=True)
@@ -45,6 +47,19 @@ class Kind:
 
     def not_found(self, name: str) -> NotFound:
         return NotFound(f'Error from server (NotFound): {self.resource} "{name}" not found')
+
+    def find(
+        self, store: Store, namespace: str, wanted: Sequence[str]
+    ) -> tuple[list[Resource], list[str]]:
+        """The objects named `wanted` (each once, in order), and the names not found."""
+        found: list[Resource] = []
+        missing: list[str] = []
+        for name in dict.fromkeys(wanted):
+            try:
+                found.append(store.get(self.model, namespace, name))
+            except NotFound:
+                missing.append(name)
+        return found, missing
 
     def names(self) -> set[str]:
         """Every accepted spelling (compared lower-case)."""

@@ -5,21 +5,14 @@ from __future__ import annotations
 from vcflow.api import names
 from vcflow.api.jobflow import Flow, JobFlow
 from vcflow.api.jobtemplate import JobTemplate
-from vcflow.api.meta import ObjectMeta, OwnerReference
+from vcflow.api.meta import ObjectMeta, OwnerReference, controller_reference
 from vcflow.api.vcjob import VCJob
 from vcflow.patch import merge
 
 
 def owner_reference(flow: JobFlow) -> OwnerReference:
     """The controller reference every vcjob of `flow` carries."""
-    return OwnerReference(
-        api_version=names.FLOW_API_VERSION,
-        kind="JobFlow",
-        name=flow.name,
-        uid=flow.metadata.uid,
-        controller=True,
-        block_owner_deletion=True,
-    )
+    return controller_reference(flow)
 
 
 def is_owned_by(job: VCJob, flow: JobFlow) -> bool:

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from vcflow.api import names
-from vcflow.api.meta import ObjectMeta, OwnerReference
+from vcflow.api.meta import ObjectMeta, OwnerReference, controller_reference
 from vcflow.api.phases import PodPhase
 from vcflow.api.pod import Pod, PodSpec, PodStatus
 from vcflow.api.vcjob import Container, EnvVar, TaskSpec, VCJob
@@ -109,14 +109,7 @@ def _annotations(job: VCJob, task: TaskSpec, index: int) -> dict[str, str]:
 
 
 def _owner(job: VCJob) -> OwnerReference:
-    return OwnerReference(
-        api_version=names.BATCH_API_VERSION,
-        kind="Job",
-        name=job.name,
-        uid=job.metadata.uid,
-        controller=True,
-        block_owner_deletion=True,
-    )
+    return controller_reference(job)
 
 
 def _fill_spec(pod_spec: PodSpec, job: VCJob) -> None:
