@@ -7,8 +7,9 @@ fields of newer Volcano versions included.
 
 from __future__ import annotations
 
+import copy
 import functools
-from typing import Any, Self
+from typing import Any, Self, TypeVar
 
 from pydantic import (
     BaseModel,
@@ -23,6 +24,7 @@ from pydantic.alias_generators import to_camel
 from vcflow.api import names
 
 _ALWAYS = frozenset({"api_version", "kind"})
+M = TypeVar("M", bound=BaseModel)
 
 
 @functools.cache
@@ -82,7 +84,38 @@ class WireModel(BaseModel):
 
     def clone(self) -> Self:
         """A deep copy that keeps which fields were set (so `to_dict` stays exact)."""
-        return self.model_copy(deep=True)
+        return _copy_model(self)
+
+
+_ATOMS = (str, int, float, bool, type(None))
+_set_attr = object.__setattr__
+
+
+def _copy_value(value: Any) -> Any:
+    """A deep copy of model data: JSON-like values and models. `copy.deepcopy` (what
+    `model_copy(deep=True)` uses) costs ~5x as much on a pod template, and the runtime
+    clones one per pod it builds."""
+    kind = type(value)
+    if kind in _ATOMS:
+        return value
+    if kind is dict:
+        return {k: _copy_value(v) for k, v in value.items()}
+    if kind is list:
+        return [_copy_value(v) for v in value]
+    if isinstance(value, BaseModel):
+        return _copy_model(value)
+    return copy.deepcopy(value)
+
+
+def _copy_model(model: M) -> M:
+    cls = type(model)
+    new = cls.__new__(cls)
+    _set_attr(new, "__dict__", {k: _copy_value(v) for k, v in model.__dict__.items()})
+    extra = model.__pydantic_extra__
+    _set_attr(new, "__pydantic_extra__", None if extra is None else _copy_value(extra))
+    _set_attr(new, "__pydantic_fields_set__", set(model.__pydantic_fields_set__))
+    _set_attr(new, "__pydantic_private__", None)
+    return new
 
 
 class OwnerReference(WireModel):

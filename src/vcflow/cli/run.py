@@ -29,7 +29,8 @@ from vcflow.api.errors import InputError
 from vcflow.api.jobflow import JobFlow
 from vcflow.cli import apply as apply_cmd
 from vcflow.cli import manifests, options, output, signals, statedir
-from vcflow.cli.runview import FLOW_ENDED, Tracker
+from vcflow.cli.flowwatch import FlowWatch
+from vcflow.cli.runview import Tracker
 from vcflow.cli.validate import FilenameOption
 from vcflow.controller.manager import Manager
 from vcflow.reconcile.vcjob.resources import Capacity
@@ -124,14 +125,15 @@ def _run(
     use_live = live and console.is_terminal
     tracker = Tracker(flows, echo=None if use_live else typer.echo)
 
+    watched = FlowWatch(store, flows)
+
     def read_flows() -> list[JobFlow]:
-        wanted = set(flows)
-        return [f for f in store.list(JobFlow) if f.key in wanted]
+        return watched.current()
 
     def done() -> bool:
-        current = read_flows()
-        tracker.update_flows(current)
-        return len(current) < len(flows) or all(f.phase in FLOW_ENDED for f in current)
+        if watched.refresh():
+            tracker.update_flows(watched.current())
+        return watched.ended()
 
     runner = PodRunner(state_dir)
     executor = Executor(store, runner, capacity=machine, observer=tracker.observe)

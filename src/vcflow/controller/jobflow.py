@@ -115,6 +115,9 @@ class FlowController:
             self.cache[key] = flow
             self.queue.add(key)
 
+    #: the kinds whose events `handle` takes
+    watches = (VCJob, JobFlow)
+
     def handle(self, event: WatchEvent) -> None:
         obj = event.object
         if isinstance(obj, VCJob):

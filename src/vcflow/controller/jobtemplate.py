@@ -21,6 +21,9 @@ class TemplateController:
         for template in self.store.list(JobTemplate):
             self.queue.add((template.namespace, template.name))
 
+    #: the kinds whose events `handle` takes
+    watches = (JobTemplate, VCJob)
+
     def handle(self, event: WatchEvent) -> None:
         obj = event.object
         if isinstance(obj, JobTemplate) and event.type == EventType.ADDED:

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from vcflow.api import clock as clocks
+from vcflow.api.meta import Resource
 from vcflow.controller.events import Recorder
 from vcflow.controller.jobflow import FlowController
 from vcflow.controller.jobtemplate import TemplateController
@@ -16,6 +17,8 @@ from vcflow.store.base import Expired, Store, WatchEvent
 
 
 class Controller(Protocol):
+    watches: tuple[type[Resource], ...]
+
     def resync(self) -> None: ...
     def handle(self, event: WatchEvent) -> None: ...
     def process_one(self) -> bool: ...
@@ -29,6 +32,8 @@ class Manager:
         self.flows = FlowController(store, self.clock, self.recorder)
         self.templates = TemplateController(store, self.clock)
         self.controllers: list[Controller] = [self.flows, self.templates]
+        # only these kinds are read (and parsed) from the watch: pods and Events are many
+        self.kinds = tuple(dict.fromkeys(k for c in self.controllers for k in c.watches))
         self.rv = 0
         self.started = False
 
@@ -41,8 +46,9 @@ class Manager:
 
     def pump(self) -> int:
         """Hand every store event since the last call to the controllers."""
+        latest = self.store.resource_version()
         try:
-            events = self.store.events_since(self.rv)
+            events = self.store.events_since(self.rv, kinds=self.kinds)
         except Expired:
             self.start()
             return 0
@@ -50,6 +56,8 @@ class Manager:
             for controller in self.controllers:
                 controller.handle(event)
             self.rv = event.resource_version
+        # past the other kinds' events too, so the next read does not scan them again
+        self.rv = max(self.rv, latest)
         return len(events)
 
     def step(self, *, flush: bool = True) -> bool:

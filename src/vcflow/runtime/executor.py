@@ -60,6 +60,7 @@ class JobRecord:
     delayed: dict[str, DelayedAction] = field(default_factory=dict)
     unschedulable: str = ""
     pods: dict[str, Pod] = field(default_factory=dict)
+    seq: int = 0  # creation order, the scheduler's tie-break
 
 
 def _rv(obj: Resource) -> int:
@@ -86,6 +87,10 @@ class Executor(PodShell):
         self.queue: deque[tuple[Key, JobRequest]] = deque()
         self.timed: set[Key] = set()  # jobs with a delayed action or a TTL
         self.unwritten: set[Key] = set()  # jobs whose status changed since the last flush
+        # jobs the scheduler looks at (a PodGroup, a syncing phase): kept as they change, so
+        # a pass costs the jobs in flight, not every job the run has seen
+        self.wanting: set[Key] = set()
+        self.seq = 0
         self.rv = 0
         self.started = False
 
@@ -108,6 +113,7 @@ class Executor(PodShell):
             record = self._add_job(job)
             if any(p.placed and not p.deleting for p in record.pods.values()):
                 record.group = Group.ADMITTED
+                self._job_changed(job.key, record)
         for pod in list(self.pods.values()):
             if pod.placed and (pod.deleting or pod.phase in kubelet.ALIVE):
                 handle = self.runner.adopt(pod.namespace, pod.name)
@@ -122,6 +128,7 @@ class Executor(PodShell):
 
     def pump(self) -> int:
         """Turn the store's events since the last call into requests."""
+        latest = self.store.resource_version()
         try:
             found = self.store.events_since(self.rv, kinds=WATCHED)
         except Expired:
@@ -130,6 +137,7 @@ class Executor(PodShell):
         for event in found:
             self._event(event)
             self.rv = event.resource_version
+        self.rv = max(self.rv, latest)  # past other kinds' events: not scanned again
         return len(found)
 
     def _reset(self) -> None:
@@ -140,6 +148,7 @@ class Executor(PodShell):
         self.live.clear()
         self.deleting.clear()
         self.timed.clear()
+        self.wanting.clear()
         self.start()
 
     def _event(self, event: WatchEvent) -> None:
@@ -172,7 +181,8 @@ class Executor(PodShell):
 
     def _add_job(self, job: VCJob) -> JobRecord:
         key = job.key
-        record = JobRecord(with_defaults(job), pods=self.by_job.setdefault(key, {}))
+        self.seq += 1
+        record = JobRecord(with_defaults(job), pods=self.by_job.setdefault(key, {}), seq=self.seq)
         self.jobs[key] = record
         self._job_changed(key, record)
         self.queue.append((key, events.job_created(record.job)))
@@ -183,12 +193,17 @@ class Executor(PodShell):
             self.timed.add(key)
         else:
             self.timed.discard(key)
+        if gang.wants_scheduling(record.group, record.job.phase):
+            self.wanting.add(key)
+        else:
+            self.wanting.discard(key)
         if self.observer is not None:
             self.observer(record.job, False)
 
     def _job_gone(self, key: Key) -> None:
         record = self.jobs.pop(key, None)
         self.timed.discard(key)
+        self.wanting.discard(key)
         self.dirty = True
         if not self.by_job.get(key):
             self.by_job.pop(key, None)
@@ -332,8 +347,7 @@ class Executor(PodShell):
         if not self.dirty:
             return False
         self.dirty = False
-        wanting = [r for r in self.jobs.values() if r.group is not Group.NONE]
-        wanting = [r for r in wanting if r.job.phase in gang.SYNCING]
+        wanting = sorted((self.jobs[k] for k in self.wanting), key=lambda r: r.seq)
         if not wanting:
             return False
         chosen = {k: self.pods[k] for k in self.live}
@@ -347,7 +361,7 @@ class Executor(PodShell):
         )
         changed = False
         for key in placement.admitted:
-            self.jobs[key].group = Group.ADMITTED
+            self.jobs[key].group = Group.ADMITTED  # (still wanting: the phase is unchanged)
             self.queue.append((key, events.group_changed()))
             changed = True
         for key in placement.placed:

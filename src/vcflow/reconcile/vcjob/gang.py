@@ -81,8 +81,13 @@ def schedule(
     return Placement(tuple(admitted), tuple(placed), verdicts)
 
 
+def wants_scheduling(group: Group, phase: str) -> bool:
+    """Whether the scheduler looks at a job: it has a PodGroup and a syncing phase."""
+    return group is not Group.NONE and phase in SYNCING
+
+
 def _wants(gang: GangJob) -> bool:
-    return gang.group is not Group.NONE and gang.job.phase in SYNCING
+    return wants_scheduling(gang.group, gang.job.phase)
 
 
 def _admitted(gang: GangJob) -> bool:
