@@ -31,6 +31,7 @@ from vcflow.api import names
 from vcflow.api.errors import AlreadyExists, Conflict, InputError, NotFound, StoreError
 from vcflow.api.jobflow import Condition, JobFlow
 from vcflow.api.jobtemplate import JobTemplate
+from vcflow.api.meta import Resource
 from vcflow.api.vcjob import VCJob
 from vcflow.controller.events import NORMAL, WARNING, Recorder
 from vcflow.controller.queue import WorkQueue
@@ -116,7 +117,7 @@ class FlowController:
             self.queue.add(key)
 
     #: the kinds whose events `handle` takes
-    watches = (VCJob, JobFlow)
+    watches: tuple[type[Resource], ...] = (VCJob, JobFlow)
 
     def handle(self, event: WatchEvent) -> None:
         obj = event.object

@@ -6,6 +6,7 @@ from __future__ import annotations
 from vcflow.api import clock as clocks
 from vcflow.api.errors import NotFound, StoreError
 from vcflow.api.jobtemplate import JobTemplate, JobTemplateStatus
+from vcflow.api.meta import Resource
 from vcflow.api.vcjob import VCJob
 from vcflow.controller.queue import WorkQueue
 from vcflow.reconcile import template as reconcile
@@ -22,7 +23,7 @@ class TemplateController:
             self.queue.add((template.namespace, template.name))
 
     #: the kinds whose events `handle` takes
-    watches = (JobTemplate, VCJob)
+    watches: tuple[type[Resource], ...] = (JobTemplate, VCJob)
 
     def handle(self, event: WatchEvent) -> None:
         obj = event.object
