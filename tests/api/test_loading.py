@@ -10,6 +10,8 @@ from typing import Any
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from vcflow.api import loading
 from vcflow.api.errors import ParseError
@@ -115,6 +117,21 @@ spec:
 """
 
 
+#: The parsers the loader can be built on: libyaml's (the default, when PyYAML has it) and
+#: the pure-Python fallback.
+LOADER_BASES = [pytest.param(yaml.SafeLoader, id="pure-python")]
+if yaml.__with_libyaml__:
+    LOADER_BASES.insert(0, pytest.param(yaml.CSafeLoader, id="libyaml"))
+
+
+@pytest.fixture(params=LOADER_BASES)
+def loader_base(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> type[Any]:
+    """Run the test with the loader built on each available parser."""
+    base: type[Any] = request.param
+    monkeypatch.setattr(loading, "KubeSafeLoader", loading.kube_loader(base))
+    return base
+
+
 def only(text: str, source: str = "m.yaml") -> loading.Document:
     (doc,) = loading.parse_text(text, source)
     return doc
@@ -200,7 +217,7 @@ def test_namespace_defaults_to_default_and_is_not_dumped() -> None:
     assert loading.identity({"kind": 3, "metadata": "x"}) == ("", "default", "")
 
 
-def test_timestamps_stay_strings() -> None:
+def test_timestamps_stay_strings(loader_base: type[Any]) -> None:
     template = typed(RICH_TEMPLATE)
     assert template.metadata.creation_timestamp == "2024-01-01T00:00:00Z"
     assert template.metadata.labels["date"] == "2024-01-01"
@@ -257,14 +274,14 @@ def test_schema_error_messages(text: str, message: str) -> None:
     assert message in str(errors[0])
 
 
-def test_multi_document_origins() -> None:
+def test_multi_document_origins(loader_base: type[Any]) -> None:
     text = "a: 1\n---\n# comment\nb: 2\n---\n---\nc: 3\n"
     docs = loading.parse_text(text, "multi.yaml")
     assert [(d.origin.document, d.origin.line) for d in docs] == [(0, 1), (1, 4), (3, 7)]
     assert str(docs[1].origin) == "multi.yaml:4 (document 2)"
 
 
-def test_line_of_nested_fields() -> None:
+def test_line_of_nested_fields(loader_base: type[Any]) -> None:
     doc = only(PATCH_FLOW)
     assert doc.line_of(("spec", "flows", 1, "dependsOn", "targets", 0)) == 11
     assert doc.line_of(("spec", "flows", 1, "patch", "jobSpec", "tasks", 0, "replicas")) == 18
@@ -280,7 +297,7 @@ def test_json_documents_and_lines() -> None:
         loading.parse_text('{\n  "a": 1,\n  }\n', "bad.json")
 
 
-def test_kind_list_items_are_objects_with_their_lines() -> None:
+def test_kind_list_items_are_objects_with_their_lines(loader_base: type[Any]) -> None:
     text = (
         "apiVersion: v1\nkind: List\nitems:\n"
         "- apiVersion: flow.volcano.sh/v1alpha1\n  kind: JobTemplate\n  metadata: {name: a}\n"
@@ -322,16 +339,32 @@ def test_kind_list_in_json() -> None:
             id="list-item-not-a-mapping",
         ),
         pytest.param(
+            '"a\\nb": 1\n"a\\nb": 2\n',
+            'x.yaml:2: invalid YAML: mapping key "a b" already defined at line 1',
+            id="duplicate-key-with-a-newline",
+        ),
+        pytest.param(
             "a: \x01\n",
-            "x.yaml: invalid YAML: unacceptable character #x0001",
+            "x.yaml:1: invalid YAML: unacceptable character #x0001: "
+            "special characters are not allowed",
             id="control-character",
+        ),
+        pytest.param(
+            "a: 1\n---\nb: 2\nc: \ud800\n",
+            "x.yaml:4: invalid YAML: unacceptable character #xd800",
+            id="lone-surrogate-in-a-later-document",
         ),
         pytest.param(
             "a: " + "[" * 5000, "x.yaml: invalid YAML: nested too deeply", id="deep-nesting"
         ),
+        pytest.param(
+            "a:\n" + "".join(" " * i + "b:\n" for i in range(1, 950)),
+            "x.yaml: invalid YAML: nested too deeply",
+            id="deep-block-nesting",
+        ),
     ],
 )
-def test_parse_errors(text: str, message: str) -> None:
+def test_parse_errors(loader_base: type[Any], text: str, message: str) -> None:
     with pytest.raises(ParseError) as info:
         loading.parse_text(text, "x.yaml")
     assert str(info.value).startswith(message)
@@ -380,7 +413,9 @@ def test_dump_yaml_round_trips_and_keeps_order() -> None:
     assert only(text).data == data
 
 
-def test_lenient_reading_goes_on_after_a_document_that_is_not_an_object(tmp_path: Path) -> None:
+def test_lenient_reading_goes_on_after_a_document_that_is_not_an_object(
+    loader_base: type[Any], tmp_path: Path
+) -> None:
     path = tmp_path / "m.yaml"
     path.write_text(
         "apiVersion: v1\nkind: A\n---\n- a list\n---\napiVersion: v1\nkind: B\n",
@@ -391,3 +426,81 @@ def test_lenient_reading_goes_on_after_a_document_that_is_not_an_object(tmp_path
     assert str(items[1]).endswith(
         "(document 2): expected a Kubernetes object (a mapping), got a list"
     )
+
+
+@pytest.mark.skipif(not yaml.__with_libyaml__, reason="PyYAML is built without libyaml")
+def test_loader_parses_with_libyaml_when_pyyaml_has_it() -> None:
+    assert issubclass(loading.KubeSafeLoader, yaml.CSafeLoader)
+    assert not issubclass(loading.KubeSafeLoader, yaml.SafeLoader)
+    doc = only("when: 2024-01-01\nspec: {a: [1]}\n")
+    assert doc.data == {"when": "2024-01-01", "spec": {"a": [1]}}
+    assert doc.node is not None
+    assert type(doc.node.start_mark).__module__ == "yaml._yaml"  # composed by libyaml
+
+
+def test_loader_falls_back_to_the_pure_python_parser() -> None:
+    loader = loading.kube_loader(yaml.SafeLoader)
+    assert issubclass(loader, yaml.SafeLoader)
+    if yaml.__with_libyaml__:
+        assert not issubclass(loader, yaml.CSafeLoader)
+    assert loader("t: 2024-01-01T00:00:00Z\n").get_single_data() == {"t": "2024-01-01T00:00:00Z"}
+
+
+@pytest.mark.parametrize(
+    ("text", "where", "context"),
+    [
+        pytest.param(
+            "apiVersion: v1\nkind: A\nmetadata: {name: a\nspec: {}\n",
+            ":4: invalid YAML: ",
+            "(while parsing a flow mapping at line 3, column 11)",
+            id="unclosed-flow-mapping",
+        ),
+        pytest.param(
+            "a: 'x\n\n\n",
+            ":4: invalid YAML: found unexpected end of stream ",
+            "(while scanning a quoted scalar at line 1, column 4)",
+            id="unclosed-quote",
+        ),
+        pytest.param(
+            "kind: A\n---\n- a\nb: c\n",
+            ":4 (document 2): invalid YAML: ",
+            "(while parsing a block collection at line 3, column 1)",
+            id="second-document",
+        ),
+        pytest.param(
+            "kind: A\nmetadata:\n  name: a\n   labels: x\n",
+            ":4: invalid YAML: mapping values are not allowed ",
+            "",
+            id="bad-indentation",
+        ),
+    ],
+)
+def test_yaml_syntax_error_is_one_line_with_file_and_line(
+    loader_base: type[Any], tmp_path: Path, text: str, where: str, context: str
+) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ParseError) as info:
+        loading.read_documents([str(path)])
+    message = str(info.value)
+    assert "\n" not in message
+    assert message.startswith(f"{path}{where}")
+    assert message.endswith(context)
+    errors = [i for i in loading.read_file_lenient(str(path)) if isinstance(i, ParseError)]
+    assert [str(e) for e in errors] == [message]
+
+
+@pytest.mark.parametrize("base", LOADER_BASES)
+@settings(max_examples=150, deadline=None)
+@given(
+    text=st.text(alphabet=st.sampled_from(list("{}[]:,-'\"#&*!|>?%@` \n\r\t\x01ab01")), max_size=60)
+)
+def test_every_yaml_error_is_one_line_naming_the_file(base: type[Any], text: str) -> None:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(loading, "KubeSafeLoader", loading.kube_loader(base))
+        items = loading.read_file_lenient("-", stdin=io.StringIO(text))  # type: ignore[arg-type]
+    for item in items:
+        if isinstance(item, ParseError):
+            message = str(item)
+            assert message.startswith("<stdin>"), message
+            assert "\n" not in message and "\r" not in message, message

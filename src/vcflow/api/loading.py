@@ -3,7 +3,10 @@ and turn them into typed objects, with every problem as a FieldError that names 
 document, line, kind, namespace/name and field path.
 
 Called by the CLI, the conformance runner and tests. YAML is loaded with a safe loader that,
-like Kubernetes' own, keeps timestamps as strings, and refuses duplicate keys.
+like Kubernetes' own, keeps timestamps as strings, and refuses duplicate keys. The loader is
+built on libyaml (`yaml.CSafeLoader`) when PyYAML has it, else on the pure-Python
+`yaml.SafeLoader`; either way a YAML error is one line naming the file and, where known, the
+line.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ import sys
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pydantic
 import yaml
@@ -36,17 +39,7 @@ MODELS: dict[tuple[str, str], type[Resource]] = {
 }
 
 
-class _KubeSafeLoader(yaml.SafeLoader):
-    """SafeLoader that keeps timestamps as strings and rejects duplicate mapping keys."""
-
-
-_KubeSafeLoader.yaml_implicit_resolvers = {
-    first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
-
-
-def _construct_mapping(loader: _KubeSafeLoader, node: yaml.MappingNode) -> dict[Any, Any]:
+def _construct_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode) -> dict[Any, Any]:
     loader.flatten_mapping(node)
     seen: dict[Any, int] = {}
     for key_node, _ in node.value:
@@ -66,10 +59,25 @@ def _construct_mapping(loader: _KubeSafeLoader, node: yaml.MappingNode) -> dict[
     return loader.construct_mapping(node, deep=True)
 
 
-_KubeSafeLoader.add_constructor(
-    yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
-    _construct_mapping,
-)
+def kube_loader(base: type[Any]) -> type[yaml.SafeLoader]:
+    """A loader on `base` (`yaml.CSafeLoader` or `yaml.SafeLoader`, which share the parser,
+    composer and constructor interface) that keeps timestamps as strings and rejects
+    duplicate and non-scalar mapping keys."""
+    loader = cast(
+        "type[yaml.SafeLoader]",
+        type("KubeSafeLoader", (base,), {"__doc__": kube_loader.__doc__}),
+    )
+    loader.yaml_implicit_resolvers = {
+        first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+        for first, resolvers in base.yaml_implicit_resolvers.items()
+    }
+    loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+    return loader
+
+
+#: The loader every read uses: libyaml's parser when PyYAML was built with it (reading is
+#: ~5x faster), else the pure-Python one.
+KubeSafeLoader = kube_loader(yaml.CSafeLoader if yaml.__with_libyaml__ else yaml.SafeLoader)
 
 
 @dataclass
@@ -197,11 +205,8 @@ def _from_json(text: str, source: str) -> list[Document]:
 
 
 def _from_yaml(text: str, source: str, *, lenient: bool = False) -> Iterator[Document | ParseError]:
-    try:
-        loader = _KubeSafeLoader(text)
-    except yaml.YAMLError as exc:  # the reader refuses non-printable characters up front
-        detail = " ".join(str(exc).split())
-        raise ParseError(f"invalid YAML: {detail}", origin=Origin(source, 0)) from None
+    _check_printable(text, source)
+    loader = KubeSafeLoader(text)
     index = 0
     try:
         while True:
@@ -210,16 +215,16 @@ def _from_yaml(text: str, source: str, *, lenient: bool = False) -> Iterator[Doc
                     break
                 node = loader.get_node()
                 data = loader.construct_document(node)
-            except yaml.MarkedYAMLError as exc:
-                mark = exc.problem_mark or exc.context_mark
-                line = mark.line + 1 if mark is not None else None
-                problem = exc.problem or exc.context or "invalid YAML"
+            except RecursionError:
                 raise ParseError(
-                    f"invalid YAML: {problem}", origin=Origin(source, index, line)
+                    "invalid YAML: nested too deeply", origin=Origin(source, index)
                 ) from None
-            except (yaml.YAMLError, ValueError, TypeError, RecursionError) as exc:
-                detail = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
-                raise ParseError(f"invalid YAML: {detail}", origin=Origin(source, index)) from None
+            except yaml.MarkedYAMLError as exc:
+                raise _marked_error(exc, source, index) from None
+            except (yaml.YAMLError, ValueError, TypeError) as exc:
+                raise ParseError(
+                    f"invalid YAML: {_one_line(str(exc))}", origin=Origin(source, index)
+                ) from None
             if data is not None and node is not None:
                 origin = Origin(source, index, node.start_mark.line + 1)
                 try:
@@ -231,6 +236,57 @@ def _from_yaml(text: str, source: str, *, lenient: bool = False) -> Iterator[Doc
             index += 1
     finally:
         loader.dispose()
+
+
+#: Characters YAML forbids in a stream (PyYAML's pure-Python reader's own set).
+_NON_PRINTABLE = yaml.reader.Reader.NON_PRINTABLE
+
+
+def _check_printable(text: str, source: str) -> None:
+    """Refuse a text with a character YAML forbids before parsing any of it, as the
+    pure-Python reader does (libyaml finds one only when it gets there, and cannot encode a
+    lone surrogate at all)."""
+    found = _NON_PRINTABLE.search(text)
+    if found is None:
+        return
+    line = text.count("\n", 0, found.start()) + 1
+    raise ParseError(
+        f"invalid YAML: unacceptable character #x{ord(found.group()):04x}: "
+        "special characters are not allowed",
+        origin=Origin(source, 0, line),
+    )
+
+
+def _marked_error(exc: yaml.MarkedYAMLError, source: str, index: int) -> ParseError:
+    """One line from a parser, scanner, composer or constructor error, whichever library
+    raised it: the problem, then what was being read and from where, at the problem's line.
+
+    libyaml's "exceeded maximum nesting depth" reads as the pure parser's RecursionError does.
+    """
+    problem_mark, context_mark = exc.problem_mark, exc.context_mark
+    mark = problem_mark or context_mark
+    problem = _one_line(exc.problem or "")
+    context = _one_line(exc.context or "")
+    if problem == "exceeded maximum nesting depth":
+        return ParseError("invalid YAML: nested too deeply", origin=Origin(source, index))
+    if problem and context:
+        where = _position(context_mark)
+        if where and where != _position(problem_mark):
+            context += f" at {where}"
+        detail = f"{problem} ({context})"
+    else:
+        detail = problem or context or "syntax error"
+    line = mark.line + 1 if mark is not None else None
+    return ParseError(f"invalid YAML: {detail}", origin=Origin(source, index, line))
+
+
+def _position(mark: yaml.Mark | None) -> str:
+    return "" if mark is None else f"line {mark.line + 1}, column {mark.column + 1}"
+
+
+def _one_line(text: str) -> str:
+    """`text` with every run of whitespace, newlines included, as one space."""
+    return " ".join(text.split())
 
 
 def _objects(data: Any, origin: Origin, node: yaml.Node | None) -> Iterator[Document]:
