@@ -1,5 +1,7 @@
 """SQLite-only guarantees: persistence, crash safety (SIGKILL mid-write), several
-processes on one state directory, schema versioning."""
+processes on one state directory, schema versioning, and the cached counters (latest
+resourceVersion, compaction mark) that keep an idle poll to one statement while every other
+connection's commit is still seen."""
 
 from __future__ import annotations
 
@@ -10,13 +12,15 @@ import sys
 import textwrap
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from vcflow.api.errors import StoreError
+from vcflow.api.errors import AlreadyExists, StoreError
 from vcflow.api.jobflow import JobFlow
 from vcflow.api.vcjob import VCJob
-from vcflow.store import DB_FILE, SqliteStore
+from vcflow.store import DB_FILE, Expired, SqliteStore
+from vcflow.store.wire import EventRow
 
 from .conftest import flow, vcjob
 
@@ -72,6 +76,15 @@ _COUNTER_WRITER = _PRELUDE + textwrap.dedent(
 )
 
 
+_COMPACTING_WRITER = _PRELUDE + textwrap.dedent(
+    """
+    small = SqliteStore.in_state_dir(sys.argv[1], event_retention=5)
+    for i in range(20):
+        small.create(job(f"c-{i}"))
+    """
+)
+
+
 def _spawn(code: str, *args: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, "-c", code, *args],
@@ -79,6 +92,12 @@ def _spawn(code: str, *args: str) -> subprocess.Popen[str]:
         stderr=subprocess.PIPE,
         text=True,
     )
+
+
+def _run(code: str, *args: str) -> None:
+    child = _spawn(code, *args)
+    _, err = child.communicate(timeout=60)
+    assert child.returncode == 0, err
 
 
 def test_state_survives_reopen(tmp_path: Path) -> None:
@@ -179,3 +198,146 @@ def test_watch_sees_another_process_commit(tmp_path: Path) -> None:
         finally:
             child.communicate(timeout=30)
         assert event.object.name == "from-child"
+
+
+# --- the cached counters -------------------------------------------------------------------
+
+
+def test_another_stores_commits_are_seen(tmp_path: Path) -> None:
+    """Two stores on one file, each with its counters cached: each sees the other's commits
+    in resource_version() and events_since, and allocates resourceVersions after them."""
+    with SqliteStore.in_state_dir(tmp_path) as mine, SqliteStore.in_state_dir(tmp_path) as other:
+        mine.create(vcjob("a"))
+        rv = mine.resource_version()
+        assert mine.events_since(rv) == []
+        other.create(vcjob("b"))
+        assert mine.resource_version() == rv + 1
+        assert [e.object.name for e in mine.events_since(rv)] == ["b"]
+        assert mine.events_since(rv + 1) == []
+        assert mine.create(vcjob("c")).metadata.resource_version == str(rv + 2)
+        assert other.resource_version() == rv + 2
+        assert [e.object.name for e in other.events_since(rv)] == ["b", "c"]
+        with pytest.raises(Expired, match="newer than the store's"):
+            mine.events_since(rv + 3)
+        assert mine.check() == []
+
+
+def test_another_process_commits_and_compaction_are_seen(tmp_path: Path) -> None:
+    with SqliteStore.in_state_dir(tmp_path) as store:
+        store.create(vcjob("a"))
+        rv = store.resource_version()
+        assert store.events_since(rv) == []
+        _run(_PRELUDE + "store.create(job('from-child'))\n", str(tmp_path))
+        assert store.resource_version() == rv + 1
+        assert [e.object.name for e in store.events_since(rv)] == ["from-child"]
+        _run(_COMPACTING_WRITER, str(tmp_path))
+        with pytest.raises(Expired, match="too old"):
+            store.events_since(rv)
+        assert store.resource_version() == rv + 21
+        assert store.events_since(rv + 21) == []
+
+
+def test_compaction_by_another_store_expires_a_resume(tmp_path: Path) -> None:
+    with (
+        SqliteStore.in_state_dir(tmp_path) as mine,
+        SqliteStore.in_state_dir(tmp_path, event_retention=5) as small,
+    ):
+        mine.create(vcjob("a"))
+        rv = mine.resource_version()
+        assert mine.events_since(rv) == []
+        for i in range(20):
+            small.create(vcjob(f"j{i}"))
+        with pytest.raises(Expired, match="too old"):
+            mine.events_since(rv)
+
+
+def test_compaction_during_the_read_expires_a_resume(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another connection compacts between events_since's look at the counters and its read
+    of the event log: the rows it read miss events, so it raises Expired."""
+    with (
+        SqliteStore.in_state_dir(tmp_path) as mine,
+        SqliteStore.in_state_dir(tmp_path, event_retention=5) as small,
+    ):
+        mine.create(vcjob("a"))
+        mine.create(vcjob("b"))
+        read = mine._read_events
+
+        def compact_then_read(*args: Any) -> list[EventRow]:
+            for i in range(20):
+                small.create(vcjob(f"j{i}"))
+            return read(*args)
+
+        monkeypatch.setattr(mine, "_read_events", compact_then_read)
+        with pytest.raises(Expired, match="too old"):
+            mine.events_since(1)
+
+
+def test_rolled_back_transaction_leaves_the_counters(tmp_path: Path) -> None:
+    with SqliteStore.in_state_dir(tmp_path) as store, SqliteStore.in_state_dir(tmp_path) as other:
+        store.create(vcjob("a"))
+        with pytest.raises(AlreadyExists), store.transaction():
+            store.create(vcjob("b"))
+            assert store.resource_version() == 2  # its own write, not committed yet
+            store.create(vcjob("a"))
+        assert store.resource_version() == 1
+        assert store.events_since(1) == []
+        other.create(vcjob("c"))
+        assert store.resource_version() == 2
+        assert store.create(vcjob("d")).metadata.resource_version == "3"
+        assert store.check() == []
+
+
+class _FailingCommit:
+    """A store's connection whose next COMMIT fails (as a full disk would make it)."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+        self.armed = True
+
+    def execute(self, sql: str, *args: Any) -> sqlite3.Cursor:
+        if sql == "COMMIT" and self.armed:
+            self.armed = False
+            raise sqlite3.OperationalError("database or disk is full (simulated)")
+        return self.db.execute(sql, *args)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.db, name)
+
+
+def test_failed_commit_leaves_the_counters(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with SqliteStore.in_state_dir(tmp_path) as store, SqliteStore.in_state_dir(tmp_path) as other:
+        store.create(vcjob("a"))
+        monkeypatch.setattr(store, "_db", _FailingCommit(store._db))
+        with pytest.raises(sqlite3.OperationalError, match="simulated"):
+            store.create(vcjob("b"))
+        assert store.resource_version() == other.resource_version() == 1
+        assert store.events_since(1) == []
+        assert store.create(vcjob("c")).metadata.resource_version == "2"
+        assert [e.object.name for e in other.events_since(1)] == ["c"]
+
+
+def test_idle_poll_is_one_statement(tmp_path: Path) -> None:
+    """Controllers poll resource_version() and events_since(rv) in tight loops: with
+    nothing new, each costs at most one statement, and the event log is not read."""
+    with SqliteStore.in_state_dir(tmp_path) as store, SqliteStore.in_state_dir(tmp_path) as other:
+        store.create(vcjob("a"))
+        other.create(vcjob("b"))
+        statements: list[str] = []
+        store._db.set_trace_callback(statements.append)
+        try:
+            for _ in range(3):
+                rv = store.resource_version()  # (the first re-reads the counters: b committed)
+                for kinds in (None, [VCJob]):
+                    statements.clear()
+                    assert store.events_since(rv, kinds=kinds, namespace="default") == []
+                    assert len(statements) <= 1, statements
+                    assert not [s for s in statements if "events" in s.lower()], statements
+                statements.clear()
+                assert store.resource_version() == rv
+                assert len(statements) <= 1, statements
+        finally:
+            store._db.set_trace_callback(None)
+        other.create(vcjob("c"))
+        assert [e.object.name for e in store.events_since(rv)] == ["c"]

@@ -111,6 +111,10 @@ class Backend(ABC):
     @abstractmethod
     def _prune(self, upto: int) -> None: ...
 
+    def _counters(self) -> tuple[int, int]:
+        """(`_latest_rv()`, `_compacted_rv()`); a backend may read both at once."""
+        return self._latest_rv(), self._compacted_rv()
+
     @abstractmethod
     def _begin(self, depth: int) -> None:
         """Start a transaction (depth 0) or a savepoint inside one (depth > 0)."""
@@ -155,8 +159,9 @@ class Backend(ABC):
                 self._cond.notify_all()
 
     def _maybe_prune(self) -> None:
-        horizon = self._latest_rv() - self._retention
-        if horizon - self._compacted_rv() >= min(_PRUNE_SLACK, self._retention // 10 + 1):
+        latest, compacted = self._counters()
+        horizon = latest - self._retention
+        if horizon - compacted >= min(_PRUNE_SLACK, self._retention // 10 + 1):
             self._prune(horizon)
 
     # --- reads --------------------------------------------------------------------------
@@ -202,23 +207,23 @@ class Backend(ABC):
     ) -> builtins.list[WatchEvent]:
         """Committed events after `since_rv`, oldest first; non-blocking. Raises Expired when
         events after `since_rv` were compacted, or `since_rv` is ahead of the store (a new
-        state directory): relist, then resume from the current resourceVersion."""
+        state directory): relist, then resume from the current resourceVersion.
+
+        The poll is cheap when there is nothing new (`since_rv` is the latest
+        resourceVersion): the event log is not read."""
         ids = None if kinds is None else [self.kinds.of_model(k).id for k in kinds]
+        with self._cond:
+            latest, compacted = self._counters()
+        if not compacted <= since_rv < latest:
+            _check_resumable(since_rv, latest, compacted)
+            return []
         with _gc_paused():
             with self._cond:
                 rows = self._read_events(since_rv, ids, namespace, limit)
-                compacted = self._compacted_rv()
-                latest = self._latest_rv()
-            if since_rv > latest:
-                raise Expired(
-                    f"resourceVersion {since_rv} is newer than the store's ({latest}): the "
-                    "store was replaced; list again and watch from the current resourceVersion"
-                )
-            if since_rv < compacted:
-                raise Expired(
-                    f"resourceVersion {since_rv} is too old: events up to {compacted} were "
-                    "compacted; list again and watch from the current resourceVersion"
-                )
+                # after the read: a commit since the first look may have compacted past
+                # since_rv (another process's), and the rows would then miss events
+                latest, compacted = self._counters()
+            _check_resumable(since_rv, latest, compacted)
             return [
                 WatchEvent(EventType(r.type), parse(self.kinds.by_id(r.kind), r.data), r.rv)
                 for r in rows
@@ -262,6 +267,19 @@ class Backend(ABC):
             rv = max(rv, latest)
             if not self.wait(rv, _FOREVER if timeout is None else timeout) and timeout is not None:
                 return
+
+
+def _check_resumable(since_rv: int, latest: int, compacted: int) -> None:
+    if since_rv > latest:
+        raise Expired(
+            f"resourceVersion {since_rv} is newer than the store's ({latest}): the "
+            "store was replaced; list again and watch from the current resourceVersion"
+        )
+    if since_rv < compacted:
+        raise Expired(
+            f"resourceVersion {since_rv} is too old: events up to {compacted} were "
+            "compacted; list again and watch from the current resourceVersion"
+        )
 
 
 def parse(info: KindInfo, data: str) -> Resource:

@@ -12,6 +12,13 @@ process being killed (SIGKILL: the WAL is in the OS page cache before COMMIT ret
 the last commits may be lost — never corrupted — on power loss or an OS crash; pass
 `synchronous="FULL"` to fsync every commit and survive those too (~10x slower writes).
 
+Reads of the counters: a store keeps the latest resourceVersion and the compaction mark in
+memory. Its own commits update them; another connection's commits (another process, or
+another store on the file) are noticed by `PRAGMA data_version`, whose value changes when
+another connection has committed since this one last asked, and only then are the counters
+re-read. So `resource_version()` and an `events_since` with nothing new cost one cheap
+statement (no table read), and still see every commit made before the call.
+
 Threads: one connection per store, used under the engine's lock (`check_same_thread=False`);
 open one store per process (or share one between threads), not one per call.
 """
@@ -67,7 +74,7 @@ _COLUMNS = "o.kind, o.ns, o.name, o.uid, o.rv, o.data, o.labels, o.owners"
 class SqliteStore(StoreEngine):
     """A `base.Store` in one SQLite file; see the module docstring for the guarantees."""
 
-    poll_interval = 0.05  # other processes' commits are seen by polling the rv counter
+    poll_interval = 0.05  # other processes' commits are seen by polling `data_version`
 
     def __init__(
         self,
@@ -87,7 +94,15 @@ class SqliteStore(StoreEngine):
         self._db = sqlite3.connect(
             self.path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
         )
-        self._rv_cache: int | None = None
+        # The committed counters, as of `PRAGMA data_version` = `_version` (None: unknown,
+        # read them again); `_pending_*`: the open transaction's new values (None: unchanged);
+        # `_checked`: the counters were checked inside the open transaction, which holds the
+        # write lock, so no other connection can commit until it ends.
+        self._rv = self._compacted = 0
+        self._version: int | None = None
+        self._pending_rv: int | None = None
+        self._pending_compacted: int | None = None
+        self._checked = False
         try:
             self._open(synchronous)
         except BaseException:
@@ -200,7 +215,33 @@ class SqliteStore(StoreEngine):
         )
 
     def _latest_rv(self) -> int:
-        return self._rv_cache if self._rv_cache is not None else self._meta("rv")
+        return self._counters()[0]
+
+    def _counters(self) -> tuple[int, int]:
+        """(latest resourceVersion, compaction mark), those of the open transaction if any.
+
+        Costs one `PRAGMA data_version` (none once checked inside a write transaction); the
+        meta table is read only when another connection has committed since the last read.
+        """
+        if not self._checked:
+            self._refresh()
+        rv = self._rv if self._pending_rv is None else self._pending_rv
+        compacted = self._compacted if self._pending_compacted is None else self._pending_compacted
+        return rv, compacted
+
+    def _refresh(self) -> None:
+        version = self._db.execute("PRAGMA data_version").fetchone()[0]
+        if version != self._version:
+            # Outside a transaction the SELECT may see a commit made after the PRAGMA: newer
+            # counters under an older version, so the next check reads them again (harmless;
+            # the other order could pair old counters with a new version and miss a commit).
+            self._version = None
+            found = dict(
+                self._db.execute("SELECT key, value FROM meta WHERE key IN ('rv', 'compacted')")
+            )
+            self._rv, self._compacted = found["rv"], found["compacted"]
+            self._version = version
+        self._checked = self._db.in_transaction
 
     def _read_events(
         self, since: int, kinds: Sequence[str] | None, namespace: str | None, limit: int | None
@@ -220,7 +261,7 @@ class SqliteStore(StoreEngine):
         return [EventRow(*found) for found in self._db.execute(sql, args)]
 
     def _compacted_rv(self) -> int:
-        return self._meta("compacted")
+        return self._counters()[1]
 
     def _meta(self, key: str) -> int:
         value: int = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()[0]
@@ -229,8 +270,8 @@ class SqliteStore(StoreEngine):
     # --- writes -------------------------------------------------------------------------
 
     def _next_rv(self) -> int:
-        self._rv_cache = self._latest_rv() + 1
-        return self._rv_cache
+        self._pending_rv = self._counters()[0] + 1
+        return self._pending_rv
 
     def _save(self, row: Row, old: Row | None, event: EventType) -> None:
         labels, owners = json.dumps(row.labels), json.dumps(row.owners)
@@ -278,11 +319,15 @@ class SqliteStore(StoreEngine):
 
     def _prune(self, upto: int) -> None:
         self._db.execute("DELETE FROM events WHERE rv <= ?", (upto,))
-        self._db.execute("UPDATE meta SET value = max(value, ?) WHERE key = 'compacted'", (upto,))
+        (self._pending_compacted,) = self._db.execute(
+            "UPDATE meta SET value = max(value, ?) WHERE key = 'compacted' RETURNING value", (upto,)
+        ).fetchone()
 
     # --- transactions -------------------------------------------------------------------
 
     def _begin(self, depth: int) -> None:
+        if depth == 0:
+            self._checked = False  # other connections may have committed: check again
         try:
             self._db.execute("BEGIN IMMEDIATE" if depth == 0 else f"SAVEPOINT s{depth}")
         except sqlite3.OperationalError as exc:
@@ -295,15 +340,34 @@ class SqliteStore(StoreEngine):
             self._db.execute(f"RELEASE s{depth}")
             return
         try:
-            if ok and self._rv_cache is not None:
-                self._db.execute("UPDATE meta SET value = ? WHERE key = 'rv'", (self._rv_cache,))
-            self._db.execute("COMMIT" if ok else "ROLLBACK")
+            if ok:
+                if self._pending_rv is not None:
+                    self._db.execute(
+                        "UPDATE meta SET value = ? WHERE key = 'rv'", (self._pending_rv,)
+                    )
+                self._commit()
+            else:
+                self._db.execute("ROLLBACK")  # the cached (committed) counters stay right
         except BaseException:
+            self._version = None  # whatever happened, read the counters again
             if self._db.in_transaction:
                 self._db.execute("ROLLBACK")
             raise
         finally:
-            self._rv_cache = None
+            self._pending_rv = self._pending_compacted = None
+            self._checked = False
+
+    def _commit(self) -> None:
+        """COMMIT, then take the transaction's counters as the committed ones. Own commits
+        leave `data_version` unchanged, so the version checked inside the transaction is
+        still the one these counters are current for."""
+        version, self._version = (self._version if self._checked else None), None
+        self._db.execute("COMMIT")
+        if self._pending_rv is not None:
+            self._rv = self._pending_rv
+        if self._pending_compacted is not None:
+            self._compacted = self._pending_compacted
+        self._version = version
 
 
 def _row(found: tuple[Any, ...]) -> Row:
