@@ -232,7 +232,10 @@ class Executor(PodShell):
         worked = False
         for _ in range(max_steps):
             if self.queue:
-                self._handle(*self.queue.popleft())
+                # a burst of requests commits once: half the cost of a write is its commit
+                with self.store.transaction():
+                    while self.queue:
+                        self._handle(*self.queue.popleft())
             elif not (
                 self._fire_timers()
                 or self._reap_terminating()
@@ -282,6 +285,13 @@ class Executor(PodShell):
         """Write the job statuses changed since the last flush (one write per job however
         many requests changed it); True if any was written."""
         worked = False
+        with self.store.transaction():
+            worked = self._write_statuses()
+        self.unwritten.clear()
+        return worked
+
+    def _write_statuses(self) -> bool:
+        worked = False
         for key in sorted(self.unwritten):
             record = self.jobs.get(key)
             if record is None:
@@ -299,7 +309,6 @@ class Executor(PodShell):
             )
             record.job = job.model_copy(update={"metadata": meta})
             worked = True
-        self.unwritten.clear()
         return worked
 
     # -- timers ---------------------------------------------------------------------------
@@ -364,9 +373,12 @@ class Executor(PodShell):
             self.jobs[key].group = Group.ADMITTED  # (still wanting: the phase is unchanged)
             self.queue.append((key, events.group_changed()))
             changed = True
-        for key in placement.placed:
-            self._place(self.pods[key])
-            changed = True
+        with self.store.transaction():  # the bindings commit before any pod launches
+            bound = [self._bind(self.pods[key]) for key in placement.placed]
+        with self.store.transaction():  # (their first statuses)
+            for pod in bound:
+                self._launch(pod)
+                changed = True
         for key, why in placement.unschedulable.items():
             record = self.jobs[key]
             if record.unschedulable != why:

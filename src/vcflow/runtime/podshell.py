@@ -159,9 +159,10 @@ class PodShell:
                 time.sleep(timeout)
             return False
         changed = self.runner.wait(list(self.active.values()), timeout)
-        for handle in changed:
-            key = names.object_key(handle.namespace, handle.name)
-            self._sync_status(key, handle)
+        if changed:
+            with self.store.transaction():
+                for handle in changed:
+                    self._sync_status(names.object_key(handle.namespace, handle.name), handle)
         return bool(changed)
 
     def wait(self, timeout: float) -> bool:
@@ -249,16 +250,17 @@ class PodShell:
             self.store.update(gone, admit=False)
             self.store.delete(Pod, pod.namespace, pod.name, force=True)
 
-    def _place(self, pod: Pod) -> None:
-        """Bind the pod (`spec.nodeName`) and launch it. The status `kubelet.place` would
-        write is left to the pod's supervisor, whose first status follows at once."""
+    def _bind(self, pod: Pod) -> Pod:
+        """Bind the pod (`spec.nodeName`); `_launch` it once that is committed (a pod is
+        launched only if the store has it placed). The status `kubelet.place` would write
+        is left to the pod's supervisor, whose first status follows at once."""
         placed = pod.model_copy(update={"spec": (pod.spec or PodSpec()).model_copy()})
         assert placed.spec is not None
         placed.spec.node_name = kubelet.NODE
         placed.metadata = pod.metadata.model_copy(update={"resource_version": ""})
         written = self.store.update(placed, admit=False)
         self._observe_pod(written)
-        self._launch(written)
+        return written
 
 
 def job_key_of(pod: Pod) -> Key:
