@@ -87,8 +87,10 @@ class Manager:
             # one commit for the burst (each write is a savepoint in it): a commit is half
             # the cost of a small write. Nothing here waits, and nothing outside the store
             # acts on a write before the burst commits.
+            if not self.step(flush=flush):
+                return  # idle: no transaction opened for nothing
             with self.store.transaction():
-                for _ in range(max_steps):
+                for _ in range(max_steps - 1):
                     if not self.step(flush=flush):
                         return
         finally:

@@ -90,6 +90,7 @@ class Executor(PodShell):
         # jobs the scheduler looks at (a PodGroup, a syncing phase): kept as they change, so
         # a pass costs the jobs in flight, not every job the run has seen
         self.wanting: set[Key] = set()
+        self.bound: list[Pod] = []  # pods bound in the open transaction, to launch after it
         self.seq = 0
         self.rv = 0
         self.started = False
@@ -230,23 +231,31 @@ class Executor(PodShell):
         if not self.started:
             self.start()
         worked = False
-        for _ in range(max_steps):
-            if self.queue:
-                # a burst of requests commits once: half the cost of a write is its commit
-                with self.store.transaction():
-                    while self.queue:
+        steps = 0
+        while True:
+            # One commit per burst (half the cost of a small write is its commit), cut short
+            # by pods to launch: a pod is launched only once its binding is committed.
+            with self.store.transaction():
+                while not self.bound:
+                    steps += 1
+                    if steps > max_steps:
+                        raise RuntimeError(f"the runtime did not settle within {max_steps} steps")
+                    if self.queue:
                         self._handle(*self.queue.popleft())
-            elif not (
-                self._fire_timers()
-                or self._reap_terminating()
-                or self.poll(0)
-                or self.pump()
-                or self._schedule()
-                or self.flush()
-            ):
-                return worked
-            worked = True
-        raise RuntimeError(f"the runtime did not settle within {max_steps} steps")
+                    elif not (
+                        self._fire_timers()
+                        or self._reap_terminating()
+                        or self.poll(0)
+                        or self.pump()
+                        or self._schedule()
+                        or self.flush()
+                    ):
+                        return worked
+                    worked = True
+            bound, self.bound = self.bound, []
+            with self.store.transaction():  # (their first statuses)
+                for pod in bound:
+                    self._launch(pod)
 
     def _handle(self, key: Key, request: JobRequest) -> None:
         record = self.jobs.get(key)
@@ -285,13 +294,6 @@ class Executor(PodShell):
         """Write the job statuses changed since the last flush (one write per job however
         many requests changed it); True if any was written."""
         worked = False
-        with self.store.transaction():
-            worked = self._write_statuses()
-        self.unwritten.clear()
-        return worked
-
-    def _write_statuses(self) -> bool:
-        worked = False
         for key in sorted(self.unwritten):
             record = self.jobs.get(key)
             if record is None:
@@ -309,6 +311,7 @@ class Executor(PodShell):
             )
             record.job = job.model_copy(update={"metadata": meta})
             worked = True
+        self.unwritten.clear()
         return worked
 
     # -- timers ---------------------------------------------------------------------------
@@ -373,12 +376,9 @@ class Executor(PodShell):
             self.jobs[key].group = Group.ADMITTED  # (still wanting: the phase is unchanged)
             self.queue.append((key, events.group_changed()))
             changed = True
-        with self.store.transaction():  # the bindings commit before any pod launches
-            bound = [self._bind(self.pods[key]) for key in placement.placed]
-        with self.store.transaction():  # (their first statuses)
-            for pod in bound:
-                self._launch(pod)
-                changed = True
+        for key in placement.placed:
+            self.bound.append(self._bind(self.pods[key]))  # launched once committed (`settle`)
+            changed = True
         for key, why in placement.unschedulable.items():
             record = self.jobs[key]
             if record.unschedulable != why:

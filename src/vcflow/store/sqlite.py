@@ -103,6 +103,8 @@ class SqliteStore(StoreEngine):
         self._pending_rv: int | None = None
         self._pending_compacted: int | None = None
         self._checked = False
+        # transaction levels opened by `_begin`, and begun in SQLite (`_sql`)
+        self._opened = self._begun = 0
         try:
             self._open(synchronous)
         except BaseException:
@@ -120,20 +122,20 @@ class SqliteStore(StoreEngine):
             raise StoreError(f"{self.path}: cannot use the WAL journal (got {mode})")
         self._db.execute(f"PRAGMA synchronous={synchronous}")
         with self.transaction():
-            version = self._db.execute("PRAGMA user_version").fetchone()[0]
+            version = self._sql().execute("PRAGMA user_version").fetchone()[0]
             if version > SCHEMA_VERSION:
                 raise StoreError(
                     f"{self.path}: schema version {version} is newer than this vcflow "
                     f"understands ({SCHEMA_VERSION}); upgrade vcflow"
                 )
             self._create_schema()
-            self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+            self._sql().execute(f"PRAGMA user_version={SCHEMA_VERSION}")
 
     def _create_schema(self) -> None:
         # executescript would COMMIT the open transaction; run the statements one by one.
         for statement in _SCHEMA.split(";"):
             if statement.strip():
-                self._db.execute(statement)
+                self._sql().execute(statement)
 
     def close(self) -> None:
         with self._cond:
@@ -174,10 +176,14 @@ class SqliteStore(StoreEngine):
     # --- reads --------------------------------------------------------------------------
 
     def _load(self, kind: str, namespace: str, name: str) -> Row | None:
-        found = self._db.execute(
-            f"SELECT {_COLUMNS} FROM objects o WHERE kind = ? AND ns = ? AND name = ?",
-            (kind, namespace, name),
-        ).fetchone()
+        found = (
+            self._sql()
+            .execute(
+                f"SELECT {_COLUMNS} FROM objects o WHERE kind = ? AND ns = ? AND name = ?",
+                (kind, namespace, name),
+            )
+            .fetchone()
+        )
         return None if found is None else _row(found)
 
     def _scan(self, kind: str, namespace: str | None, hint: tuple[str, str] | None) -> list[Row]:
@@ -197,12 +203,12 @@ class SqliteStore(StoreEngine):
                 "ORDER BY o.ns, o.name"
             )
             args = [kind, *hint, *args]
-        return [_row(found) for found in self._db.execute(sql, args)]
+        return [_row(found) for found in self._sql().execute(sql, args)]
 
     def _dependents(self, owner_uid: str) -> list[Row]:
         return [
             _row(found)
-            for found in self._db.execute(
+            for found in self._sql().execute(
                 f"SELECT {_COLUMNS} FROM owners w JOIN objects o ON o.id = w.obj "
                 "WHERE w.owner = ? ORDER BY o.kind, o.ns, o.name",
                 (owner_uid,),
@@ -211,7 +217,8 @@ class SqliteStore(StoreEngine):
 
     def _uid_exists(self, uid: str) -> bool:
         return (
-            self._db.execute("SELECT 1 FROM objects WHERE uid = ?", (uid,)).fetchone() is not None
+            self._sql().execute("SELECT 1 FROM objects WHERE uid = ?", (uid,)).fetchone()
+            is not None
         )
 
     def _latest_rv(self) -> int:
@@ -258,30 +265,39 @@ class SqliteStore(StoreEngine):
         if limit is not None:
             sql += " LIMIT ?"
             args.append(limit)
+        # the watch read does not begin a lazily opened transaction: what a watcher writes
+        # in reply is checked by the write itself (preconditions), as outside one
         return [EventRow(*found) for found in self._db.execute(sql, args)]
 
     def _compacted_rv(self) -> int:
         return self._counters()[1]
 
     def _meta(self, key: str) -> int:
-        value: int = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()[0]
+        value: int = (
+            self._sql().execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()[0]
+        )
         return value
 
     # --- writes -------------------------------------------------------------------------
 
     def _next_rv(self) -> int:
+        self._sql()  # under the write lock before the counter is read
         self._pending_rv = self._counters()[0] + 1
         return self._pending_rv
 
     def _save(self, row: Row, old: Row | None, event: EventType) -> None:
         labels, owners = json.dumps(row.labels), json.dumps(row.owners)
-        (oid,) = self._db.execute(
-            "INSERT INTO objects (kind, ns, name, uid, rv, labels, owners, data) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (kind, ns, name) DO UPDATE SET "
-            "uid = excluded.uid, rv = excluded.rv, labels = excluded.labels, "
-            "owners = excluded.owners, data = excluded.data RETURNING id",
-            (row.kind, row.namespace, row.name, row.uid, row.rv, labels, owners, row.data),
-        ).fetchone()
+        (oid,) = (
+            self._sql()
+            .execute(
+                "INSERT INTO objects (kind, ns, name, uid, rv, labels, owners, data) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (kind, ns, name) DO UPDATE SET "
+                "uid = excluded.uid, rv = excluded.rv, labels = excluded.labels, "
+                "owners = excluded.owners, data = excluded.data RETURNING id",
+                (row.kind, row.namespace, row.name, row.uid, row.rv, labels, owners, row.data),
+            )
+            .fetchone()
+        )
         if old is None or old.labels != row.labels:
             self._index(
                 "labels", oid, old is not None, [(oid, row.kind, *kv) for kv in row.labels.items()]
@@ -293,47 +309,76 @@ class SqliteStore(StoreEngine):
     def _index(self, table: str, oid: int, existed: bool, entries: list[tuple[Any, ...]]) -> None:
         """Replace the `labels` or `owners` entries of object `oid`."""
         if existed:
-            self._db.execute(f"DELETE FROM {table} WHERE obj = ?", (oid,))
+            self._sql().execute(f"DELETE FROM {table} WHERE obj = ?", (oid,))
         if entries:
             marks = ", ".join("?" * len(entries[0]))
             columns = "(obj, kind, key, value)" if table == "labels" else "(owner, obj)"
-            self._db.executemany(
+            self._sql().executemany(
                 f"INSERT OR IGNORE INTO {table} {columns} VALUES ({marks})", entries
             )
 
     def _drop(self, row: Row) -> None:
-        found = self._db.execute(
-            "DELETE FROM objects WHERE kind = ? AND ns = ? AND name = ? RETURNING id",
-            (row.kind, row.namespace, row.name),
-        ).fetchone()
+        found = (
+            self._sql()
+            .execute(
+                "DELETE FROM objects WHERE kind = ? AND ns = ? AND name = ? RETURNING id",
+                (row.kind, row.namespace, row.name),
+            )
+            .fetchone()
+        )
         if found is not None:
-            self._db.execute("DELETE FROM labels WHERE obj = ?", found)
-            self._db.execute("DELETE FROM owners WHERE obj = ?", found)
+            self._sql().execute("DELETE FROM labels WHERE obj = ?", found)
+            self._sql().execute("DELETE FROM owners WHERE obj = ?", found)
         self._append_event(row, EventType.DELETED)
 
     def _append_event(self, row: Row, event: EventType) -> None:
-        self._db.execute(
+        self._sql().execute(
             "INSERT INTO events (rv, type, kind, ns, name, data) VALUES (?, ?, ?, ?, ?, ?)",
             (row.rv, str(event), row.kind, row.namespace, row.name, row.data),
         )
 
     def _prune(self, upto: int) -> None:
-        self._db.execute("DELETE FROM events WHERE rv <= ?", (upto,))
-        (self._pending_compacted,) = self._db.execute(
-            "UPDATE meta SET value = max(value, ?) WHERE key = 'compacted' RETURNING value", (upto,)
-        ).fetchone()
+        self._sql().execute("DELETE FROM events WHERE rv <= ?", (upto,))
+        (self._pending_compacted,) = (
+            self._sql()
+            .execute(
+                "UPDATE meta SET value = max(value, ?) WHERE key = 'compacted' RETURNING value",
+                (upto,),
+            )
+            .fetchone()
+        )
 
     # --- transactions -------------------------------------------------------------------
 
     def _begin(self, depth: int) -> None:
+        """Open a transaction level; SQLite sees it at its first statement (`_sql`), so a
+        transaction that reads and writes nothing costs nothing — the run loop opens one
+        per burst, and many bursts find nothing to do."""
         if depth == 0:
             self._checked = False  # other connections may have committed: check again
-        try:
-            self._db.execute("BEGIN IMMEDIATE" if depth == 0 else f"SAVEPOINT s{depth}")
-        except sqlite3.OperationalError as exc:
-            raise StoreError(f"{self.path}: cannot start a write transaction: {exc}") from exc
+        self._opened = depth + 1
+
+    def _sql(self) -> sqlite3.Connection:
+        """The connection, with every opened transaction level begun in SQLite: BEGIN
+        IMMEDIATE (the write lock, before the first read, so a read-modify-write is atomic
+        across processes) and a SAVEPOINT per nested level."""
+        while self._begun < self._opened:
+            level = self._begun
+            try:
+                self._db.execute("BEGIN IMMEDIATE" if level == 0 else f"SAVEPOINT s{level}")
+            except sqlite3.OperationalError as exc:
+                raise StoreError(f"{self.path}: cannot start a write transaction: {exc}") from exc
+            self._begun = level + 1
+        return self._db
 
     def _end(self, depth: int, ok: bool) -> None:
+        self._opened = depth
+        if self._begun <= depth:  # this level never reached SQLite: nothing to end
+            if depth == 0:
+                self._pending_rv = self._pending_compacted = None
+                self._checked = False
+            return
+        self._begun = depth
         if depth > 0:
             if not ok:
                 self._db.execute(f"ROLLBACK TO s{depth}")
