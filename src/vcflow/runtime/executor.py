@@ -153,32 +153,44 @@ class Executor(PodShell):
         self.start()
 
     def _event(self, event: WatchEvent) -> None:
-        obj = event.object
-        if isinstance(obj, Pod):
-            cached = self.pods.get(obj.key)
-            if event.type is EventType.DELETED:
-                if cached is not None and cached.metadata.uid == obj.metadata.uid:
-                    self._pod_gone(obj.key, cached)
-            elif cached is None or _rv(cached) < event.resource_version:
-                self._observe_pod(obj)
-        elif isinstance(obj, VCJob):
-            record = self.jobs.get(obj.key)
-            if event.type is EventType.DELETED:
-                if record is not None and record.job.metadata.uid == obj.metadata.uid:
-                    self._job_gone(obj.key)
-            elif record is None or record.job.metadata.uid != obj.metadata.uid:
+        # An event no newer than the cached object is this runtime's own write (the cache is
+        # written through): skipped before its object is parsed. A new object of the same
+        # name carries a newer resourceVersion, so it is never skipped.
+        deleted = event.type is EventType.DELETED
+        if event.model is Pod:
+            cached = self.pods.get(event.key)
+            if not deleted and cached is not None and _rv(cached) >= event.resource_version:
+                return
+            pod = event.object
+            assert isinstance(pod, Pod)
+            if not deleted:
+                self._observe_pod(pod)
+            elif cached is not None and cached.metadata.uid == pod.metadata.uid:
+                self._pod_gone(pod.key, cached)
+        elif event.model is VCJob:
+            record = self.jobs.get(event.key)
+            if not deleted and record is not None and _rv(record.job) >= event.resource_version:
+                return
+            job = event.object
+            assert isinstance(job, VCJob)
+            if deleted:
+                if record is not None and record.job.metadata.uid == job.metadata.uid:
+                    self._job_gone(job.key)
+            elif record is None or record.job.metadata.uid != job.metadata.uid:
                 if record is not None:
-                    self._job_gone(obj.key)
-                self._add_job(obj)
-            elif _rv(record.job) < event.resource_version:
-                old, record.job = record.job, with_defaults(obj)
+                    self._job_gone(job.key)
+                self._add_job(job)
+            else:
+                old, record.job = record.job, with_defaults(job)
                 self.dirty = True
-                self._job_changed(obj.key, record)
+                self._job_changed(job.key, record)
                 request = events.job_updated(old, record.job)
                 if request is not None:
-                    self.queue.append((obj.key, request))
-        elif isinstance(obj, Command) and event.type is EventType.ADDED:
-            self._command(obj)
+                    self.queue.append((job.key, request))
+        elif event.model is Command and event.type is EventType.ADDED:
+            command = event.object
+            assert isinstance(command, Command)
+            self._command(command)
 
     def _add_job(self, job: VCJob) -> JobRecord:
         key = job.key

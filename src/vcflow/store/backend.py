@@ -225,7 +225,14 @@ class Backend(ABC):
                 latest, compacted = self._counters()
             _check_resumable(since_rv, latest, compacted)
             return [
-                WatchEvent(EventType(r.type), parse(self.kinds.by_id(r.kind), r.data), r.rv)
+                WatchEvent(
+                    EventType(r.type),
+                    self.kinds.by_id(r.kind).model,
+                    r.namespace,
+                    r.name,
+                    r.rv,
+                    r.data,
+                )
                 for r in rows
             ]
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Protocol, TypeVar
 
-from vcflow.api import loading
+from vcflow.api import loading, names
 from vcflow.api.command import Command
 from vcflow.api.errors import FieldError, InputError, StoreError
 from vcflow.api.event import Event
@@ -47,15 +47,45 @@ class EventType(StrEnum):
     DELETED = "DELETED"
 
 
-@dataclass(frozen=True)
 class WatchEvent:
     """One committed change. `object` is the state after the change (for DELETED: the last
     state, carrying the resourceVersion of the deletion); `resource_version` is that
-    write's store-wide integer resourceVersion, the position to resume a watch from."""
+    write's store-wide integer resourceVersion, the position to resume a watch from.
 
-    type: EventType
-    object: Resource
-    resource_version: int
+    `object` is parsed from the stored JSON when first read (then kept): a watcher that
+    skips an event by its `model`, `namespace`, `name` and `resource_version` — its own
+    write, say — does not pay for the parse. Treat `object` as read-only: every consumer
+    of this event gets the same one."""
+
+    __slots__ = ("type", "model", "namespace", "name", "resource_version", "_data", "_object")
+
+    def __init__(
+        self,
+        type: EventType,
+        model: type[Resource],
+        namespace: str,
+        name: str,
+        resource_version: int,
+        data: str,
+    ) -> None:
+        self.type, self.model = type, model
+        self.namespace, self.name = namespace, name
+        self.resource_version = resource_version
+        self._data = data
+        self._object: Resource | None = None
+
+    @property
+    def object(self) -> Resource:
+        if self._object is None:
+            self._object = self.model.model_validate_json(self._data)
+        return self._object
+
+    @property
+    def key(self) -> names.ObjectKey:
+        return names.object_key(self.namespace, self.name)
+
+    def __repr__(self) -> str:
+        return f"WatchEvent({self.type}, {self.model.__name__} {self.key}, {self.resource_version})"
 
 
 class Outcome(StrEnum):
