@@ -57,7 +57,7 @@ class WatchEvent:
     write, say — does not pay for the parse. Treat `object` as read-only: every consumer
     of this event gets the same one."""
 
-    __slots__ = ("type", "model", "namespace", "name", "resource_version", "_data", "_object")
+    __slots__ = ("_data", "_object", "model", "name", "namespace", "resource_version", "type")
 
     def __init__(
         self,
