@@ -100,7 +100,7 @@ class RuntimeWorld:
             raise HarnessError(f"job {job.name} rejected by admission: {problems[0]}")
         if job.name in self.jobs:
             raise HarnessError(f"job {job.name} already exists")
-        job = jobspec.with_defaults(job)
+        job = jobspec.with_defaults(job)  # (its metadata is the parsed job's, ours to set)
         job.metadata.uid = self._uid()
         job.metadata.creation_timestamp = rfc3339(self.now)
         self.jobs[job.name] = JobRecord(job)

@@ -87,9 +87,9 @@ class Executor(PodShell):
         self.queue: deque[tuple[Key, JobRequest]] = deque()
         self.timed: set[Key] = set()  # jobs with a delayed action or a TTL
         self.unwritten: set[Key] = set()  # jobs whose status changed since the last flush
-        # jobs the scheduler looks at (a PodGroup, a syncing phase): kept as they change, so
-        # a pass costs the jobs in flight, not every job the run has seen
-        self.wanting: set[Key] = set()
+        # jobs a scheduler pass must look at (`gang.needs_pass`), kept as jobs and pods
+        # change (`touched`): a pass costs the jobs waiting to start, not every job running
+        self.needy: set[Key] = set()
         self.bound: list[Pod] = []  # pods bound in the open transaction, to launch after it
         self.seq = 0
         self.rv = 0
@@ -147,9 +147,12 @@ class Executor(PodShell):
         self.by_job.clear()
         self.queue.clear()
         self.live.clear()
+        self.held.clear()
+        self.used = {}
+        self.touched.clear()
         self.deleting.clear()
         self.timed.clear()
-        self.wanting.clear()
+        self.needy.clear()
         self.start()
 
     def _event(self, event: WatchEvent) -> None:
@@ -206,17 +209,15 @@ class Executor(PodShell):
             self.timed.add(key)
         else:
             self.timed.discard(key)
-        if gang.wants_scheduling(record.group, record.job.phase):
-            self.wanting.add(key)
-        else:
-            self.wanting.discard(key)
+        self.touched.add(key)
         if self.observer is not None:
             self.observer(record.job, False)
 
     def _job_gone(self, key: Key) -> None:
         record = self.jobs.pop(key, None)
         self.timed.discard(key)
-        self.wanting.discard(key)
+        self.needy.discard(key)
+        self.touched.discard(key)
         self.dirty = True
         if not self.by_job.get(key):
             self.by_job.pop(key, None)
@@ -371,21 +372,29 @@ class Executor(PodShell):
         if not self.dirty:
             return False
         self.dirty = False
-        wanting = sorted((self.jobs[k] for k in self.wanting), key=lambda r: r.seq)
-        if not wanting:
+        for key in self.touched:
+            record = self.jobs.get(key)
+            if record is not None and gang.needs_pass(
+                gang.GangJob(record.job, record.group), list(record.pods.values())
+            ):
+                self.needy.add(key)
+            else:
+                self.needy.discard(key)
+        self.touched.clear()
+        needy = sorted((self.jobs[k] for k in self.needy), key=lambda r: r.seq)
+        if not needy:
             return False
-        chosen = {k: self.pods[k] for k in self.live}
-        for record in wanting:
-            chosen.update({p.key: p for p in record.pods.values()})
         placement = gang.schedule(
-            [gang.GangJob(r.job, r.group) for r in wanting],
-            chosen.values(),
+            [gang.GangJob(r.job, r.group) for r in needy],
+            [p for r in needy for p in r.pods.values()],
             self.capacity,
             self.priorities,
+            used=self.used,
         )
         changed = False
         for key in placement.admitted:
-            self.jobs[key].group = Group.ADMITTED  # (still wanting: the phase is unchanged)
+            self.jobs[key].group = Group.ADMITTED
+            self.touched.add(key)
             self.queue.append((key, events.group_changed()))
             changed = True
         for key in placement.placed:

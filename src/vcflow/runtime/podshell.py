@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import time
+from fractions import Fraction
 
 from vcflow.api import clock as clocks
 from vcflow.api import names
@@ -19,6 +20,7 @@ from vcflow.api.errors import NotFound
 from vcflow.api.pod import Pod, PodSpec
 from vcflow.api.vcjob import VCJob
 from vcflow.reconcile.vcjob import events, kubelet, pods
+from vcflow.reconcile.vcjob import resources as jobres
 from vcflow.reconcile.vcjob.model import Request as JobRequest
 from vcflow.runtime import kubelet_bridge as bridge
 from vcflow.runtime import podfs
@@ -40,6 +42,9 @@ class PodShell:
         self.handles: dict[Key, PodHandle] = {}  # launched pods
         self.active: dict[Key, PodHandle] = {}  # processes not known to have ended
         self.live: set[Key] = set()  # placed pods holding resources
+        self.held: dict[Key, jobres.Resources] = {}  # what each live pod holds
+        self.used: dict[str, Fraction] = {}  # their sum, kept as pods come and go
+        self.touched: set[Key] = set()  # jobs whose pods changed since the last pass
         self.deleting: set[Key] = set()
         self.asked_to_stop: set[Key] = set()
         self.dirty = True  # the scheduler has something new to look at
@@ -60,13 +65,16 @@ class PodShell:
         old = self.pods.get(key)
         self.pods[key] = pod
         self.by_job.setdefault(job_key_of(pod), {})[pod.name] = pod
+        self.touched.add(job_key_of(pod))
         holds = pod.placed and (pod.deleting or pod.phase in kubelet.ALIVE)
         if holds != (key in self.live):
             self.dirty = True  # resources taken or freed
             if holds:
                 self.live.add(key)
+                self.held[key] = jobres.pod_request(pod.spec)
+                self.used = jobres.add(self.used, self.held[key])
             else:
-                self.live.discard(key)
+                self._release(key)
         if old is None or pod.phase != old.phase or pod.deleting != old.deleting:
             self.dirty = True  # a new pod to place, or the gang's count changed
         if pod.deleting:
@@ -85,9 +93,16 @@ class PodShell:
             request = events.pod_updated(job, old, pod, self.by_job[job_key].values())
         self._enqueue(job_key, request)
 
+    def _release(self, key: Key) -> None:
+        self.live.discard(key)
+        held = self.held.pop(key, None)
+        if held is not None:
+            self.used = jobres.subtract(self.used, held)
+
     def _pod_gone(self, key: Key, pod: Pod) -> None:
         del self.pods[key]
-        self.live.discard(key)
+        self._release(key)
+        self.touched.add(job_key_of(pod))
         self.deleting.discard(key)
         self.asked_to_stop.discard(key)
         self.dirty = True

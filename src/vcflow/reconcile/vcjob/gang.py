@@ -57,12 +57,16 @@ def schedule(
     all_pods: Iterable[Pod],
     capacity: Capacity,
     priorities: Mapping[str, int] | None = None,
+    *,
+    used: Resources | None = None,
 ) -> Placement:
-    """One scheduler pass over every job and every pod on the machine."""
+    """One scheduler pass over every job and every pod on the machine — or, given `used`
+    (what every placed pod holds), over the jobs `needs_pass` picks and their pods only."""
     prio = dict(priorities or {})
     everything = list(all_pods)
     by_job = _pods_by_job(everything)
-    used = resources.total(_request(p) for p in everything if _holds(p))
+    if used is None:
+        used = resources.total(_request(p) for p in everything if _holds(p))
     order = _ordered([j for j in jobs if _wants(j)], prio)
     reserved = resources.total(_still_needed(j, by_job, prio) for j in order if _admitted(j))
     admitted: list[names.ObjectKey] = []
@@ -88,6 +92,19 @@ def wants_scheduling(group: Group, phase: str) -> bool:
 
 def _wants(gang: GangJob) -> bool:
     return wants_scheduling(gang.group, gang.job.phase)
+
+
+def needs_pass(gang: GangJob, job_pods: Sequence[Pod]) -> bool:
+    """Whether a pass can decide anything for this job: it waits for admission, or it is
+    admitted with pods to place or a gang not complete yet (what it still reserves). Any
+    other job only holds its placed pods' resources, which `schedule` takes as `used` — so
+    a pass need not look at the hundreds of jobs that merely run."""
+    if not _wants(gang):
+        return False
+    if gang.group is not Group.ADMITTED:
+        return True
+    shape = jobspec.shape(gang.job)
+    return bool(_unplaced(shape, list(job_pods))) or not is_ready(shape, job_pods)
 
 
 def _admitted(gang: GangJob) -> bool:

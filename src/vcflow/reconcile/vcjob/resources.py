@@ -89,6 +89,14 @@ def total(parts: Iterable[Resources]) -> dict[str, Fraction]:
     return add(*parts)
 
 
+def subtract(have: Resources, part: Resources) -> dict[str, Fraction]:
+    """`have` without `part` (exact: what `add` put in, `subtract` takes out)."""
+    out = dict(have)
+    for name, amount in part.items():
+        out[name] = out.get(name, Fraction(0)) - amount
+    return out
+
+
 def minus(have: Capacity, used: Resources) -> Capacity:
     """What is left of `have` once `used` is taken (may go negative: nothing fits then)."""
     if have.unlimited:

@@ -56,10 +56,10 @@ class Shape:
 
 
 def with_defaults(job: VCJob) -> VCJob:
-    """The job as the mutating webhook stores it (§2.1). Returns a copy."""
-    out = job.clone()
-    out.spec = spec_with_defaults(job.spec or JobSpec())
-    return out
+    """The job as the mutating webhook stores it (§2.1): a shallow copy with the defaulted
+    spec — metadata and status are `job`'s own objects (copy them before changing them in
+    place). A deep copy per vcjob event was the runtime's single biggest cost at 1,000 jobs."""
+    return job.model_copy(update={"spec": spec_with_defaults(job.spec or JobSpec())})
 
 
 def spec_with_defaults(spec: JobSpec) -> JobSpec:
