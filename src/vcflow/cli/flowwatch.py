@@ -3,7 +3,9 @@
 A flow's status lists every one of its jobs, so reading the flows again at every turn of
 the run loop would cost O(jobs) per turn — O(N²) over a long chain. The flows are read once;
 after that each check reads only the JobFlow events written since (the controller writes a
-flow's status in bursts, so they are few), and a full read only when the watch expired.
+flow's status in bursts, so they are few) and takes from each just the phase (a JSON parse,
+not a model); a flow is parsed into a model only when asked for (`current`), and a full read
+happens only when the watch expired.
 """
 
 from __future__ import annotations
@@ -14,22 +16,28 @@ from vcflow.api import names
 from vcflow.api.jobflow import JobFlow
 from vcflow.cli.runview import FLOW_ENDED
 from vcflow.store.base import EventType, Expired, Store
+from vcflow.store.wire import loads
 
 
 class FlowWatch:
     def __init__(self, store: Store, flows: Mapping[names.ObjectKey, object]) -> None:
         self.store = store
         self.wanted = frozenset(flows)
-        self.flows: dict[names.ObjectKey, JobFlow] = {}
+        self.phases: dict[names.ObjectKey, str] = {}
+        self._raw: dict[names.ObjectKey, str] = {}  # flows changed since last parsed
+        self._parsed: dict[names.ObjectKey, JobFlow] = {}
         self.rv = 0
         self._relist()
 
     def _relist(self) -> None:
         self.rv = self.store.resource_version()
-        self.flows = {f.key: f for f in self.store.list(JobFlow) if f.key in self.wanted}
+        found = {f.key: f for f in self.store.list(JobFlow) if f.key in self.wanted}
+        self._parsed, self._raw = found, {}
+        self.phases = {key: flow.phase for key, flow in found.items()}
 
     def refresh(self) -> bool:
-        """Take in the flow changes since the last call; True if any flow changed."""
+        """Take in the flow changes since the last call; True if a flow's phase changed
+        (or a flow went away)."""
         latest = self.store.resource_version()
         try:
             found = self.store.events_since(self.rv, kinds=(JobFlow,))
@@ -38,22 +46,35 @@ class FlowWatch:
             return True
         changed = False
         for event in found:
-            flow = event.object
-            if isinstance(flow, JobFlow) and flow.key in self.wanted:
-                if event.type is EventType.DELETED:
-                    self.flows.pop(flow.key, None)
-                else:
-                    self.flows[flow.key] = flow
-                changed = True
+            key = event.key
+            if key not in self.wanted:
+                continue
+            if event.type is EventType.DELETED:
+                changed |= self.phases.pop(key, None) is not None
+                self._raw.pop(key, None)
+                self._parsed.pop(key, None)
+                continue
+            phase = _phase(event.raw)
+            changed |= self.phases.get(key) != phase
+            self.phases[key] = phase
+            self._raw[key] = event.raw
         self.rv = max(latest, found[-1].resource_version if found else 0)
         return changed
 
     def current(self) -> list[JobFlow]:
-        """The applied flows that still exist, by key."""
-        return [self.flows[k] for k in sorted(self.flows)]
+        """The applied flows that still exist, by key, as last seen."""
+        for key, raw in self._raw.items():
+            self._parsed[key] = JobFlow.model_validate_json(raw)
+        self._raw.clear()
+        return [self._parsed[k] for k in sorted(self.phases)]
 
     def ended(self) -> bool:
         """True once a flow was deleted or every flow is Succeed or Failed."""
-        if len(self.flows) < len(self.wanted):
+        if len(self.phases) < len(self.wanted):
             return True
-        return all(f.phase in FLOW_ENDED for f in self.flows.values())
+        return all(phase in FLOW_ENDED for phase in self.phases.values())
+
+
+def _phase(raw: str) -> str:
+    status = loads(raw).get("status") or {}
+    return str((status.get("state") or {}).get("phase") or "")

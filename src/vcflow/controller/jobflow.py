@@ -120,6 +120,10 @@ class FlowController:
     watches: tuple[type[Resource], ...] = (VCJob, JobFlow)
 
     def handle(self, event: WatchEvent) -> None:
+        if event.model is JobFlow and event.type is EventType.MODIFIED:
+            cached = self.cache.get(FlowKey(event.namespace, event.name))
+            if cached is not None and _rv(cached) >= event.resource_version:
+                return  # our own status write, cached as written: not parsed again
         obj = event.object
         if isinstance(obj, VCJob):
             self._handle_job(event.type, obj)

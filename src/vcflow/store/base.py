@@ -81,6 +81,11 @@ class WatchEvent:
         return self._object
 
     @property
+    def raw(self) -> str:
+        """The object as stored (JSON), for a watcher that needs one field of a big one."""
+        return self._data
+
+    @property
     def key(self) -> names.ObjectKey:
         return names.object_key(self.namespace, self.name)
 

@@ -27,7 +27,6 @@ construction, and the rules live in one place:
 from __future__ import annotations
 
 import builtins
-import json
 import secrets
 import string
 import uuid
@@ -74,7 +73,7 @@ class StoreEngine(Backend):
         with self.transaction():
             row = self._require(info, obj.namespace, obj.name)
             _check_preconditions(info, row, obj.metadata.resource_version, obj.metadata.uid)
-            old = json.loads(row.data)
+            old = wire.loads(row.data)
             model, data = _validated(info, wire.merged_update(old, wire.incoming(obj)))
             _bump_generation(old, data, model)
             if admit:
@@ -114,7 +113,7 @@ class StoreEngine(Backend):
         with self.transaction():
             row = self._require(info, namespace, name)
             _check_preconditions(info, row, resource_version, uid)
-            old = json.loads(row.data)
+            old = wire.loads(row.data)
             model, data = _validated(info, wire.merged_status(old, new))
             return self._replace(info, row, old, model, data)
 
@@ -138,7 +137,7 @@ class StoreEngine(Backend):
                 raise Conflict(_conflict_message(info, row, resource_version))
             if not force:
                 admit_check(self, parse(info, row.data), Operation.DELETE)
-            data = json.loads(row.data)
+            data = wire.loads(row.data)
             if self._terminate(info, row, data):
                 self._collect_garbage(row.uid)
             return cast(R, _validated(info, data)[0])
@@ -228,7 +227,7 @@ class StoreEngine(Backend):
                 if any(u != owner and self._uid_exists(u) for u in dep.owners):
                     continue
                 info = self.kinds.by_id(dep.kind)
-                if self._terminate(info, dep, json.loads(dep.data)):
+                if self._terminate(info, dep, wire.loads(dep.data)):
                     pending.append(dep.uid)
 
     # --- apply --------------------------------------------------------------------------
@@ -238,7 +237,7 @@ class StoreEngine(Backend):
         if row is None:
             model, data = self._prepare_create(info, obj)
             return _Plan(info, model, data, None, None, Outcome.CREATED)
-        old = json.loads(row.data)
+        old = wire.loads(row.data)
         model, data = _validated(info, wire.merged_apply(old, wire.incoming(obj)))
         if wire.same_applied(old, data):
             return _Plan(info, parse(info, row.data), old, row, old, Outcome.UNCHANGED)

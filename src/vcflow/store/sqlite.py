@@ -34,6 +34,7 @@ from typing import Any, Literal
 
 from vcflow.api.clock import Clock
 from vcflow.api.errors import StoreError
+from vcflow.store import wire
 from vcflow.store.backend import DEFAULT_RETENTION
 from vcflow.store.base import EventType, KindRegistry
 from vcflow.store.engine import StoreEngine
@@ -286,7 +287,7 @@ class SqliteStore(StoreEngine):
         return self._pending_rv
 
     def _save(self, row: Row, old: Row | None, event: EventType) -> None:
-        labels, owners = json.dumps(row.labels), json.dumps(row.owners)
+        labels, owners = wire.dumps(row.labels), wire.dumps(row.owners)
         (oid,) = (
             self._sql()
             .execute(
@@ -417,4 +418,4 @@ class SqliteStore(StoreEngine):
 
 def _row(found: tuple[Any, ...]) -> Row:
     kind, ns, name, uid, rv, data, labels, owners = found
-    return Row(kind, ns, name, uid, rv, data, json.loads(labels), tuple(json.loads(owners)))
+    return Row(kind, ns, name, uid, rv, data, wire.loads(labels), tuple(wire.loads(owners)))
