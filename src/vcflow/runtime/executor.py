@@ -18,7 +18,10 @@ Terminating until its processes ended; then the runtime removes the finalizer (t
 removes the pod) and the pod directory. `settle()` works until idle: requests, due timers
 (delayed actions, `ttlSecondsAfterFinished`; `activeDeadlineSeconds` is the supervisor's),
 Terminating pods, process changes, the store's events, one gang-scheduler pass, the status
-flush.
+flush — all in one store transaction (one commit), cut short when pods were bound: they are
+launched only once their binding is committed, so a pod never runs unless the store has it.
+The scheduler looks only at the jobs a pass can decide for (`gang.needs_pass`), with the
+resources every placed pod holds kept as pods come and go.
 """
 
 from __future__ import annotations

@@ -5,7 +5,10 @@ Tables: `objects` (kind, ns, name, uid, rv, labels, owners, data JSON), the inde
 `events` (rv, type, kind, ns, name, data) and `meta` (the resourceVersion counter and the
 compaction mark). Every write runs in a `BEGIN IMMEDIATE` transaction, so writers from
 several processes on one file take turns (`busy_timeout`) and never interleave; readers
-are never blocked (WAL).
+are never blocked (WAL). A transaction reaches SQLite at its first statement — the
+controllers and the runtime open one per burst of work, and an empty burst then costs
+nothing — and takes the write lock before its first read, so a read-modify-write inside
+it stays atomic; the watch read (`events_since`) alone does not begin it.
 
 Durability: with `synchronous=NORMAL` (default) a committed write survives the writing
 process being killed (SIGKILL: the WAL is in the OS page cache before COMMIT returns) but
