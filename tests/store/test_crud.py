@@ -61,6 +61,28 @@ def test_resource_version_is_store_wide_and_increasing(store: StoreEngine) -> No
     assert store.resource_version() == 4
 
 
+class _Undo(Exception):
+    pass
+
+
+def test_rolled_back_writes_use_up_no_resource_version(store: StoreEngine) -> None:
+    """Both backends: the next write after a rollback (whole or nested) gets the next
+    number, so resourceVersions stay gap-free and the same on memory and SQLite."""
+    store.create(vcjob("a"))
+    with pytest.raises(_Undo), store.transaction():
+        store.create(vcjob("b"))
+        raise _Undo
+    assert store.resource_version() == 1
+    with store.transaction():
+        store.create(vcjob("c"))
+        with pytest.raises(_Undo), store.transaction():
+            store.create(vcjob("d"))
+            raise _Undo
+        assert store.create(vcjob("e")).metadata.resource_version == "3"
+    assert store.resource_version() == 3
+    assert [e.resource_version for e in store.events_since(0)] == [1, 2, 3]
+
+
 def test_create_existing_is_already_exists(store: StoreEngine) -> None:
     store.create(vcjob("a"))
     with pytest.raises(AlreadyExists, match="Job default/a already exists"):

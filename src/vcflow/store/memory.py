@@ -42,7 +42,7 @@ class MemoryStore(StoreEngine):
         self._rv = 0
         self._compacted = 0
         self._undo: list[tuple[str, _Key, Row | None]] = []
-        self._marks: list[tuple[int, int]] = []
+        self._marks: list[tuple[int, int, int]] = []  # (undo, events, rv) per level
 
     def close(self) -> None:
         """Nothing to release."""
@@ -143,15 +143,16 @@ class MemoryStore(StoreEngine):
     # --- transactions -------------------------------------------------------------------
 
     def _begin(self, depth: int) -> None:
-        self._marks.append((len(self._undo), len(self._events)))
+        self._marks.append((len(self._undo), len(self._events), self._rv))
 
     def _end(self, depth: int, ok: bool) -> None:
-        undo_mark, event_mark = self._marks.pop()
+        undo_mark, event_mark, rv_mark = self._marks.pop()
         if not ok:
             while len(self._undo) > undo_mark:
                 kind, key, row = self._undo.pop()
                 self._set(kind, key, row)
             del self._events[event_mark:]
+            self._rv = rv_mark  # a rolled-back write uses up no resourceVersion
         if depth == 0:
             self._undo.clear()
 

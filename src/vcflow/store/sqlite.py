@@ -109,6 +109,7 @@ class SqliteStore(StoreEngine):
         self._checked = False
         # transaction levels opened by `_begin`, and begun in SQLite (`_sql`)
         self._opened = self._begun = 0
+        self._marks: list[tuple[int | None, int | None]] = []  # pending counters per level
         try:
             self._open(synchronous)
         except BaseException:
@@ -361,6 +362,7 @@ class SqliteStore(StoreEngine):
         if depth == 0:
             self._checked = False  # other connections may have committed: check again
         self._opened = depth + 1
+        self._marks.append((self._pending_rv, self._pending_compacted))
 
     def _sql(self) -> sqlite3.Connection:
         """The connection, with every opened transaction level begun in SQLite: BEGIN
@@ -377,6 +379,9 @@ class SqliteStore(StoreEngine):
 
     def _end(self, depth: int, ok: bool) -> None:
         self._opened = depth
+        pending = self._marks.pop()
+        if not ok and depth > 0:  # the level's writes are undone: their rvs are not used up
+            self._pending_rv, self._pending_compacted = pending
         if self._begun <= depth:  # this level never reached SQLite: nothing to end
             if depth == 0:
                 self._pending_rv = self._pending_compacted = None

@@ -1,0 +1,145 @@
+"""`FlowWatch`, what `vcflow run` waits on: the applied flows read once, then only the
+JobFlow events since; `refresh()` says whether a watched flow's phase changed (or a flow
+went away), `ended()` whether every flow ended or one is gone, `current()` the flows as last
+written. On a real SQLite file."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from vcflow.api import names
+from vcflow.api.clock import FakeClock
+from vcflow.api.jobflow import JobFlow
+from vcflow.cli.flowwatch import FlowWatch
+from vcflow.store import SqliteStore
+
+
+def jobflow(name: str) -> JobFlow:
+    return JobFlow.from_dict(
+        {
+            "apiVersion": "flow.volcano.sh/v1alpha1",
+            "kind": "JobFlow",
+            "metadata": {"name": name, "namespace": "default"},
+            "spec": {"flows": [{"name": "a"}, {"name": "b", "dependsOn": {"targets": ["a"]}}]},
+        }
+    )
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[SqliteStore]:
+    with SqliteStore.in_state_dir(tmp_path / "state", clock=FakeClock()) as opened:
+        yield opened
+
+
+def status(store: SqliteStore, name: str, phase: str, **more: Any) -> None:
+    store.update_status_data(JobFlow, "default", name, {"state": {"phase": phase}, **more})
+
+
+def test_a_flow_runs_to_its_end(store: SqliteStore) -> None:
+    flow = store.create(jobflow("f"))
+    watch = FlowWatch(store, {flow.key: None})
+    assert watch.ended() is False
+    assert watch.refresh() is False  # nothing written since
+    assert [f.name for f in watch.current()] == ["f"]
+    assert watch.current()[0].phase == ""
+
+    status(store, "f", "Running")
+    assert watch.refresh() is True
+    assert watch.ended() is False
+    assert watch.current()[0].phase == "Running"
+
+    status(store, "f", "Running", runningJobs=["f-a"])  # same phase, more status
+    assert watch.refresh() is False
+    assert watch.ended() is False
+    current = watch.current()[0]
+    assert current.phase == "Running"
+    assert current.status is not None and current.status.running_jobs == ["f-a"]
+
+    status(store, "f", "Succeed", completedJobs=["f-a", "f-b"])
+    assert watch.refresh() is True
+    assert watch.ended() is True
+    (done,) = watch.current()
+    assert done.phase == "Succeed"
+    assert done.status is not None and done.status.completed_jobs == ["f-a", "f-b"]
+    assert done.metadata.resource_version == str(store.resource_version())
+
+
+def test_a_failed_flow_has_ended(store: SqliteStore) -> None:
+    flow = store.create(jobflow("f"))
+    watch = FlowWatch(store, {flow.key: None})
+    status(store, "f", "Failed")
+    assert watch.refresh() is True
+    assert watch.ended() is True
+
+
+def test_a_deleted_flow_ends_the_watch(store: SqliteStore) -> None:
+    flow = store.create(jobflow("f"))
+    watch = FlowWatch(store, {flow.key: None})
+    status(store, "f", "Running")
+    assert watch.refresh() is True
+    store.delete(JobFlow, "default", "f", force=True)  # a running flow: past the review
+    assert watch.refresh() is True
+    assert watch.ended() is True
+    assert watch.current() == []
+    assert watch.refresh() is False
+
+
+def test_a_flow_gone_before_the_watch_has_ended(store: SqliteStore) -> None:
+    store.create(jobflow("f"))
+    watch = FlowWatch(store, dict.fromkeys([names.object_key("default", n) for n in ("f", "gone")]))
+    assert watch.ended() is True
+    assert [f.name for f in watch.current()] == ["f"]
+
+
+def test_every_flow_must_end(store: SqliteStore) -> None:
+    keys = [store.create(jobflow(n)).key for n in ("f", "g")]
+    watch = FlowWatch(store, dict.fromkeys(keys))
+    status(store, "f", "Succeed")
+    assert watch.refresh() is True
+    assert watch.ended() is False  # g has not
+    status(store, "g", "Running")
+    assert watch.refresh() is True
+    assert watch.ended() is False
+    status(store, "g", "Failed")
+    assert watch.refresh() is True
+    assert watch.ended() is True
+    assert [(f.name, f.phase) for f in watch.current()] == [("f", "Succeed"), ("g", "Failed")]
+
+
+def test_flows_not_watched_are_ignored(store: SqliteStore) -> None:
+    flow = store.create(jobflow("f"))
+    store.create(jobflow("other"))
+    watch = FlowWatch(store, {flow.key: None})
+    assert [f.name for f in watch.current()] == ["f"]
+    status(store, "other", "Running")
+    assert watch.refresh() is False
+    status(store, "other", "Succeed")
+    assert watch.refresh() is False
+    store.delete(JobFlow, "default", "other")
+    store.create(jobflow("late"))  # created after the watch began: not watched either
+    status(store, "late", "Failed")
+    assert watch.refresh() is False
+    assert watch.ended() is False
+    assert [f.name for f in watch.current()] == ["f"]
+    status(store, "f", "Running")
+    assert watch.refresh() is True
+    assert [(f.name, f.phase) for f in watch.current()] == [("f", "Running")]
+
+
+def test_a_watch_whose_events_were_compacted_reads_the_flows_again(tmp_path: Path) -> None:
+    """Events kept for one write only: the watch's position is compacted away (Expired), so
+    the next refresh lists the flows again — and reports a change."""
+    with SqliteStore.in_state_dir(tmp_path / "state", event_retention=1) as store:
+        flow = store.create(jobflow("f"))
+        watch = FlowWatch(store, {flow.key: None})
+        status(store, "f", "Running")
+        status(store, "f", "Succeed")
+        assert store.events_since(store.resource_version() - 1) != []  # the last one is kept
+        assert watch.refresh() is True
+        assert watch.ended() is True
+        assert watch.current()[0].phase == "Succeed"
+        assert watch.refresh() is False
