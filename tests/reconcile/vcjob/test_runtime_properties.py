@@ -28,6 +28,8 @@ from vcflow.reconcile.vcjob import gang, kubelet, pods, resources
 from vcflow.reconcile.vcjob import spec as jobspec
 from vcflow.reconcile.vcjob.model import Group
 
+from .podstates import pod_in
+
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 END_PHASES = {JobPhase.COMPLETED, JobPhase.FAILED, JobPhase.TERMINATED, JobPhase.ABORTED}
@@ -263,18 +265,7 @@ def _pods(job: VCJob, draw: st.DrawFn) -> list[Pod | None]:
 
 
 def _pod_in(pod: Pod, state: str) -> Pod | None:
-    if state == "missing":
-        return None
-    if state == "unplaced":
-        return pod
-    pod = kubelet.place(pod, NOW)
-    if state in ("running", "succeeded", "failed"):
-        pod = kubelet.start(pod, NOW)
-    if state in ("succeeded", "failed"):
-        pod = kubelet.exit_container(pod, 0 if state == "succeeded" else 1, NOW)
-    if state == "terminating":
-        pod.metadata.deletion_timestamp = "2026-01-01T00:00:00Z"
-    return pod
+    return pod_in(pod, state, NOW)
 
 
 def _cpu(every: list[Pod]) -> Fraction:
