@@ -4,11 +4,11 @@ commands and tests, `run()` for long-running use."""
 
 from __future__ import annotations
 
-import gc
 from collections.abc import Callable
 from typing import Protocol
 
 from vcflow.api import clock as clocks
+from vcflow.api import gcpause
 from vcflow.api.meta import Resource
 from vcflow.controller.events import Recorder
 from vcflow.controller.jobflow import FlowController
@@ -81,9 +81,7 @@ class Manager:
     def settle(self, *, max_steps: int = 10_000_000, flush: bool = True) -> None:
         """Work until no event is unread, no key is ready now (delayed keys wait) and every
         flow's status is written (with `flush=False`: every status that is due)."""
-        was_enabled = gc.isenabled()
-        gc.disable()
-        try:
+        with gcpause.paused():
             # one commit for the burst (each write is a savepoint in it): a commit is half
             # the cost of a small write. Nothing here waits, and nothing outside the store
             # acts on a write before the burst commits.
@@ -93,9 +91,6 @@ class Manager:
                 for _ in range(max_steps - 1):
                     if not self.step(flush=flush):
                         return
-        finally:
-            if was_enabled:
-                gc.enable()
 
     def next_due(self) -> float | None:
         """Monotonic time of the earliest delayed key of any controller, or of the flow

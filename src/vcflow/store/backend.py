@@ -12,7 +12,6 @@ processes' commits are noticed by polling every `poll_interval` seconds).
 from __future__ import annotations
 
 import builtins
-import gc
 import threading
 import time
 from abc import ABC, abstractmethod
@@ -20,6 +19,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Self, cast
 
+from vcflow.api import gcpause
 from vcflow.api.clock import Clock, SystemClock
 from vcflow.api.errors import NotFound
 from vcflow.api.meta import Resource
@@ -187,7 +187,7 @@ class Backend(ABC):
         """
         info = self.kinds.of_model(kind)
         selector = Selector.coerce(label_selector)
-        with _gc_paused():
+        with gcpause.paused():
             with self._cond:
                 rows = self._scan(info.id, namespace, selector.index_hint())
             return [cast(R, parse(info, r.data)) for r in rows if selector.matches(r.labels)]
@@ -217,7 +217,7 @@ class Backend(ABC):
         if not compacted <= since_rv < latest:
             _check_resumable(since_rv, latest, compacted)
             return []
-        with _gc_paused():
+        with gcpause.paused():
             with self._cond:
                 rows = self._read_events(since_rv, ids, namespace, limit)
                 # after the read: a commit since the first look may have compacted past
@@ -292,22 +292,3 @@ def _check_resumable(since_rv: int, latest: int, compacted: int) -> None:
 def parse(info: KindInfo, data: str) -> Resource:
     """A fresh model of stored JSON."""
     return info.model.model_validate_json(data)
-
-
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Pause the cyclic GC while parsing many objects at once.
-
-    Parsing 10,000 models allocates millions of containers; CPython 3.11's full collections
-    then run again and again over the growing heap and cost 3-6x the parsing itself. The
-    models are acyclic, so nothing is left for the GC; it is re-enabled afterwards (only if
-    it was on: a caller that disabled it keeps it off).
-    """
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
