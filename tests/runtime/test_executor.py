@@ -24,21 +24,9 @@ from vcflow.runtime.executor import Executor
 from vcflow.runtime.pods import PodRunner
 from vcflow.store import SqliteStore
 
+from .conftest import shut_down
+
 DEADLINE = 20.0
-
-
-def _shut_down(runner: PodRunner) -> None:
-    handles = runner.adopt_all()
-    for handle in handles:
-        if handle.last is not None and (handle.last.lost or not handle.last.finished):
-            runner.terminate(handle, 0)
-    end = time.monotonic() + DEADLINE
-    while time.monotonic() < end and any(
-        h.status().lost or not h.status().finished for h in handles
-    ):
-        runner.wait(handles, 0.2)
-    runner.stop_server()
-    runner.close()
 
 
 @pytest.fixture
@@ -64,7 +52,7 @@ def runners(state: Path) -> Iterator[Callable[[], PodRunner]]:
 
     yield make
     for runner in made:
-        _shut_down(runner)
+        shut_down(runner)
 
 
 def vcjob(name: str, script: str, *, replicas: int = 1, **extra: Any) -> VCJob:

@@ -79,17 +79,21 @@ def make_spare(path: str) -> None:
     os.close(os.open(_tmp(path), os.O_WRONLY | os.O_CREAT, 0o644))
 
 
-def write_bytes(path: str, data: bytes, *, fsync: bool = False, exclusive: bool = False) -> bool:
-    """Replace `path` atomically with `data`. `exclusive`: publish only if `path` does not
-    exist yet (link(2)); returns False when it did. With `fsync`, durable on return."""
-    tmp = _tmp(path)
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+def _fill(fd: int, data: bytes, fsync: bool) -> None:
+    """Write all of `data` to the new file `fd` (fsync'd if asked) and close it."""
     try:
         _write_all(fd, data)
         if fsync:
             os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def write_bytes(path: str, data: bytes, *, fsync: bool = False, exclusive: bool = False) -> bool:
+    """Replace `path` atomically with `data`. `exclusive`: publish only if `path` does not
+    exist yet (link(2)); returns False when it did. With `fsync`, durable on return."""
+    tmp = _tmp(path)
+    _fill(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644), data, fsync)
     if exclusive:
         try:
             os.link(tmp, path)
@@ -126,12 +130,7 @@ def create(path: str, data: bytes, *, exclusive: bool = True, fsync: bool = Fals
         fd = os.open(path, flags, 0o644)
     except FileExistsError:
         return False
-    try:
-        _write_all(fd, data)
-        if fsync:
-            os.fsync(fd)
-    finally:
-        os.close(fd)
+    _fill(fd, data, fsync)
     if fsync:
         fsync_dir(os.path.dirname(path) or ".")
     return True
