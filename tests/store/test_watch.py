@@ -12,6 +12,7 @@ from vcflow.api.errors import AlreadyExists
 from vcflow.api.jobflow import JobFlow
 from vcflow.api.vcjob import VCJob
 from vcflow.store import EventType, Expired
+from vcflow.store.base import poll
 from vcflow.store.engine import StoreEngine
 
 from .conftest import flow, make_store, template, vcjob
@@ -143,3 +144,15 @@ def test_resume_ahead_of_the_store_is_expired(store: StoreEngine) -> None:
     store.create(vcjob("a"))
     with pytest.raises(Expired, match="newer than the store's"):
         store.events_since(5)
+
+
+def test_poll_resumes_past_the_kinds_it_does_not_watch(store: StoreEngine) -> None:
+    store.create(vcjob("a"))
+    store.create(flow("f", "a"))
+    found, resume = poll(store, 0, (VCJob,))
+    assert [(e.model, e.name) for e in found] == [(VCJob, "a")]
+    assert resume == store.resource_version() == 2  # the flow's event is not read again
+    assert poll(store, resume, (VCJob,)) == ([], 2)
+    store.create(vcjob("b"))
+    found, resume = poll(store, resume, (VCJob,))
+    assert [e.name for e in found] == ["b"] and resume == 3

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from vcflow.api import names
 from vcflow.api.jobflow import JobFlow
 from vcflow.cli.runview import FLOW_ENDED
-from vcflow.store.base import EventType, Expired, Store
+from vcflow.store.base import EventType, Expired, Store, poll
 from vcflow.store.wire import loads
 
 
@@ -38,9 +38,8 @@ class FlowWatch:
     def refresh(self) -> bool:
         """Take in the flow changes since the last call; True if a flow's phase changed
         (or a flow went away)."""
-        latest = self.store.resource_version()
         try:
-            found = self.store.events_since(self.rv, kinds=(JobFlow,))
+            found, resume = poll(self.store, self.rv, (JobFlow,))
         except Expired:
             self._relist()
             return True
@@ -58,7 +57,7 @@ class FlowWatch:
             changed |= self.phases.get(key) != phase
             self.phases[key] = phase
             self._raw[key] = event.raw
-        self.rv = max(latest, found[-1].resource_version if found else 0)
+        self.rv = resume
         return changed
 
     def current(self) -> list[JobFlow]:

@@ -13,7 +13,7 @@ from vcflow.api.meta import Resource
 from vcflow.controller.events import Recorder
 from vcflow.controller.jobflow import FlowController
 from vcflow.controller.jobtemplate import TemplateController
-from vcflow.store.base import Expired, Store, WatchEvent
+from vcflow.store.base import Expired, Store, WatchEvent, poll
 
 
 class Controller(Protocol):
@@ -46,9 +46,8 @@ class Manager:
 
     def pump(self) -> int:
         """Hand every store event since the last call to the controllers."""
-        latest = self.store.resource_version()
         try:
-            events = self.store.events_since(self.rv, kinds=self.kinds)
+            events, resume = poll(self.store, self.rv, self.kinds)
         except Expired:
             self.start()
             return 0
@@ -56,8 +55,7 @@ class Manager:
             for controller in self.controllers:
                 controller.handle(event)
             self.rv = event.resource_version
-        # past the other kinds' events too, so the next read does not scan them again
-        self.rv = max(self.rv, latest)
+        self.rv = resume
         return len(events)
 
     def step(self, *, flush: bool = True) -> bool:

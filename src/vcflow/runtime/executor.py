@@ -48,7 +48,7 @@ from vcflow.reconcile.vcjob.spec import with_defaults
 from vcflow.runtime import kubelet_bridge as bridge
 from vcflow.runtime.pods import PodRunner
 from vcflow.runtime.podshell import PodShell, launched_uid
-from vcflow.store.base import EventType, Expired, Store, WatchEvent
+from vcflow.store.base import EventType, Expired, Store, WatchEvent, poll
 
 Key = names.ObjectKey
 #: Called with a vcjob whenever the runtime sees it change, and with `deleted=True` last.
@@ -132,16 +132,15 @@ class Executor(PodShell):
 
     def pump(self) -> int:
         """Turn the store's events since the last call into requests."""
-        latest = self.store.resource_version()
         try:
-            found = self.store.events_since(self.rv, kinds=WATCHED)
+            found, resume = poll(self.store, self.rv, WATCHED)
         except Expired:
             self._reset()
             return 1
         for event in found:
             self._event(event)
             self.rv = event.resource_version
-        self.rv = max(self.rv, latest)  # past other kinds' events: not scanned again
+        self.rv = resume
         return len(found)
 
     def _reset(self) -> None:

@@ -399,3 +399,14 @@ class Store(Protocol):
 
     def close(self) -> None:
         """Release the store's resources."""
+
+
+def poll(
+    store: Store, since_rv: int, kinds: Iterable[type[Resource]]
+) -> tuple[list[WatchEvent], int]:
+    """The events of `kinds` after `since_rv`, and the resourceVersion to poll from next: past
+    the other kinds' events too, so a watcher of few kinds does not scan the others again.
+    Raises Expired as `events_since` does."""
+    latest = store.resource_version()  # read first: a write after it is in `found` or later
+    found = store.events_since(since_rv, kinds=kinds)
+    return found, max(latest, found[-1].resource_version if found else since_rv)
