@@ -290,8 +290,9 @@ class Executor(PodShell):
             if pod is not None and not pod.deleting:
                 self._delete_pod(pod)
         for pod in decision.create:
-            created = pod.clone()
-            created.metadata.finalizers = [bridge.FINALIZER]
+            # the store writes a copy: only the metadata this changes is copied here
+            meta = pod.metadata.model_copy(update={"finalizers": [bridge.FINALIZER]})
+            created = pod.model_copy(update={"metadata": meta})
             self._observe_pod(self.store.create(created, admit=False))
         record.group = decision.group
         record.delayed = dict(decision.delayed)

@@ -132,3 +132,24 @@ def test_unschedulable_reason_on_the_current_condition() -> None:
     assert (extra.get("reason"), extra.get("message")) == ("Unschedulable", "too big")
     cleared = jobstatus.written(status, Change(JobPhase.PENDING, 0, 0, unschedulable=""), NOW)
     assert "reason" not in ((cleared.conditions or [])[-1].model_extra or {})
+
+
+def test_a_change_that_changes_nothing_returns_the_old_status_itself() -> None:
+    """The runtime compares by identity-or-equality and skips the write; every field that a
+    Change sets must still count as a change."""
+    counts = jobstatus.Counts(running=1, tasks={"main": {"Running": 1}})
+    base = Change(JobPhase.RUNNING, 1, 2, counts=counts, min_available=1, controlled={})
+    status = jobstatus.written(VCJobStatus(), base, NOW)
+    assert jobstatus.written(status, base, NOW + timedelta(seconds=9)) is status
+    variants = [
+        Change(JobPhase.COMPLETED, 1, 2, counts=counts),
+        Change(JobPhase.RUNNING, 2, 2),
+        Change(JobPhase.RUNNING, 1, 3),
+        Change(JobPhase.RUNNING, 1, 2, min_available=2),
+        Change(JobPhase.RUNNING, 1, 2, counts=jobstatus.Counts(succeeded=1)),
+        Change(JobPhase.RUNNING, 1, 2, controlled={"plugin-svc": "svc"}),
+        Change(JobPhase.RUNNING, 1, 2, unschedulable="too big"),
+    ]
+    for change in variants:
+        new = jobstatus.written(status, change, NOW)
+        assert new is not status and new.to_dict() != status.to_dict(), change
