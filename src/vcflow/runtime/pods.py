@@ -91,6 +91,7 @@ class PodRunner:
         self._children: set[int] = set()
         self._asked: dict[Path, float] = {}
         self._next_sweep = 0.0
+        self._to_server = -1  # the pod server's FIFO (`_server_fifo`)
 
     # -- launching -----------------------------------------------------------------------
 
@@ -237,11 +238,9 @@ class PodRunner:
     def _send(self, message: bytes) -> None:
         if len(message) > select.PIPE_BUF:
             raise LaunchError(f"pod directory path too long for the pod server: {message!r}")
-        fifo = str(self.runtime_dir / supervisor.FIFO)
         for _ in range(3):
-            try:
-                fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
-            except OSError:  # ENXIO: no server reads; ENOENT: none ever started
+            fd = self._server_fifo()
+            if fd < 0:  # ENXIO: no server reads; ENOENT: none ever started
                 self._start_server()
                 continue
             try:
@@ -249,13 +248,33 @@ class PodRunner:
                     os.write(fd, message)
                 except BlockingIOError:  # the server is behind: wait for room
                     os.set_blocking(fd, True)
-                    os.write(fd, message)
+                    try:
+                        os.write(fd, message)
+                    finally:
+                        os.set_blocking(fd, False)
                 return
-            except BrokenPipeError:  # the server closed it as we wrote: it exits
+            except BrokenPipeError:  # the server closed it (it exits, or died)
+                self._close_server_fifo()
                 self._start_server()
-            finally:
-                os.close(fd)
         raise LaunchError(f"cannot reach the pod server; see {self.runtime_dir / supervisor.LOG}")
+
+    def _server_fifo(self) -> int:
+        """The pod server's FIFO, opened once and kept (-1 while no server reads it): an open
+        and a close per request cost more than the request. A request written as the
+        server exits stays in the pipe for the next server (requests are idempotent), or
+        is found by its scan for unclaimed pods."""
+        if self._to_server < 0:
+            with contextlib.suppress(OSError):
+                self._to_server = os.open(
+                    self.runtime_dir / supervisor.FIFO, os.O_WRONLY | os.O_NONBLOCK
+                )
+        return self._to_server
+
+    def _close_server_fifo(self) -> None:
+        if self._to_server >= 0:
+            with contextlib.suppress(OSError):
+                os.close(self._to_server)
+            self._to_server = -1
 
     def _start_server(self) -> None:
         """Start a pod server unless one runs, and wait until it reads its FIFO."""
@@ -308,6 +327,7 @@ class PodRunner:
     def close(self) -> None:
         """Stop reading events; pods and the server keep running."""
         self._reap_children()
+        self._close_server_fifo()
         for fd in (self._events_r, self._events_w):
             with contextlib.suppress(OSError):
                 os.close(fd)
