@@ -14,8 +14,11 @@ import pytest
 from vcflow.api import names
 from vcflow.api.clock import FakeClock
 from vcflow.api.jobflow import JobFlow
-from vcflow.cli.flowwatch import FlowWatch
+from vcflow.api.jobtemplate import JobTemplate
+from vcflow.cli.flowwatch import FlowWatch, _phase
+from vcflow.controller.manager import Manager
 from vcflow.store import SqliteStore
+from vcflow.store.base import poll
 
 
 def jobflow(name: str) -> JobFlow:
@@ -143,3 +146,52 @@ def test_a_watch_whose_events_were_compacted_reads_the_flows_again(tmp_path: Pat
         assert watch.ended() is True
         assert watch.current()[0].phase == "Succeed"
         assert watch.refresh() is False
+
+
+@pytest.mark.parametrize(
+    ("raw", "phase"),
+    [
+        # the stored layout: `state` last in `status`, `status` last
+        (
+            '{"kind":"JobFlow","status":{"jobStatusList":[{"name":"j","state":"Completed"}],'
+            '"conditions":{"j":{"phase":"Completed"}},"state":{"phase":"Succeed"}}}',
+            "Succeed",
+        ),
+        # any other layout is parsed whole
+        (
+            '{"status":{"state":{"phase":"Running"},"completedJobs":["j"]},"kind":"JobFlow"}',
+            "Running",
+        ),
+        (
+            '{"status":{"state":{"phase":"Failed"}},"spec":{"x":{"state":{"phase":"Succeed"}}}}',
+            "Failed",
+        ),
+        ('{"status":{"jobStatusList":[{"x":{"state":{"phase":"Succeed"}}}]}}', ""),
+        ('{"kind":"JobFlow"}', ""),
+    ],
+)
+def test_the_phase_is_read_from_the_end_of_the_stored_text_or_from_the_whole(
+    raw: str, phase: str
+) -> None:
+    assert _phase(raw) == phase
+
+
+def test_a_stored_flow_status_ends_with_its_state(store: SqliteStore) -> None:
+    """The fast path of `_phase` holds for what the controller really writes."""
+    for name in ("a", "b"):
+        task = {"name": "t", "replicas": 1, "template": {"spec": {"containers": [{"name": "c"}]}}}
+        store.create(
+            JobTemplate.from_dict(
+                {
+                    "apiVersion": "flow.volcano.sh/v1alpha1",
+                    "kind": "JobTemplate",
+                    "metadata": {"name": name, "namespace": "default"},
+                    "spec": {"tasks": [task]},
+                }
+            )
+        )
+    store.create(jobflow("f"))
+    Manager(store).settle()
+    events, _ = poll(store, 0, (JobFlow,))
+    assert events[-1].raw.endswith('"state":{"phase":"Pending"}}}')
+    assert _phase(events[-1].raw) == "Pending"

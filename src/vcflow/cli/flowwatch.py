@@ -10,6 +10,8 @@ happens only when the watch expired.
 
 from __future__ import annotations
 
+import contextlib
+import json
 from collections.abc import Mapping
 
 from vcflow.api import names
@@ -74,6 +76,20 @@ class FlowWatch:
         return all(phase in FLOW_ENDED for phase in self.phases.values())
 
 
+_STATE = '"state":{'
+_DECODER = json.JSONDecoder()
+
+
 def _phase(raw: str) -> str:
+    """`status.state.phase` of a stored flow. The store writes `status` last and `state`
+    last in it, so the phase is read from the end of the text — a flow's status lists
+    every job, and parsing all of it at each status write cost O(jobs) each time. Any
+    other layout falls back to parsing the whole."""
+    at = raw.rfind(_STATE)
+    if at >= 0:
+        with contextlib.suppress(ValueError):
+            state, end = _DECODER.raw_decode(raw, at + len(_STATE) - 1)
+            if raw[end:].strip() == "}}" and isinstance(state, dict):
+                return str(state.get("phase") or "")
     status = loads(raw).get("status") or {}
     return str((status.get("state") or {}).get("phase") or "")
