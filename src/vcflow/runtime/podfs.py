@@ -28,6 +28,7 @@ by default, as the store's `synchronous=NORMAL` (see `pods.PodRunner`).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
@@ -176,16 +177,28 @@ def same_process(pid: int | None, start: int | None) -> bool:
 
 
 def notify(fifo: str | None, message: str) -> None:
-    """Write one line to a FIFO if someone reads it; never blocks, never fails."""
+    """Write one line to a FIFO if someone reads it; never blocks, never fails. The FIFO is
+    opened once per process and kept (a pod server notifies two or three times per pod; an
+    open and a close each time cost more than the write). Once its reader is gone the write
+    fails (EPIPE) and the next notification opens it again; lines written in between stay
+    in the pipe for the next reader, for whom they are harmless hints."""
     if not fifo:
         return
-    try:
-        fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
-    except OSError:  # ENXIO: no reader; ENOENT: none set up
-        return
+    fd = _fifos.get(fifo)
+    if fd is None:
+        try:
+            fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+        except OSError:  # ENXIO: no reader; ENOENT: none set up
+            return
+        _fifos[fifo] = fd
     try:
         os.write(fd, (message + "\n").encode())
-    except OSError:  # EAGAIN: the reader is behind and will sweep
+    except BlockingIOError:  # the reader is behind and will sweep
         pass
-    finally:
-        os.close(fd)
+    except OSError:  # EPIPE: the reader is gone
+        del _fifos[fifo]
+        with contextlib.suppress(OSError):
+            os.close(fd)
+
+
+_fifos: dict[str, int] = {}  # FIFO path → write end (`notify`)

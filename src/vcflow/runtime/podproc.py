@@ -32,7 +32,9 @@ Stops, both ending the pod Failed (unless it already ended by itself):
 
 Status writes: at the claim (before anything starts), at the end, and in between at most
 `COALESCE` (2 ms) after a change; each one atomic (`podfs.write_json`, fsync'd when the spec
-says so) and announced on the events FIFO. A supervisor killed within those 2 ms of starting
+says so) and announced on the events FIFO — but the claim, which a write within `COALESCE`
+follows (the containers start at once), or the end: waking the control plane for it cost it a
+status read per pod and nothing used it. A supervisor killed within those 2 ms of starting
 a container leaves that process unrecorded, so a reaper cannot kill it. The driver turns an
 unexpected error into `abort`: containers killed, pod Failed with reason `SupervisorError`.
 """
@@ -360,7 +362,7 @@ class PodSupervisor:
         path = os.path.join(self.dir, podfs.STATUS)
         ok = podfs.write_json(path, data, fsync=self.fsync, exclusive=claim)
         self.spare = False
-        if ok:
+        if ok and not claim:  # the claim: the next write follows within COALESCE
             podfs.notify(self.events, self.dir)
         return ok
 
