@@ -124,6 +124,8 @@ class FlowController:
             cached = self.cache.get(FlowKey(event.namespace, event.name))
             if cached is not None and _rv(cached) >= event.resource_version:
                 return  # our own status write, cached as written: not parsed again
+        if event.model is JobTemplate and not self._waited_for(event):
+            return  # (most are our own template status writes): not parsed
         obj = event.object
         if isinstance(obj, VCJob):
             self._handle_job(event.type, obj)
@@ -143,6 +145,13 @@ class FlowController:
                 if key.namespace == obj.namespace and obj.name in index.template_waiters:
                     index.template_appeared(obj.name)
                     self.queue.add(key)
+
+    def _waited_for(self, event: WatchEvent) -> bool:
+        """A flow of the template's namespace waits for a template of that name."""
+        return any(
+            key.namespace == event.namespace and event.name in index.template_waiters
+            for key, index in self.indexes.items()
+        )
 
     def _cache(self, key: FlowKey, flow: JobFlow, rv: int) -> None:
         """Keep the newest state of a flow; a write after our last status write (someone

@@ -26,11 +26,14 @@ class TemplateController:
     watches: tuple[type[Resource], ...] = (JobTemplate, VCJob)
 
     def handle(self, event: WatchEvent) -> None:
-        obj = event.object
-        if isinstance(obj, JobTemplate) and event.type == EventType.ADDED:
-            self.queue.add((obj.namespace, obj.name))
-        elif isinstance(obj, VCJob) and event.type != EventType.MODIFIED:
-            owner = reconcile.template_of(obj)
+        # decided before the object is parsed: most events here are status writes (ours to
+        # the templates, the runtime's to the vcjobs), which change nothing for this sync
+        if event.model is JobTemplate and event.type == EventType.ADDED:
+            self.queue.add((event.namespace, event.name))
+        elif event.model is VCJob and event.type != EventType.MODIFIED:
+            job = event.object
+            assert isinstance(job, VCJob)
+            owner = reconcile.template_of(job)
             if owner is not None:
                 self.queue.add(owner)
 
