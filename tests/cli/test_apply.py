@@ -112,6 +112,24 @@ def test_missing_template_is_a_warning_with_its_line(vc: Vc, write_manifest: Wri
     assert result.stderr.startswith(f"Warning: {path}:6: JobFlow default/solo: spec.flows[0]")
 
 
+def test_each_warning_names_its_own_document_and_line(vc: Vc, write_manifest: Write) -> None:
+    """Warnings of many objects of one file: each is located in its own document (the
+    lines are found again from the file's text)."""
+    docs = [FLOW.replace("solo", f"f{i}") for i in range(3)]
+    listed = "kind: List\napiVersion: v1\nitems:\n" + FLOW.replace("solo", "l").replace(
+        "\n", "\n    "
+    ).replace("apiVersion", "  - apiVersion", 1)
+    path = write_manifest("---\n".join([*docs, listed]), name="flows.yaml")
+    result = vc("apply", "-f", path)
+    assert result.exit_code == 0, result.output
+    lines = result.stderr.splitlines()
+    expected = ["6", "13 (document 2)", "20 (document 3)", "30 (document 4)"]
+    assert [line.split(": spec.flows")[0] for line in lines] == [
+        f"Warning: {path}:{where}: JobFlow default/{name}"
+        for where, name in zip(expected, ["f0", "f1", "f2", "l"], strict=True)
+    ]
+
+
 @pytest.mark.parametrize(
     "text", [pytest.param("", id="empty-file"), pytest.param("a: [", id="bad-yaml")]
 )

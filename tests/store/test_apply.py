@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from vcflow.api.errors import ValidationFailed
@@ -113,3 +115,30 @@ def test_apply_reviews_flow_updates(store: StoreEngine) -> None:
     store.apply([flow("f", "a")])
     with pytest.raises(ValidationFailed, match="spec updates are not supported"):
         store.apply([flow("f", "a", "b")])
+
+
+def test_apply_reads_each_namespaces_templates_once(
+    store: StoreEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The flows of a batch share their namespace's templates (stored, then the batch's
+    laid over them): one store read per namespace, not one per flow."""
+    store.create(template("a"))
+    store.create(template("a", ns="other"))
+    reads: list[tuple[str, str | None]] = []
+    listed = store.list
+
+    def counted(kind: type[Any], namespace: str | None = None, *args: Any) -> list[Any]:
+        reads.append((kind.__name__, namespace))
+        return listed(kind, namespace, *args)
+
+    monkeypatch.setattr(store, "list", counted)
+    batch = [
+        *(flow(f"f{i}", "a", "b") for i in range(3)),
+        template("b"),
+        flow("g", "a", "b", ns="other"),
+    ]
+    results = store.apply(batch)
+    assert reads == [("JobTemplate", "default"), ("JobTemplate", "other")]
+    assert [r.warnings for r in results[:4]] == [(), (), (), ()]
+    (missing,) = results[4].warnings  # the batch's b is in namespace default
+    assert 'JobTemplate "b" not found' in str(missing)

@@ -4,6 +4,8 @@ templates are Kubernetes' and pass through unexamined. Pure."""
 
 from __future__ import annotations
 
+import functools
+
 from vcflow.api import jobflow, vcjob
 from vcflow.api.errors import FieldError
 from vcflow.api.meta import WireModel
@@ -32,9 +34,8 @@ def unknown_fields(model: WireModel, path: str) -> list[FieldError]:
     if isinstance(model, CHECKED):
         for key in model.model_extra or {}:
             found.append(FieldError(f'unknown field "{path}.{key}"', f"{path}.{key}", warning=True))
-    for name, info in type(model).model_fields.items():
+    for name, alias in _wire_names(type(model)):
         value = getattr(model, name)
-        alias = info.serialization_alias or info.alias or name
         if isinstance(value, WireModel):
             found += unknown_fields(value, f"{path}.{alias}")
         elif isinstance(value, list):
@@ -42,3 +43,12 @@ def unknown_fields(model: WireModel, path: str) -> list[FieldError]:
                 if isinstance(item, WireModel):
                     found += unknown_fields(item, f"{path}.{alias}[{i}]")
     return found
+
+
+@functools.cache
+def _wire_names(model: type[WireModel]) -> tuple[tuple[str, str], ...]:
+    """(attribute, wire name) of each field; a flow checks thousands of entries."""
+    return tuple(
+        (name, info.serialization_alias or info.alias or name)
+        for name, info in model.model_fields.items()
+    )

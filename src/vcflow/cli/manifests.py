@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 import typer
 
 from vcflow.admission import review as admission
-from vcflow.api import loading
+from vcflow.api import gcpause, loading
 from vcflow.api.errors import FieldError, Origin, ParseError, ValidationFailed
 from vcflow.api.jobtemplate import JobTemplate
 from vcflow.api.loading import Document
@@ -58,11 +58,16 @@ class Manifests:
 
 
 def load(paths: Sequence[str]) -> Manifests:
-    """Read, type and review every object in `paths` (`-` is stdin); never raises for input."""
-    slots = _read(paths)
-    problems: list[list[FieldError]] = [[s] if isinstance(s, FieldError) else [] for s in slots]
-    typed = _typed(slots, problems)
-    warnings = _review(typed, problems)
+    """Read, type and review every object in `paths` (`-` is stdin); never raises for input.
+
+    The cyclic GC is paused: a big manifest's nodes, data and models are acyclic, and
+    collecting again and again over them cost more than reading them.
+    """
+    with gcpause.paused():
+        slots = _read(paths)
+        problems: list[list[FieldError]] = [[s] if isinstance(s, FieldError) else [] for s in slots]
+        typed = _typed(slots, problems)
+        warnings = _review(typed, problems)
     items = tuple(Item(obj, doc, tuple(problems[i])) for i, (doc, obj) in typed.items())
     errors = tuple(e for found in problems for e in found)
     return Manifests(items, errors, tuple(warnings))

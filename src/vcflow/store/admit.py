@@ -28,16 +28,44 @@ class Lister(Protocol):
     def list(self, kind: type[R], namespace: str | None = None) -> list[R]: ...
 
 
+class Batch:
+    """The objects of an `apply` batch, as context for reviewing each of them.
+
+    A JobFlow resolves its namespace's JobTemplates: the stored ones with the batch's laid
+    over them. They are gathered once per namespace, when a flow first needs them, not once
+    per flow (each time a store read and a walk of the whole batch).
+    """
+
+    def __init__(self, store: Lister, objects: Sequence[Resource] = ()) -> None:
+        self._store = store
+        self._given: dict[str, dict[str, JobTemplate]] = {}
+        for obj in objects:
+            if isinstance(obj, JobTemplate):
+                self._given.setdefault(obj.namespace, {})[obj.name] = obj
+        self._templates: dict[str, dict[str, JobTemplate]] = {}
+
+    def templates(self, namespace: str) -> dict[str, JobTemplate]:
+        """The namespace's templates by name; shared by the flows reviewed with this batch
+        (admission only reads them)."""
+        found = self._templates.get(namespace)
+        if found is None:
+            found = {t.name: t for t in self._store.list(JobTemplate, namespace)}
+            found.update(self._given.get(namespace, {}))
+            self._templates[namespace] = found
+        return found
+
+
 def review_write(
     obj: Resource,
     *,
     operation: Operation,
     store: Lister,
     old: Resource | None = None,
-    batch: Sequence[Resource] = (),
+    batch: Sequence[Resource] | Batch = (),
 ) -> list[FieldError]:
     """Every problem admission finds (errors and warnings), with the store as context."""
-    context = _context(obj, operation, store, batch)
+    given = batch if isinstance(batch, Batch) else Batch(store, batch)
+    context = _context(obj, operation, store, given)
     return review.review(obj, operation=operation, old=old, context=context)
 
 
@@ -61,16 +89,10 @@ def raise_errors(found: Sequence[FieldError]) -> list[FieldError]:
     return list(found)
 
 
-def _context(
-    obj: Resource, operation: Operation, store: Lister, batch: Sequence[Resource]
-) -> review.Context:
+def _context(obj: Resource, operation: Operation, store: Lister, batch: Batch) -> review.Context:
     ns = obj.namespace
     if isinstance(obj, JobFlow) and operation is not Operation.DELETE:
-        templates = {t.name: t for t in store.list(JobTemplate, ns)}
-        for other in batch:
-            if isinstance(other, JobTemplate) and other.namespace == ns:
-                templates[other.name] = other
-        return review.Context(templates=templates, resolve_templates=True)
+        return review.Context(templates=batch.templates(ns), resolve_templates=True)
     if isinstance(obj, JobTemplate) and operation is Operation.DELETE:
         return review.Context(flows=store.list(JobFlow, ns))
     return review.Context()

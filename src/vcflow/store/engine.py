@@ -153,7 +153,7 @@ class StoreEngine(Backend):
         _check_unique(objects, infos)
         with self.transaction():
             plans = [self._plan(info, obj) for info, obj in zip(infos, objects, strict=True)]
-            batch = [plan.model for plan in plans]
+            batch = admit.Batch(self, [plan.model for plan in plans])
             found = [self._review_plan(plan, batch) for plan in plans]
             admit.raise_errors([e for errors in found for e in errors])
             return [
@@ -244,7 +244,7 @@ class StoreEngine(Backend):
         _bump_generation(old, data, model)
         return _Plan(info, model, data, row, old, Outcome.CONFIGURED)
 
-    def _review_plan(self, plan: _Plan, batch: Sequence[Resource]) -> builtins.list[FieldError]:
+    def _review_plan(self, plan: _Plan, batch: admit.Batch) -> builtins.list[FieldError]:
         if plan.outcome is Outcome.UNCHANGED:
             return []
         operation = Operation.CREATE if plan.row is None else Operation.UPDATE
