@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import gc
 import sys
-from contextlib import nullcontext
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Annotated
 
@@ -94,15 +95,26 @@ def run(
         if not flows:
             typer.echo("nothing to run: no JobFlow among the objects")
             raise typer.Exit(0)
-        # the manifests and what apply built live for the whole run: out of the cyclic GC's
-        # sight, its full collections walk only what the run makes (~0.15 s less per 1,000
-        # jobs); given back after (`vcflow run` may be called in-process, as tests do)
-        gc.freeze()
-        try:
+        with _run_gc():
             code = _run(store, state_dir, flows, machine, timeout=timeout, live=live)
-        finally:
-            gc.unfreeze()
     raise typer.Exit(code)
+
+
+@contextmanager
+def _run_gc() -> Iterator[None]:
+    """The cyclic GC tuned for the run loop, as it was after. What start-up built (the
+    manifests, the applied objects) lives for the whole run: frozen out of the collector's
+    sight, full collections walk only what the run makes. The loop makes many short-lived
+    acyclic objects: young collections every 10,000 allocations, not 700. Together about
+    0.25 s of collections less per 1,000 jobs (0.43 → 0.16-0.2 s)."""
+    thresholds = gc.get_threshold()
+    gc.freeze()
+    gc.set_threshold(10_000, 10, 10)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*thresholds)
+        gc.unfreeze()
 
 
 def _apply(store: SqliteStore, loaded: manifests.Manifests) -> dict[names.ObjectKey, float | None]:
