@@ -7,10 +7,11 @@ and nothing in a sync is O(flow) after the first.
 
 Status writes are coalesced: a sync marks its flow dirty and `flush()` renders and writes
 the status (O(flow)). The manager flushes when it is idle — so `settle()` ends with every
-status written — and during long bursts whenever `flush_due()`: `status_interval` seconds
-after a flow became dirty, or 20x the last flush's cost if that is longer, so writing
-statuses stays a small part of the work (the measured cost leaves out the watch event's
-parse and SQLite's checkpoint of the write, about as much again). A flow is flushed only
+status written — and during long bursts whenever `flush_due()`: at once when a flow's phase
+changed (what `vcflow run` and users wait for), else `status_interval` seconds after a flow
+became dirty, or 50x the last flush's cost if that is longer, so writing statuses stays a
+small part of the work (the measured cost leaves out the commit, the watchers' reads and
+SQLite's checkpoint of the write, about as much again). A flow is flushed only
 between its syncs, and a vcjob ADDED event (which never triggers a sync: Volcano has no Add
 handler) reaches the index at the flow's next sync or event, so every status written is
 the one a sync saw. Retryable problems requeue with backoff; nothing is dropped
@@ -42,10 +43,10 @@ from vcflow.store.base import EventType, Store, WatchEvent
 #: Consecutive failures after which a flow gets a Warning event and a condition.
 WARN_AFTER = 16
 #: Seconds of wall time a dirty status waits at most during a burst (unless the last flush
-#: took more than a twentieth of that: then 20x its cost).
+#: took more than a fiftieth of that: then 50x its cost). A new phase does not wait.
 STATUS_INTERVAL = 0.2
 #: A flush may take this fraction of the time between flushes, at most.
-_FLUSH_SHARE = 0.05
+_FLUSH_SHARE = 0.02
 
 
 @dataclass(frozen=True)
@@ -260,7 +261,9 @@ class FlowController:
             plan = index.decide(templates)
         self._apply(index, plan, flow)
         self.dirty[key] = None
-        if self._flush_at is None:
+        if str(index.phase) != flow.phase:
+            self._flush_at = time.perf_counter()  # a new phase is written at once
+        elif self._flush_at is None:
             self._flush_at = time.perf_counter() + self._interval
 
     def _full_plan(
