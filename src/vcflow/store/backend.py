@@ -4,6 +4,11 @@ that does not write. `engine.StoreEngine` adds the write semantics on top; `memo
 
 Thread safety: one re-entrant lock per store guards every call; a transaction holds it
 from begin to end, so other threads wait for it (and never see a half-done batch).
+Writes inside a transaction: each of the engine's writes (`_atomic`) is all or nothing
+without a savepoint of its own — everything that can fail is checked before its first
+statement, and a write that still fails midway (an SQLite error, an interrupt) aborts the
+enclosing transaction as a whole: rolled back at once, any further use of it and its commit
+raise StoreError, so a half-applied write is never committed.
 Watches: every committed write appends one event; `events_since` is the non-blocking poll
 controllers use, `wait`/`watch` block (in-process commits wake them at once, other
 processes' commits are noticed by polling every `poll_interval` seconds).
@@ -21,7 +26,7 @@ from typing import Self, cast
 
 from vcflow.api import gcpause
 from vcflow.api.clock import Clock, SystemClock
-from vcflow.api.errors import NotFound
+from vcflow.api.errors import NotFound, StoreError
 from vcflow.api.meta import Resource
 from vcflow.store.base import (
     Defaulter,
@@ -42,6 +47,10 @@ DEFAULT_RETENTION = 20_000
 _PRUNE_SLACK = 1_000  # prune at most every this many writes (fewer for tiny retentions)
 _WATCH_PAGE = 1_000
 _FOREVER = 3600.0
+_ABORTED = (
+    "the transaction was rolled back: a write in it failed after it had begun writing, "
+    "so nothing of the transaction is committed"
+)
 
 
 class Backend(ABC):
@@ -66,6 +75,7 @@ class Backend(ABC):
         self._retention = event_retention
         self._cond = threading.Condition(threading.RLock())
         self._depth = 0
+        self._aborted: BaseException | None = None  # why the open transaction was rolled back
 
     # --- storage primitives -------------------------------------------------------------
 
@@ -86,8 +96,9 @@ class Backend(ABC):
     def _uid_exists(self, uid: str) -> bool: ...
 
     @abstractmethod
-    def _save(self, row: Row, old: Row | None, event: EventType) -> None:
-        """Insert or replace `row` and append its ADDED/MODIFIED event."""
+    def _save(self, row: Row, old: Row | None, event: EventType) -> bool:
+        """Replace `old` by `row` (or insert `row`, when `old` is None) and append its
+        ADDED/MODIFIED event; False, having written nothing, when inserting a taken name."""
 
     @abstractmethod
     def _drop(self, row: Row) -> None:
@@ -124,6 +135,20 @@ class Backend(ABC):
         """Commit or roll back what `_begin(depth)` started."""
 
     @abstractmethod
+    def _write_mark(self) -> object:
+        """Where a nested write (`_atomic`) starts, for `_unwrite`."""
+
+    @abstractmethod
+    def _unwrite(self, mark: object) -> bool:
+        """Undo a failed nested write that wrote nothing since `mark` (the resourceVersions it
+        took); False if it had written (or the transaction is gone): nothing undone then."""
+
+    @abstractmethod
+    def _abort(self) -> None:
+        """Roll the whole open transaction back now; its levels are ended later by `_end`
+        (with ok=False), which then finds nothing left to undo."""
+
+    @abstractmethod
     def close(self) -> None:
         """Release resources; the store is unusable afterwards."""
 
@@ -140,23 +165,57 @@ class Backend(ABC):
         """All writes inside commit together or not at all; watchers see them after commit.
 
         Nested transactions are savepoints: an exception leaving the inner block undoes only
-        its writes. Holds the store lock throughout (other threads wait).
+        its writes (unless a write in it failed midway: that aborts the whole transaction,
+        see the module docstring). Holds the store lock throughout (other threads wait).
         """
         with self._cond:
+            self._check_usable()
             depth = self._depth
             self._begin(depth)
             self._depth += 1
             ok = False
             try:
                 yield
-                if depth == 0:
-                    self._maybe_prune()
-                ok = True
+                if self._aborted is None:
+                    if depth == 0:
+                        self._maybe_prune()
+                    ok = True
             finally:
                 self._depth -= 1
+                aborted = self._aborted
+                if depth == 0:
+                    self._aborted = None
                 self._end(depth, ok)
             if depth == 0:
+                if aborted is not None:
+                    raise StoreError(_ABORTED) from aborted
                 self._cond.notify_all()
+
+    @contextmanager
+    def _atomic(self) -> Iterator[None]:
+        """One write of the engine (an object, and the garbage its removal collects): a
+        transaction of its own, or inside one a level without a savepoint. The engine checks
+        everything that can fail before the write's first statement; a failure after it
+        aborts the enclosing transaction (see the module docstring)."""
+        with self._cond:
+            if not self._depth:
+                with self.transaction():
+                    yield
+                return
+            self._check_usable()
+            mark = self._write_mark()
+            try:
+                yield
+            except BaseException as exc:
+                if not self._unwrite(mark):
+                    self._aborted = exc  # (first: aborted even if the rollback fails)
+                    self._abort()
+                raise
+
+    def _check_usable(self) -> None:
+        """Raise if the open transaction was aborted by a write that failed midway."""
+        if self._aborted is not None:
+            raise StoreError(_ABORTED) from self._aborted
 
     def _maybe_prune(self) -> None:
         latest, compacted = self._counters()
@@ -173,6 +232,7 @@ class Backend(ABC):
     def get(self, kind: type[R], namespace: str, name: str) -> R:
         info = self.kinds.of_model(kind)
         with self._cond:
+            self._check_usable()
             row = self._load(info.id, namespace, name)
         if row is None:
             raise NotFound(f"{info.describe(namespace, name)} not found")
@@ -189,6 +249,7 @@ class Backend(ABC):
         selector = Selector.coerce(label_selector)
         with gcpause.paused():
             with self._cond:
+                self._check_usable()
                 rows = self._scan(info.id, namespace, selector.index_hint())
             return [cast(R, parse(info, r.data)) for r in rows if selector.matches(r.labels)]
 
@@ -211,20 +272,37 @@ class Backend(ABC):
 
         The poll is cheap when there is nothing new (`since_rv` is the latest
         resourceVersion): the event log is not read."""
+        return self._events_after(since_rv, kinds, namespace, limit)[0]
+
+    def poll_events(
+        self, since_rv: int, kinds: Iterable[type[Resource]]
+    ) -> tuple[builtins.list[WatchEvent], int]:
+        """`base.poll`: with one look at the counters (not a `resource_version()` first)."""
+        found, latest = self._events_after(since_rv, kinds, None, None)
+        return found, max(latest, found[-1].resource_version if found else since_rv)
+
+    def _events_after(
+        self,
+        since_rv: int,
+        kinds: Iterable[type[Resource]] | None,
+        namespace: str | None,
+        limit: int | None,
+    ) -> tuple[builtins.list[WatchEvent], int]:
+        """`events_since`, and the latest resourceVersion as of before the read."""
         ids = None if kinds is None else [self.kinds.of_model(k).id for k in kinds]
         with self._cond:
             latest, compacted = self._counters()
         if not compacted <= since_rv < latest:
             _check_resumable(since_rv, latest, compacted)
-            return []
+            return [], latest
         with gcpause.paused():
             with self._cond:
                 rows = self._read_events(since_rv, ids, namespace, limit)
                 # after the read: a commit since the first look may have compacted past
                 # since_rv (another process's), and the rows would then miss events
-                latest, compacted = self._counters()
-            _check_resumable(since_rv, latest, compacted)
-            return [
+                now, compacted = self._counters()
+            _check_resumable(since_rv, now, compacted)
+            found = [
                 WatchEvent(
                     EventType(r.type),
                     self.kinds.by_id(r.kind).model,
@@ -235,6 +313,7 @@ class Backend(ABC):
                 )
                 for r in rows
             ]
+            return found, latest
 
     def wait(self, since_rv: int, timeout: float) -> bool:
         """Block until a write after `since_rv` is committed (True) or `timeout` seconds of

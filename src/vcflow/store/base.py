@@ -384,6 +384,11 @@ class Store(Protocol):
     ) -> builtins.list[WatchEvent]:
         """Events after `since_rv`, non-blocking; Expired when it cannot resume there."""
 
+    def poll_events(
+        self, since_rv: int, kinds: Iterable[type[Resource]]
+    ) -> tuple[builtins.list[WatchEvent], int]:
+        """`poll` (below), which a store may answer with fewer reads."""
+
     def wait(self, since_rv: int, timeout: float) -> bool:
         """Block until a write after `since_rv` commits (True) or `timeout` passes."""
 
@@ -406,7 +411,8 @@ def poll(
 ) -> tuple[list[WatchEvent], int]:
     """The events of `kinds` after `since_rv`, and the resourceVersion to poll from next: past
     the other kinds' events too, so a watcher of few kinds does not scan the others again.
-    Raises Expired as `events_since` does."""
-    latest = store.resource_version()  # read first: a write after it is in `found` or later
-    found = store.events_since(since_rv, kinds=kinds)
-    return found, max(latest, found[-1].resource_version if found else since_rv)
+    Raises Expired as `events_since` does.
+
+    As `resource_version()` then `events_since`: the latest resourceVersion is taken before
+    the events are read, so a write after it is in `found` or after the resume point."""
+    return store.poll_events(since_rv, kinds)

@@ -58,19 +58,18 @@ class StoreEngine(Backend):
         `admit=False` (internal writes that need no webhook). Admission warnings are not
         returned here; `apply` reports them."""
         info = self.kinds.of(obj)
-        with self.transaction():
+        with self._atomic():
             model, data = self._prepare_create(info, obj)
             if admit:
                 admit_check(self, model, Operation.CREATE)
-            self._ensure_absent(info, model)
-            self._write(info, data, None, EventType.ADDED)
+            self._write(info, data, None, EventType.ADDED)  # AlreadyExists if taken
             model.metadata.resource_version = data["metadata"]["resourceVersion"]
             return cast(R, model)
 
     def update(self, obj: R, *, admit: bool = True) -> R:
         """Replace spec, labels, annotations, ownerReferences, finalizers (not status)."""
         info = self.kinds.of(obj)
-        with self.transaction():
+        with self._atomic():
             row = self._require(info, obj.namespace, obj.name)
             _check_preconditions(info, row, obj.metadata.resource_version, obj.metadata.uid)
             old = wire.loads(row.data)
@@ -110,7 +109,7 @@ class StoreEngine(Backend):
     def _write_status(
         self, info: KindInfo, namespace: str, name: str, new: Data, resource_version: str, uid: str
     ) -> Resource:
-        with self.transaction():
+        with self._atomic():
             row = self._require(info, namespace, name)
             _check_preconditions(info, row, resource_version, uid)
             old = wire.loads(row.data)
@@ -131,7 +130,7 @@ class StoreEngine(Backend):
         Runs the DELETE review (SEMANTICS row 11) unless `force`. Returns the last state.
         """
         info = self.kinds.of_model(kind)
-        with self.transaction():
+        with self._atomic():
             row = self._require(info, namespace, name)
             if resource_version and resource_version != str(row.rv):
                 raise Conflict(_conflict_message(info, row, resource_version))
@@ -188,7 +187,8 @@ class StoreEngine(Backend):
 
     def _write(self, info: KindInfo, data: Data, old: Row | None, event: EventType) -> Row:
         row = wire.to_row(info.id, data, self._next_rv())
-        self._save(row, old, event)
+        if not self._save(row, old, event):
+            raise AlreadyExists(f"{info.describe(row.namespace, row.name)} already exists")
         return row
 
     def _replace(

@@ -2,7 +2,9 @@
 
 Objects are kept as immutable JSON rows (so nothing the store holds is ever handed out),
 with a label index (kind, key, value) → keys and an owner index uid → keys. Transactions
-keep an undo log; savepoints are marks in it. Nothing survives the process.
+keep an undo log; savepoints are marks in it, and a write nested in a transaction is
+undone — or, when it failed after writing, aborts the transaction — as on SQLite (see
+`backend`). Nothing survives the process.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Sequence
 from itertools import islice
-from typing import TypeVar
+from typing import TypeVar, cast
 
 from vcflow.api.clock import Clock
 from vcflow.store.backend import DEFAULT_RETENTION
@@ -93,9 +95,13 @@ class MemoryStore(StoreEngine):
         self._rv += 1
         return self._rv
 
-    def _save(self, row: Row, old: Row | None, event: EventType) -> None:
-        self._put(row.kind, (row.namespace, row.name), row)
+    def _save(self, row: Row, old: Row | None, event: EventType) -> bool:
+        key = (row.namespace, row.name)
+        if old is None and self._load(row.kind, *key) is not None:
+            return False
+        self._put(row.kind, key, row)
         self._append_event(row, event)
+        return True
 
     def _drop(self, row: Row) -> None:
         self._put(row.kind, (row.namespace, row.name), None)
@@ -146,15 +152,34 @@ class MemoryStore(StoreEngine):
         self._marks.append((len(self._undo), len(self._events), self._rv))
 
     def _end(self, depth: int, ok: bool) -> None:
-        undo_mark, event_mark, rv_mark = self._marks.pop()
+        mark = self._marks.pop()
         if not ok:
-            while len(self._undo) > undo_mark:
-                kind, key, row = self._undo.pop()
-                self._set(kind, key, row)
-            del self._events[event_mark:]
-            self._rv = rv_mark  # a rolled-back write uses up no resourceVersion
+            self._roll_back(mark)
         if depth == 0:
             self._undo.clear()
+
+    def _roll_back(self, mark: tuple[int, int, int]) -> None:
+        undo_mark, event_mark, rv_mark = mark
+        while len(self._undo) > undo_mark:
+            kind, key, row = self._undo.pop()
+            self._set(kind, key, row)
+        del self._events[event_mark:]
+        self._rv = rv_mark  # a rolled-back write uses up no resourceVersion
+
+    def _write_mark(self) -> tuple[int, int, int]:
+        return len(self._undo), len(self._events), self._rv
+
+    def _unwrite(self, mark: object) -> bool:
+        undo_mark, event_mark, rv_mark = cast(tuple[int, int, int], mark)
+        if len(self._undo) != undo_mark or len(self._events) != event_mark:
+            return False
+        self._rv = rv_mark
+        return True
+
+    def _abort(self) -> None:
+        top = self._marks[0]
+        self._marks = [top] * len(self._marks)  # every level now ends where the first began
+        self._roll_back(top)
 
 
 def _discard(index: dict[_K, set[_V]], key: _K, value: _V) -> None:

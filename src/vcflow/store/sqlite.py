@@ -2,18 +2,24 @@
 
 Tables: `objects` (kind, ns, name, uid, rv, labels, owners, data JSON), the indexes
 `labels` (kind, key, value → object) and `owners` (owner uid → object), the watch log
-`events` (rv, type, kind, ns, name, data) and `meta` (the resourceVersion counter and the
-compaction mark). Every write runs in a `BEGIN IMMEDIATE` transaction, so writers from
-several processes on one file take turns (`busy_timeout`) and never interleave; readers
-are never blocked (WAL). A transaction reaches SQLite at its first statement — the
-controllers and the runtime open one per burst of work, and an empty burst then costs
-nothing — and takes the write lock before its first read, so a read-modify-write inside
-it stays atomic; the watch read (`events_since`) alone does not begin it.
+`events` (rv, type, kind, ns, name, data) and `meta` (the compaction mark). Each index is
+one b-tree (an object's entries are removed by the keys its row holds), and the latest
+resourceVersion is that of the newest event (never compacted; the mark, when every event
+was), so a commit writes no counter page. The file's `user_version` is its schema version:
+a newer one is refused, an older one upgraded at open.
+
+Every write runs in a `BEGIN IMMEDIATE` transaction, so writers from several processes on
+one file take turns (`busy_timeout`) and never interleave; readers are never blocked
+(WAL). A transaction reaches SQLite at its first statement — the controllers and the
+runtime open one per burst of work, and an empty burst then costs nothing — and takes the
+write lock before its first read, so a read-modify-write inside it stays atomic; the watch
+read (`events_since`) alone does not begin it.
 
 Durability: with `synchronous=NORMAL` (default) a committed write survives the writing
 process being killed (SIGKILL: the WAL is in the OS page cache before COMMIT returns) but
 the last commits may be lost — never corrupted — on power loss or an OS crash; pass
 `synchronous="FULL"` to fsync every commit and survive those too (~10x slower writes).
+The WAL is checkpointed by the commit that takes it past `WAL_CHECKPOINT_PAGES`.
 
 Reads of the counters: a store keeps the latest resourceVersion and the compaction mark in
 memory. Its own commits update them; another connection's commits (another process, or
@@ -21,6 +27,16 @@ another store on the file) are noticed by `PRAGMA data_version`, whose value cha
 another connection has committed since this one last asked, and only then are the counters
 re-read. So `resource_version()` and an `events_since` with nothing new cost one cheap
 statement (no table read), and still see every commit made before the call.
+
+Rows written or read in write transactions are kept too (a bounded cache, with each row's
+id; a name found absent is kept as such), so a read-modify-write of a recent object skips
+the SELECT and its update finds the row by id. They are used only inside a write
+transaction after its `data_version` check, when no other connection can commit, and
+dropped when another connection's commit is noticed and when a transaction (or a
+savepoint) rolls back.
+
+Writes nested in a transaction take no savepoint (the engine's `_atomic`: a write that
+fails midway aborts the whole transaction, see `backend`); `transaction()` levels do.
 
 Threads: one connection per store, used under the engine's lock (`check_same_thread=False`);
 open one store per process (or share one between threads), not one per call.
@@ -31,9 +47,9 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from vcflow.api.clock import Clock
 from vcflow.api.errors import StoreError
@@ -44,8 +60,12 @@ from vcflow.store.engine import StoreEngine
 from vcflow.store.wire import EventRow, Row
 
 DB_FILE = "vcflow.db"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+#: WAL pages after which a commit checkpoints (SQLite's default, 1,000, checkpoints 10x as
+#: often: each one two fsyncs and a copy of the same hot pages); bounds the WAL at ~40 MB
+WAL_CHECKPOINT_PAGES = 10_000
 
+# meta 'rv' (version 1's counter, written no more) stays as a floor of the latest rv
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
 INSERT OR IGNORE INTO meta (key, value) VALUES ('rv', 0), ('compacted', 0);
@@ -58,21 +78,41 @@ CREATE TABLE IF NOT EXISTS objects (
 );
 CREATE UNIQUE INDEX IF NOT EXISTS objects_uid ON objects (uid);
 CREATE TABLE IF NOT EXISTS labels (
-    obj INTEGER NOT NULL, kind TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL,
-    PRIMARY KEY (obj, key)
+    kind TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, obj INTEGER NOT NULL,
+    PRIMARY KEY (kind, key, value, obj)
 ) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS labels_kv ON labels (kind, key, value);
 CREATE TABLE IF NOT EXISTS owners (
     owner TEXT NOT NULL, obj INTEGER NOT NULL, PRIMARY KEY (owner, obj)
 ) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS owners_obj ON owners (obj);
 CREATE TABLE IF NOT EXISTS events (
     rv INTEGER PRIMARY KEY, type TEXT NOT NULL,
     kind TEXT NOT NULL, ns TEXT NOT NULL, name TEXT NOT NULL, data TEXT NOT NULL
 );
 """
 
-_COLUMNS = "o.kind, o.ns, o.name, o.uid, o.rv, o.data, o.labels, o.owners"
+# version 1 → 2: each index one b-tree (v1 kept a second one by object), and the counter
+# is no longer written (it stays as a floor: see _COUNTERS)
+_FROM_V1 = """
+CREATE TABLE labels_v2 (
+    kind TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, obj INTEGER NOT NULL,
+    PRIMARY KEY (kind, key, value, obj)
+) WITHOUT ROWID;
+INSERT OR IGNORE INTO labels_v2 (kind, key, value, obj) SELECT kind, key, value, obj FROM labels;
+DROP TABLE labels;
+ALTER TABLE labels_v2 RENAME TO labels;
+DROP INDEX IF EXISTS owners_obj;
+"""
+
+# (latest resourceVersion, compaction mark)
+_COUNTERS = (
+    "SELECT max(ifnull((SELECT max(rv) FROM events), 0), r.value, c.value), c.value "
+    "FROM meta r, meta c WHERE r.key = 'rv' AND c.key = 'compacted'"
+)
+
+_COLUMNS = "o.id, o.kind, o.ns, o.name, o.uid, o.rv, o.data, o.labels, o.owners"
+_CACHED_ROWS = 4096  # rows kept for read-modify-writes (a flow's few thousand objects)
+
+_Key = tuple[str, str, str]  # (kind, namespace, name)
 
 
 class SqliteStore(StoreEngine):
@@ -110,6 +150,7 @@ class SqliteStore(StoreEngine):
         # transaction levels opened by `_begin`, and begun in SQLite (`_sql`)
         self._opened = self._begun = 0
         self._marks: list[tuple[int | None, int | None]] = []  # pending counters per level
+        self._rows: dict[_Key, tuple[int, Row | None]] = {}  # (id, row or absent), oldest first
         try:
             self._open(synchronous)
         except BaseException:
@@ -126,6 +167,7 @@ class SqliteStore(StoreEngine):
         if mode != "wal":
             raise StoreError(f"{self.path}: cannot use the WAL journal (got {mode})")
         self._db.execute(f"PRAGMA synchronous={synchronous}")
+        self._db.execute(f"PRAGMA wal_autocheckpoint={WAL_CHECKPOINT_PAGES}")
         with self.transaction():
             version = self._sql().execute("PRAGMA user_version").fetchone()[0]
             if version > SCHEMA_VERSION:
@@ -133,12 +175,15 @@ class SqliteStore(StoreEngine):
                     f"{self.path}: schema version {version} is newer than this vcflow "
                     f"understands ({SCHEMA_VERSION}); upgrade vcflow"
                 )
-            self._create_schema()
-            self._sql().execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+            self._run_script(_SCHEMA)
+            if version == 1:
+                self._run_script(_FROM_V1)
+            if version != SCHEMA_VERSION:
+                self._sql().execute(f"PRAGMA user_version={SCHEMA_VERSION}")
 
-    def _create_schema(self) -> None:
+    def _run_script(self, script: str) -> None:
         # executescript would COMMIT the open transaction; run the statements one by one.
-        for statement in _SCHEMA.split(";"):
+        for statement in script.split(";"):
             if statement.strip():
                 self._sql().execute(statement)
 
@@ -151,45 +196,50 @@ class SqliteStore(StoreEngine):
         the resourceVersion counter; empty when the file is consistent."""
         with self._cond:
             found = [r[0] for r in self._db.execute("PRAGMA integrity_check") if r[0] != "ok"]
-            counter = self._meta("rv")
-            top = self._db.execute(
-                "SELECT max(ifnull((SELECT max(rv) FROM objects), 0),"
-                " ifnull((SELECT max(rv) FROM events), 0))"
-            ).fetchone()[0]
+            counter = self._db.execute(_COUNTERS).fetchone()[0]
+            top = self._db.execute("SELECT ifnull(max(rv), 0) FROM objects").fetchone()[0]
             if top > counter:
                 found.append(f"resourceVersion counter {counter} is behind a stored rv {top}")
             found += self._check_indexes()
         return found
 
     def _check_indexes(self) -> list[str]:
+        labels: dict[int, set[tuple[str, str, str]]] = {}
+        for kind, key, value, oid in self._db.execute("SELECT kind, key, value, obj FROM labels"):
+            labels.setdefault(oid, set()).add((kind, key, value))
+        owners: dict[int, set[str]] = {}
+        for owner, oid in self._db.execute("SELECT owner, obj FROM owners"):
+            owners.setdefault(oid, set()).add(owner)
         found = []
-        for oid, kind, labels, owners in self._db.execute(
+        for oid, kind, stored_labels, stored_owners in self._db.execute(
             "SELECT id, kind, labels, owners FROM objects"
         ).fetchall():
-            indexed = dict(
-                self._db.execute("SELECT key, value FROM labels WHERE obj = ?", (oid,)).fetchall()
-            )
-            if indexed != json.loads(labels):
+            expected = {(kind, k, v) for k, v in json.loads(stored_labels).items()}
+            if labels.pop(oid, set()) != expected:
                 found.append(f"labels index of object {oid} ({kind}) differs from its labels")
-            refs = {
-                r[0] for r in self._db.execute("SELECT owner FROM owners WHERE obj = ?", (oid,))
-            }
-            if refs != set(json.loads(owners)):
+            if owners.pop(oid, set()) != set(json.loads(stored_owners)):
                 found.append(f"owners index of object {oid} ({kind}) differs from its owners")
+        found += [f"labels index holds entries of a missing object {oid}" for oid in labels]
+        found += [f"owners index holds entries of a missing object {oid}" for oid in owners]
         return found
 
     # --- reads --------------------------------------------------------------------------
 
     def _load(self, kind: str, namespace: str, name: str) -> Row | None:
-        found = (
-            self._sql()
-            .execute(
-                f"SELECT {_COLUMNS} FROM objects o WHERE kind = ? AND ns = ? AND name = ?",
-                (kind, namespace, name),
-            )
-            .fetchone()
-        )
-        return None if found is None else _row(found)
+        db = self._sql()
+        key = (kind, namespace, name)
+        cached = self._cache_current()
+        if cached:
+            hit = self._rows.get(key)
+            if hit is not None:
+                return hit[1]
+        found = db.execute(
+            f"SELECT {_COLUMNS} FROM objects o WHERE kind = ? AND ns = ? AND name = ?", key
+        ).fetchone()
+        row = None if found is None else _row(found)
+        if cached:  # (absent too: a controller looks for the object it is about to create)
+            self._remember(key, 0 if found is None else found[0], row)
+        return row
 
     def _scan(self, kind: str, namespace: str | None, hint: tuple[str, str] | None) -> list[Row]:
         where, args = "o.kind = ?", [kind]
@@ -211,14 +261,18 @@ class SqliteStore(StoreEngine):
         return [_row(found) for found in self._sql().execute(sql, args)]
 
     def _dependents(self, owner_uid: str) -> list[Row]:
-        return [
-            _row(found)
-            for found in self._sql().execute(
+        found = [
+            (oid, _row((oid, *rest)))
+            for oid, *rest in self._sql().execute(
                 f"SELECT {_COLUMNS} FROM owners w JOIN objects o ON o.id = w.obj "
                 "WHERE w.owner = ? ORDER BY o.kind, o.ns, o.name",
                 (owner_uid,),
             )
         ]
+        if self._cache_current():  # (in the write collecting them, which rewrites them)
+            for oid, row in found:
+                self._remember((row.kind, row.namespace, row.name), oid, row)
+        return [row for _, row in found]
 
     def _uid_exists(self, uid: str) -> bool:
         return (
@@ -233,7 +287,7 @@ class SqliteStore(StoreEngine):
         """(latest resourceVersion, compaction mark), those of the open transaction if any.
 
         Costs one `PRAGMA data_version` (none once checked inside a write transaction); the
-        meta table is read only when another connection has committed since the last read.
+        counters are read only when another connection has committed since the last check.
         """
         if not self._checked:
             self._refresh()
@@ -244,16 +298,28 @@ class SqliteStore(StoreEngine):
     def _refresh(self) -> None:
         version = self._db.execute("PRAGMA data_version").fetchone()[0]
         if version != self._version:
+            self._rows.clear()  # another connection committed: the rows may be stale
             # Outside a transaction the SELECT may see a commit made after the PRAGMA: newer
             # counters under an older version, so the next check reads them again (harmless;
             # the other order could pair old counters with a new version and miss a commit).
             self._version = None
-            found = dict(
-                self._db.execute("SELECT key, value FROM meta WHERE key IN ('rv', 'compacted')")
-            )
-            self._rv, self._compacted = found["rv"], found["compacted"]
+            self._rv, self._compacted = self._db.execute(_COUNTERS).fetchone()
             self._version = version
         self._checked = self._db.in_transaction
+
+    def _cache_current(self) -> bool:
+        """Whether the kept rows are current: inside a write transaction (no other connection
+        can commit) once `data_version` was checked in it."""
+        if not self._checked and self._db.in_transaction:
+            self._refresh()
+        return self._checked
+
+    def _remember(self, key: _Key, oid: int, row: Row | None) -> None:
+        rows = self._rows
+        rows.pop(key, None)  # (to the newest end)
+        rows[key] = (oid, row)
+        if len(rows) > _CACHED_ROWS:
+            del rows[next(iter(rows))]
 
     def _read_events(
         self, since: int, kinds: Sequence[str] | None, namespace: str | None, limit: int | None
@@ -277,12 +343,6 @@ class SqliteStore(StoreEngine):
     def _compacted_rv(self) -> int:
         return self._counters()[1]
 
-    def _meta(self, key: str) -> int:
-        value: int = (
-            self._sql().execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()[0]
-        )
-        return value
-
     # --- writes -------------------------------------------------------------------------
 
     def _next_rv(self) -> int:
@@ -290,51 +350,97 @@ class SqliteStore(StoreEngine):
         self._pending_rv = self._counters()[0] + 1
         return self._pending_rv
 
-    def _save(self, row: Row, old: Row | None, event: EventType) -> None:
-        labels, owners = wire.dumps(row.labels), wire.dumps(row.owners)
-        (oid,) = (
-            self._sql()
-            .execute(
-                "INSERT INTO objects (kind, ns, name, uid, rv, labels, owners, data) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (kind, ns, name) DO UPDATE SET "
-                "uid = excluded.uid, rv = excluded.rv, labels = excluded.labels, "
-                "owners = excluded.owners, data = excluded.data RETURNING id",
-                (row.kind, row.namespace, row.name, row.uid, row.rv, labels, owners, row.data),
+    def _save(self, row: Row, old: Row | None, event: EventType) -> bool:
+        key = (row.kind, row.namespace, row.name)
+        values = (row.rv, wire.dumps(row.labels), wire.dumps(row.owners), row.data)
+        if old is None:
+            found = (
+                self._sql()
+                .execute(
+                    "INSERT INTO objects (kind, ns, name, uid, rv, labels, owners, data) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (kind, ns, name) DO NOTHING "
+                    "RETURNING id",
+                    (*key, row.uid, *values),
+                )
+                .fetchone()
             )
-            .fetchone()
-        )
-        if old is None or old.labels != row.labels:
-            self._index(
-                "labels", oid, old is not None, [(oid, row.kind, *kv) for kv in row.labels.items()]
-            )
-        if old is None or old.owners != row.owners:
-            self._index("owners", oid, old is not None, [(uid, oid) for uid in row.owners])
+            if found is None:  # a create of a taken name: nothing was written
+                return False
+            oid = found[0]
+            self._index(oid, row.kind, row.labels.items(), row.owners)
+        else:
+            oid = self._update(key, values)
+            if old.labels != row.labels or old.owners != row.owners:  # only what changed
+                old_labels, new_labels = old.labels.items(), row.labels.items()
+                old_owners, new_owners = set(old.owners), set(row.owners)
+                self._unindex(oid, row.kind, old_labels - new_labels, old_owners - new_owners)
+                self._index(oid, row.kind, new_labels - old_labels, new_owners - old_owners)
         self._append_event(row, event)
+        self._remember(key, oid, row)
+        return True
 
-    def _index(self, table: str, oid: int, existed: bool, entries: list[tuple[Any, ...]]) -> None:
-        """Replace the `labels` or `owners` entries of object `oid`."""
-        if existed:
-            self._sql().execute(f"DELETE FROM {table} WHERE obj = ?", (oid,))
-        if entries:
-            marks = ", ".join("?" * len(entries[0]))
-            columns = "(obj, kind, key, value)" if table == "labels" else "(owner, obj)"
+    def _update(self, key: _Key, values: tuple[int, str, str, str]) -> int:
+        """Rewrite an object's rv, labels, owners and data (not its uid: the uid index would
+        be rewritten too) by id when kept (its read just kept it); returns the id."""
+        db = self._sql()
+        hit = self._rows.get(key)
+        if hit is not None and hit[1] is not None:
+            sql = "UPDATE objects SET rv = ?, labels = ?, owners = ?, data = ? WHERE id = ?"
+            if db.execute(sql, (*values, hit[0])).rowcount == 1:
+                return hit[0]
+        else:
+            found = db.execute(
+                "UPDATE objects SET rv = ?, labels = ?, owners = ?, data = ? "
+                "WHERE kind = ? AND ns = ? AND name = ? RETURNING id",
+                (*values, *key),
+            ).fetchone()
+            if found is not None:
+                return int(found[0])
+        raise StoreError(f"{self.path}: {'/'.join(key)} vanished while being updated")
+
+    def _index(
+        self, oid: int, kind: str, labels: Iterable[tuple[str, str]], owners: Iterable[str]
+    ) -> None:
+        if labels:
             self._sql().executemany(
-                f"INSERT OR IGNORE INTO {table} {columns} VALUES ({marks})", entries
+                "INSERT OR IGNORE INTO labels (kind, key, value, obj) VALUES (?, ?, ?, ?)",
+                [(kind, key, value, oid) for key, value in labels],
+            )
+        if owners:
+            self._sql().executemany(
+                "INSERT OR IGNORE INTO owners (owner, obj) VALUES (?, ?)",
+                [(owner, oid) for owner in owners],
+            )
+
+    def _unindex(
+        self, oid: int, kind: str, labels: Iterable[tuple[str, str]], owners: Iterable[str]
+    ) -> None:
+        """Remove index entries of object `oid`, by their keys (an index is one b-tree)."""
+        if labels:
+            self._sql().executemany(
+                "DELETE FROM labels WHERE kind = ? AND key = ? AND value = ? AND obj = ?",
+                [(kind, key, value, oid) for key, value in labels],
+            )
+        if owners:
+            self._sql().executemany(
+                "DELETE FROM owners WHERE owner = ? AND obj = ?", [(owner, oid) for owner in owners]
             )
 
     def _drop(self, row: Row) -> None:
         found = (
             self._sql()
             .execute(
-                "DELETE FROM objects WHERE kind = ? AND ns = ? AND name = ? RETURNING id",
+                "DELETE FROM objects WHERE kind = ? AND ns = ? AND name = ? "
+                "RETURNING id, labels, owners",
                 (row.kind, row.namespace, row.name),
             )
             .fetchone()
         )
-        if found is not None:
-            self._sql().execute("DELETE FROM labels WHERE obj = ?", found)
-            self._sql().execute("DELETE FROM owners WHERE obj = ?", found)
+        if found is not None:  # (the stored labels: `row` may carry an update's new ones)
+            oid, labels, owners = found
+            self._unindex(oid, row.kind, wire.loads(labels).items(), wire.loads(owners))
         self._append_event(row, EventType.DELETED)
+        self._rows.pop((row.kind, row.namespace, row.name), None)
 
     def _append_event(self, row: Row, event: EventType) -> None:
         self._sql().execute(
@@ -369,6 +475,7 @@ class SqliteStore(StoreEngine):
         IMMEDIATE (the write lock, before the first read, so a read-modify-write is atomic
         across processes) and a SAVEPOINT per nested level."""
         while self._begun < self._opened:
+            self._check_usable()  # an aborted transaction is not begun again
             level = self._begun
             try:
                 self._db.execute("BEGIN IMMEDIATE" if level == 0 else f"SAVEPOINT s{level}")
@@ -388,6 +495,8 @@ class SqliteStore(StoreEngine):
                 self._checked = False
             return
         self._begun = depth
+        if not ok:
+            self._rows.clear()  # rows this level wrote are undone
         if depth > 0:
             if not ok:
                 self._db.execute(f"ROLLBACK TO s{depth}")
@@ -395,21 +504,41 @@ class SqliteStore(StoreEngine):
             return
         try:
             if ok:
-                if self._pending_rv is not None:
-                    self._db.execute(
-                        "UPDATE meta SET value = ? WHERE key = 'rv'", (self._pending_rv,)
-                    )
                 self._commit()
             else:
                 self._db.execute("ROLLBACK")  # the cached (committed) counters stay right
         except BaseException:
             self._version = None  # whatever happened, read the counters again
+            self._rows.clear()
             if self._db.in_transaction:
                 self._db.execute("ROLLBACK")
             raise
         finally:
             self._pending_rv = self._pending_compacted = None
             self._checked = False
+
+    def _write_mark(self) -> tuple[int, int | None, int | None]:
+        return self._db.total_changes, self._pending_rv, self._pending_compacted
+
+    def _unwrite(self, mark: object) -> bool:
+        changes, rv, compacted = cast(tuple[int, int | None, int | None], mark)
+        if self._db.total_changes != changes or (self._begun and not self._db.in_transaction):
+            return False  # it wrote rows (or SQLite rolled the transaction back)
+        self._pending_rv, self._pending_compacted = rv, compacted
+        return True
+
+    def _abort(self) -> None:
+        self._marks = [(None, None)] * len(self._marks)  # the levels end undoing nothing
+        self._pending_rv = self._pending_compacted = None
+        self._rows.clear()
+        self._checked = False
+        if self._db.in_transaction:
+            self._db.execute("ROLLBACK")
+        self._begun = 0
+
+    def _maybe_prune(self) -> None:
+        if self._pending_rv is not None:  # only a transaction that wrote can pass the horizon
+            super()._maybe_prune()
 
     def _commit(self) -> None:
         """COMMIT, then take the transaction's counters as the committed ones. Own commits
@@ -425,5 +554,5 @@ class SqliteStore(StoreEngine):
 
 
 def _row(found: tuple[Any, ...]) -> Row:
-    kind, ns, name, uid, rv, data, labels, owners = found
+    _, kind, ns, name, uid, rv, data, labels, owners = found
     return Row(kind, ns, name, uid, rv, data, wire.loads(labels), tuple(wire.loads(owners)))
