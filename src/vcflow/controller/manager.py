@@ -79,16 +79,14 @@ class Manager:
     def settle(self, *, max_steps: int = 10_000_000, flush: bool = True) -> None:
         """Work until no event is unread, no key is ready now (delayed keys wait) and every
         flow's status is written (with `flush=False`: every status that is due)."""
-        with gcpause.paused():
-            # one commit for the burst (each write is a savepoint in it): a commit is half
-            # the cost of a small write. Nothing here waits, and nothing outside the store
-            # acts on a write before the burst commits.
-            if not self.step(flush=flush):
-                return  # idle: no transaction opened for nothing
-            with self.store.transaction():
-                for _ in range(max_steps - 1):
-                    if not self.step(flush=flush):
-                        return
+        # One commit for the burst: a commit is half the cost of a small write. Nothing here
+        # waits, and nothing outside the store acts on a write before the burst commits. An
+        # idle burst costs nothing: the transaction begins at its first statement, and the
+        # watch read does not begin it.
+        with gcpause.paused(), self.store.transaction():
+            for _ in range(max_steps):
+                if not self.step(flush=flush):
+                    return
 
     def next_due(self) -> float | None:
         """Monotonic time of the earliest delayed key of any controller, or of the flow
