@@ -149,6 +149,7 @@ class Executor(PodShell):
         self.by_job.clear()
         self.queue.clear()
         self.live.clear()
+        self.seen.clear()
         self.held.clear()
         self.used = {}
         self.touched.clear()

@@ -41,6 +41,8 @@ class PodShell:
         self.by_job: dict[Key, dict[str, Pod]] = {}  # pods by job key, then pod name
         self.handles: dict[Key, PodHandle] = {}  # launched pods
         self.active: dict[Key, PodHandle] = {}  # processes not known to have ended
+        # changed processes `wait` saw, written by the next `poll` (by id: no __eq__)
+        self.seen: dict[int, PodHandle] = {}
         self.live: set[Key] = set()  # placed pods holding resources
         self.held: dict[Key, jobres.Resources] = {}  # what each live pod holds
         self.used: dict[str, Fraction] = {}  # their sum, kept as pods come and go
@@ -168,24 +170,30 @@ class PodShell:
         self._pod_gone(key, pod)
 
     def poll(self, timeout: float) -> bool:
-        """Wait up to `timeout` s for process changes and write them to the pods' status."""
-        if not self.active:
-            if timeout > 0:
-                time.sleep(timeout)
-            return False
-        changed = self.runner.wait(list(self.active.values()), timeout)
+        """Wait up to `timeout` s for process changes and write them to the pods' status,
+        with those `wait` saw."""
+        changed, self.seen = self.seen, {}
+        if self.active:
+            found = self.runner.wait(list(self.active.values()), 0 if changed else timeout)
+            changed.update((id(h), h) for h in found)
+        elif timeout > 0 and not changed:
+            time.sleep(timeout)
         if changed:
             with self.store.transaction():
-                for handle in changed:
+                for handle in changed.values():
                     self._sync_status(names.object_key(handle.namespace, handle.name), handle)
         return bool(changed)
 
     def wait(self, timeout: float) -> bool:
-        """Block until a process changes (True) or `timeout` passes."""
+        """Block until a process changes (True) or `timeout` passes. The changes are written
+        by the next `poll` — in the runtime's next burst, which then commits them with the
+        job statuses they change: one commit, not two, per pod that ends."""
         if not self.active:
             self.runner.wait([], timeout)
             return False
-        return self.poll(timeout)
+        changed = self.runner.wait(list(self.active.values()), timeout)
+        self.seen.update((id(h), h) for h in changed)
+        return bool(changed)
 
     def _track(self, key: Key, handle: PodHandle) -> None:
         self.handles[key] = handle
