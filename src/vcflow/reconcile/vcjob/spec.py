@@ -110,14 +110,29 @@ def _task_defaults(task: TaskSpec, index: int) -> TaskSpec:
 
 
 def shape(job: VCJob) -> Shape:
-    """The defaulted numbers of `job`."""
-    spec = spec_with_defaults(job.spec or JobSpec())
-    return Shape(
+    """The defaulted numbers of `job`. Kept per spec object (specs are never changed in
+    place once a job holds them: a new spec is a new object): the runtime and its scheduler
+    ask a dozen times per job, and each build walks every task."""
+    given = job.spec
+    kept = _shapes.get(id(given))
+    if kept is not None and kept[0] is given:
+        return kept[1]
+    spec = spec_with_defaults(given or JobSpec())
+    found = Shape(
         tasks=tuple(_task_shape(t) for t in spec.tasks or []),
         min_available=spec.min_available or 0,
         max_retry=spec.max_retry or DEFAULT_MAX_RETRY,
         min_success=spec.min_success,
     )
+    if given is not None:
+        if len(_shapes) >= _SHAPES_KEPT:
+            _shapes.clear()
+        _shapes[id(given)] = (given, found)  # (the spec is held: its id is not reused)
+    return found
+
+
+_SHAPES_KEPT = 4096
+_shapes: dict[int, tuple[JobSpec, Shape]] = {}
 
 
 def _task_shape(task: TaskSpec) -> TaskShape:
