@@ -80,8 +80,10 @@ def handle(ctx: JobContext, request: Request, now: datetime) -> Decision:
         delayed = policy.cancelled_by_action(delayed, resolved.action, request)
         events += (JobEvent("ExecuteAction", f"Start to execute action {resolved.action} "),)
     operation = dispatch(ctx.job.phase, resolved.action)
-    decision = _run(operation, replace(ctx, delayed=delayed), request, resolved.action, now)
-    return replace(decision, events=events + decision.events)
+    if delayed is not ctx.delayed:  # (`replace` costs more than the rest of a plain sync)
+        ctx = replace(ctx, delayed=delayed)
+    decision = _run(operation, ctx, request, resolved.action, now)
+    return replace(decision, events=events + decision.events) if events else decision
 
 
 def dispatch(phase: str, action: Action) -> Operation:
