@@ -16,26 +16,12 @@ import pytest
 from vcflow.api.clock import FakeClock
 from vcflow.api.errors import Conflict, StoreError
 from vcflow.api.vcjob import VCJob
-from vcflow.store import DB_FILE, SqliteStore
+from vcflow.store import SqliteStore
 from vcflow.store.base import poll
 
-from .conftest import vcjob
-from .test_sqlite import _PRELUDE, _run
-
-
-class Boom(Exception):
-    pass
-
-
-@pytest.fixture
-def path(tmp_path: Path) -> Path:
-    return tmp_path / "state" / DB_FILE
-
-
-@pytest.fixture
-def store(path: Path) -> Iterator[SqliteStore]:
-    with SqliteStore(path, clock=FakeClock()) as opened:
-        yield opened
+from ..conftest import vcjob
+from ..test_sqlite import _PRELUDE, _run
+from .conftest import Boom
 
 
 @pytest.fixture

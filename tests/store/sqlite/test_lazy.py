@@ -15,27 +15,13 @@ import pytest
 from vcflow.api.clock import FakeClock
 from vcflow.api.errors import NotFound, StoreError
 from vcflow.api.vcjob import VCJob
-from vcflow.store import DB_FILE, SqliteStore
+from vcflow.store import SqliteStore
 
-from .conftest import vcjob
+from ..conftest import vcjob
+from .conftest import Boom
 
 #: statements that open, end or nest a transaction
 _CONTROL = ("BEGIN", "COMMIT", "ROLLBACK", "SAVEPOINT", "RELEASE", "END")
-
-
-class Boom(Exception):
-    pass
-
-
-@pytest.fixture
-def path(tmp_path: Path) -> Path:
-    return tmp_path / "state" / DB_FILE
-
-
-@pytest.fixture
-def store(path: Path) -> Iterator[SqliteStore]:
-    with SqliteStore(path, clock=FakeClock()) as opened:
-        yield opened
 
 
 @contextmanager
