@@ -259,3 +259,25 @@ def test_a_pod_that_cannot_launch_fails_with_the_reason(
     pod = store.get(Pod, "default", "nolaunch-t-0")
     assert pod.status is not None and pod.status.reason == "LaunchError"
     assert "secretKeyRef" in (pod.status.message or "")
+
+
+def test_a_pod_that_ended_while_the_loop_waited_is_not_terminated_again(
+    store: SqliteStore, runners: Callable[[], PodRunner]
+) -> None:
+    """`wait` leaves what it saw for the next burst; a stop right after it (Ctrl-C) writes
+    that pod's end and does not wait for it to end again."""
+    store.create(vcjob("quick", "sleep 0.5"))
+    executor = Executor(store, runners())
+    drive(executor, lambda: bool(executor.active))
+
+    def ended() -> bool:
+        return any(h.last is not None and h.last.finished for h in executor.seen.values())
+
+    end = time.monotonic() + DEADLINE
+    while not ended():
+        executor.wait(0.1)
+        assert time.monotonic() < end, "the pod did not end"
+    started = time.monotonic()
+    assert executor.terminate_all(5.0, DEADLINE) == 0  # nothing left running
+    assert time.monotonic() - started < DEADLINE / 2  # (not waited for until the patience)
+    assert store.get(Pod, "default", "quick-t-0").phase == "Succeeded"

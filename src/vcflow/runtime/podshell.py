@@ -241,6 +241,8 @@ class PodShell:
         written — or, with `evict`, the pod is removed from the store (its directory and
         logs stay until the name runs again), so the job controller of a later run creates
         it again, as after an eviction. The count of pods stopped."""
+        if self.seen:  # ended while the loop waited: written now, and no longer active
+            self.poll(0)
         running = list(self.active.items())
         for _key, handle in running:
             self.runner.terminate(handle, grace)
