@@ -175,10 +175,6 @@ class StoreEngine(Backend):
         data["apiVersion"], data["kind"] = info.api_version, info.kind
         return _validated(info, data)
 
-    def _ensure_absent(self, info: KindInfo, model: Resource) -> None:
-        if self._load(info.id, model.namespace, model.name) is not None:
-            raise AlreadyExists(f"{info.describe(model.namespace, model.name)} already exists")
-
     def _require(self, info: KindInfo, namespace: str, name: str) -> Row:
         row = self._load(info.id, namespace, name)
         if row is None:
@@ -255,8 +251,7 @@ class StoreEngine(Backend):
         if plan.outcome is Outcome.UNCHANGED:
             return plan.model
         if plan.row is None or plan.old is None:
-            self._ensure_absent(plan.info, plan.model)
-            self._write(plan.info, plan.data, None, EventType.ADDED)
+            self._write(plan.info, plan.data, None, EventType.ADDED)  # AlreadyExists if taken
             plan.model.metadata.resource_version = plan.data["metadata"]["resourceVersion"]
             return plan.model
         return self._replace(plan.info, plan.row, plan.old, plan.model, plan.data)

@@ -149,7 +149,7 @@ class MemoryStore(StoreEngine):
     # --- transactions -------------------------------------------------------------------
 
     def _begin(self, depth: int) -> None:
-        self._marks.append((len(self._undo), len(self._events), self._rv))
+        self._marks.append(self._write_mark())
 
     def _end(self, depth: int, ok: bool) -> None:
         mark = self._marks.pop()
