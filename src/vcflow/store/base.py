@@ -216,14 +216,15 @@ SelectorLike = str | Mapping[str, str] | Selector | None
 # --- kinds -------------------------------------------------------------------------------
 
 #: Fills defaults in a model in place; returning False says it changed nothing (the store
-#: then keeps the data as given instead of dumping the model again).
+#: then keeps the data as given instead of dumping the model again). Status writes do not
+#: run it (they validate the status alone when they can), so it must leave status alone.
 Defaulter = Callable[[Resource], bool | None]
 
 
 @dataclass(frozen=True)
 class KindInfo:
     """A kind the store holds: its model, its id (`<apiVersion>/<kind>`, the storage key)
-    and an optional defaulter run on create/update (the API server's CRD defaulting)."""
+    and an optional defaulter run on create/update/apply (the API server's CRD defaulting)."""
 
     model: type[Resource]
     api_version: str
@@ -350,8 +351,16 @@ class Store(Protocol):
         *,
         resource_version: str = "",
         uid: str = "",
+        base: R | None = None,
     ) -> R:
-        """`update_status` with the status in wire form (validated all the same)."""
+        """`update_status` with the status in wire form (validated all the same); given the
+        caller's unchanged copy as `base`, only the status is validated."""
+
+    def bind(
+        self, namespace: str, name: str, node_name: str, *, uid: str = "", base: Pod | None = None
+    ) -> Pod:
+        """Set only a pod's `spec.nodeName` (the `pods/binding` subresource): no admission,
+        no generation bump; Conflict if being deleted or bound to another node."""
 
     def delete(
         self,

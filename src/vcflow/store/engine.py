@@ -12,7 +12,10 @@ construction, and the rules live in one place:
 - update: replaces everything but status and server-owned metadata; generation grows only
   when the content (`spec`) changes; an update that changes nothing writes nothing.
 - update_status: replaces only status; never reviewed by admission (Kubernetes' webhooks do
-  not see status-subresource writes either).
+  not see status-subresource writes either), nor defaulted (a kind's defaulter fills content).
+  Given the caller's copy of the object (`base`), only the status is validated.
+- bind: sets only a pod's `spec.nodeName`, as the `pods/binding` subresource: no admission,
+  no generation bump; Conflict if the pod is being deleted or bound to another node.
 - preconditions: a non-empty `metadata.resourceVersion` (or `uid`) that is not the stored
   one raises Conflict; an empty one writes unconditionally.
 - delete: with finalizers, only sets deletionTimestamp; the object goes when an update
@@ -27,6 +30,8 @@ construction, and the rules live in one place:
 from __future__ import annotations
 
 import builtins
+import copy
+import functools
 import secrets
 import string
 import uuid
@@ -40,6 +45,7 @@ from vcflow.api import loading, names
 from vcflow.api.clock import rfc3339
 from vcflow.api.errors import AlreadyExists, Conflict, FieldError, NotFound, ValidationFailed
 from vcflow.api.meta import Resource
+from vcflow.api.pod import Pod, PodSpec
 from vcflow.store import admit, wire
 from vcflow.store.backend import Backend, parse
 from vcflow.store.base import ApplyResult, EventType, KindInfo, Outcome, R
@@ -80,7 +86,11 @@ class StoreEngine(Backend):
             return cast(R, self._replace(info, row, old, model, data))
 
     def update_status(self, obj: R) -> R:
-        """Replace only the status (the status subresource); no admission."""
+        """Replace only the status (the status subresource); no admission.
+
+        The rest of `obj` is ignored, so it is not taken as the `base` of
+        `update_status_data`: proving it is the stored object would dump it whole, which
+        costs more than validating the stored one."""
         info = self.kinds.of(obj)
         meta = obj.metadata
         status = wire.status_of(obj)  # the status only: a big spec is not dumped
@@ -98,23 +108,58 @@ class StoreEngine(Backend):
         *,
         resource_version: str = "",
         uid: str = "",
+        base: R | None = None,
     ) -> R:
         """`update_status` with the status in wire form, for a controller that renders a big
-        status as data (no model of it to build and dump); same preconditions, and the
-        status is validated with the object as always."""
+        status as data (no model of it to build and dump); same preconditions.
+
+        `base` is the caller's copy of the object as the store returned it (its status
+        aside): when it is still the stored version (same resourceVersion and uid), only the
+        status is validated and the object returned is `base` with the new status and
+        metadata, sharing the rest with it — a pod or vcjob's spec is not validated again
+        at each status write. Otherwise the whole object is, as without `base`. `base` is
+        no precondition: `resource_version` and `uid` are."""
         info = self.kinds.of_model(kind)
         data = {"status": None if status is None else dict(status)}
-        return cast(R, self._write_status(info, namespace, name, data, resource_version, uid))
+        written = self._write_status(info, namespace, name, data, resource_version, uid, base)
+        return cast(R, written)
 
     def _write_status(
-        self, info: KindInfo, namespace: str, name: str, new: Data, resource_version: str, uid: str
+        self,
+        info: KindInfo,
+        namespace: str,
+        name: str,
+        new: Data,
+        resource_version: str,
+        uid: str,
+        base: Resource | None = None,
     ) -> Resource:
         with self._atomic():
             row = self._require(info, namespace, name)
             _check_preconditions(info, row, resource_version, uid)
             old = wire.loads(row.data)
-            model, data = _validated(info, wire.merged_status(old, new))
+            data = wire.merged_status(old, new)
+            model = _with_status(info, base, row, new) or _model_of(info, data)
             return self._replace(info, row, old, model, data)
+
+    def bind(
+        self, namespace: str, name: str, node_name: str, *, uid: str = "", base: Pod | None = None
+    ) -> Pod:
+        """Place a pod on a node: set its `spec.nodeName`, nothing else, as Kubernetes'
+        `pods/binding` subresource — the scheduler's write, not a user's spec change, so no
+        admission and no generation bump. NotFound if absent; Conflict if `uid` is not the
+        stored pod's, if it is being deleted or already bound to another node (binding it
+        again to its node writes nothing). `base` as for `update_status_data`."""
+        info = self.kinds.of_model(Pod)
+        with self._atomic():
+            row = self._require(info, namespace, name)
+            _check_preconditions(info, row, "", uid)
+            old = wire.loads(row.data)
+            _check_bindable(info, old, node_name)
+            data = dict(old)
+            data["spec"] = {**(old.get("spec") or {}), "nodeName": node_name}
+            model = _bound(info, base, row, node_name) or _model_of(info, data)
+            return cast(Pod, self._replace(info, row, old, model, data))
 
     def delete(
         self,
@@ -277,20 +322,92 @@ def admit_check(
 
 def _validated(info: KindInfo, data: Data) -> tuple[Resource, Data]:
     """The model of wire data, with the kind's defaults applied (data re-dumped if so)."""
-    try:
-        model = info.model.model_validate(data)
-    except pydantic.ValidationError as exc:
-        meta = data.get("metadata") or {}
-        ns, name = meta.get("namespace", ""), meta.get("name", "")
-        raise ValidationFailed(
-            [
-                FieldError(message, path, info.kind, ns, name)
-                for path, _, message in loading.schema_errors(exc, data)
-            ]
-        ) from None
+    model = _model_of(info, data)
     if info.defaulter is not None and info.defaulter(model) is not False:
         data = model.to_dict()
     return model, data
+
+
+def _model_of(info: KindInfo, data: Data) -> Resource:
+    """The model of wire data; ValidationFailed naming each field pydantic refused."""
+    try:
+        return info.model.model_validate(data)
+    except pydantic.ValidationError as exc:
+        meta = data.get("metadata") or {}
+        raise _invalid(info, exc, data, meta.get("namespace", ""), meta.get("name", "")) from None
+
+
+def _invalid(
+    info: KindInfo, exc: pydantic.ValidationError, data: Data, namespace: str, name: str
+) -> ValidationFailed:
+    return ValidationFailed(
+        [
+            FieldError(message, path, info.kind, namespace, name)
+            for path, _, message in loading.schema_errors(exc, data)
+        ]
+    )
+
+
+@functools.cache
+def _status_only(model: type[Resource]) -> type[pydantic.BaseModel] | None:
+    """A model of `model`'s status field alone (same type, same config), to validate a
+    status write without the rest of the object; error paths read `status....` as in the
+    whole object. None when that could differ from validating the whole object: no declared
+    status, a status defaulting to something else than None, or validators of `model`
+    itself (a `model_validator` sees every field)."""
+    field = model.model_fields.get("status")
+    found = model.__pydantic_decorators__
+    validators = (found.validators, found.field_validators, found.root_validators)
+    if field is None or field.default is not None or any(validators) or found.model_validators:
+        return None
+    if model.__pydantic_post_init__ is not None:
+        return None
+    annotation = cast(Any, field.annotation)
+    name = f"{model.__name__}StatusOnly"
+    return pydantic.create_model(name, __config__=model.model_config, status=(annotation, field))
+
+
+def _with_status(info: KindInfo, base: Resource | None, row: Row, new: Data) -> Resource | None:
+    """The model of a status write from `base` (None when it cannot be used): its status
+    validated alone — the rest of `base` is the stored object, valid when written."""
+    status_only = _status_only(info.model)
+    if status_only is None or base is None or not _is_stored(info, base, row):
+        return None
+    try:
+        status = cast(Any, status_only.model_validate(new)).status
+    except pydantic.ValidationError as exc:
+        raise _invalid(info, exc, new, row.namespace, row.name) from None
+    return _rebased(base, status=status)
+
+
+def _bound(info: KindInfo, base: Pod | None, row: Row, node_name: str) -> Resource | None:
+    """The model of a binding from `base` (None when it cannot be used)."""
+    if base is None or not _is_stored(info, base, row):
+        return None
+    spec = copy.copy(base.spec) if base.spec is not None else PodSpec()
+    spec.node_name = node_name
+    return _rebased(base, spec=spec)
+
+
+def _is_stored(info: KindInfo, base: Resource, row: Row) -> bool:
+    """Whether `base` is the stored object (as of `row`): a store-wide resourceVersion
+    names one write of one object; the uid guards against a copy from another store."""
+    return (
+        type(base) is info.model
+        and base.metadata.resource_version == str(row.rv)
+        and base.metadata.uid == row.uid
+    )
+
+
+def _rebased(base: Resource, **fields: Any) -> Resource:
+    """A shallow copy of `base` with `fields` replaced and its metadata copied (`_replace`
+    stamps the new resourceVersion there): what parsing the written object would give,
+    built without validating what `base` already holds."""
+    out = copy.copy(base)
+    values = {"metadata": copy.copy(base.metadata), **fields}
+    out.__dict__.update(values)
+    out.__pydantic_fields_set__.update(values)
+    return out
 
 
 def _bump_generation(old: Data, data: Data, model: Resource) -> None:
@@ -308,6 +425,21 @@ def _check_preconditions(info: KindInfo, row: Row, resource_version: str, uid: s
             f"{info.describe(row.namespace, row.name)}: uid {uid} is not the stored "
             f"object's ({row.uid}): it was deleted and created again"
         )
+
+
+def _check_bindable(info: KindInfo, data: Data, node_name: str) -> None:
+    """Kubernetes' refusals of a binding (409 Conflict but for a missing node name)."""
+    meta, node = data["metadata"], (data.get("spec") or {}).get("nodeName")
+    namespace, name = meta["namespace"], meta["name"]
+    what = info.describe(namespace, name)
+    if not node_name:
+        raise ValidationFailed(
+            [FieldError("Required value", "target.name", "Binding", namespace, name)]
+        )
+    if meta.get("deletionTimestamp"):
+        raise Conflict(f"{what} is being deleted, cannot be assigned to a host")
+    if node and node != node_name:
+        raise Conflict(f'{what} is already assigned to node "{node}"')
 
 
 def _conflict_message(info: KindInfo, row: Row, given: str) -> str:
