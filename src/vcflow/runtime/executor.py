@@ -318,15 +318,13 @@ class Executor(PodShell):
             job = record.job
             status = job.status.to_dict() if job.status else {}
             try:
-                written = self.store.update_status_data(
-                    VCJob, job.namespace, job.name, status, uid=job.metadata.uid
+                # (`job` is the stored vcjob with the webhook's defaults, which stored vcjobs
+                # have: only the status is validated, and `job` is the rest of the result)
+                record.job = self.store.update_status_data(
+                    VCJob, job.namespace, job.name, status, uid=job.metadata.uid, base=job
                 )
             except (NotFound, Conflict):
                 continue  # deleted (or replaced): its events say so
-            meta = job.metadata.model_copy(
-                update={"resource_version": written.metadata.resource_version}
-            )
-            record.job = job.model_copy(update={"metadata": meta})
             worked = True
         self.unwritten.clear()
         return worked

@@ -17,7 +17,7 @@ from fractions import Fraction
 from vcflow.api import clock as clocks
 from vcflow.api import names
 from vcflow.api.errors import NotFound
-from vcflow.api.pod import Pod, PodSpec
+from vcflow.api.pod import Pod
 from vcflow.api.vcjob import VCJob
 from vcflow.reconcile.vcjob import events, kubelet, pods
 from vcflow.reconcile.vcjob import resources as jobres
@@ -217,7 +217,7 @@ class PodShell:
         with contextlib.suppress(NotFound):
             self._observe_pod(
                 self.store.update_status_data(
-                    Pod, pod.namespace, pod.name, data, uid=pod.metadata.uid
+                    Pod, pod.namespace, pod.name, data, uid=pod.metadata.uid, base=pod
                 )
             )
 
@@ -258,7 +258,7 @@ class PodShell:
                 if pod is not None and data is not None and not evict:
                     with contextlib.suppress(NotFound):
                         self.store.update_status_data(
-                            Pod, pod.namespace, pod.name, data, uid=pod.metadata.uid
+                            Pod, pod.namespace, pod.name, data, uid=pod.metadata.uid, base=pod
                         )
         if evict:
             for key, _handle in running:
@@ -279,11 +279,9 @@ class PodShell:
         """Bind the pod (`spec.nodeName`); `_launch` it once that is committed (a pod is
         launched only if the store has it placed). The status `kubelet.place` would write
         is left to the pod's supervisor, whose first status follows at once."""
-        placed = pod.model_copy(update={"spec": (pod.spec or PodSpec()).model_copy()})
-        assert placed.spec is not None
-        placed.spec.node_name = kubelet.NODE
-        placed.metadata = pod.metadata.model_copy(update={"resource_version": ""})
-        written = self.store.update(placed, admit=False)
+        written = self.store.bind(
+            pod.namespace, pod.name, kubelet.NODE, uid=pod.metadata.uid, base=pod
+        )
         self._observe_pod(written)
         return written
 
