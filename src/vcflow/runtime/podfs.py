@@ -137,9 +137,10 @@ def create(path: str, data: bytes, *, exclusive: bool = True, fsync: bool = Fals
     return True
 
 
-def process_start(pid: int) -> int | None:
+def process_start(pid: int, *, zombie: bool = False) -> int | None:
     """The start time of live process `pid` (clock ticks since boot, /proc/<pid>/stat field
-    22), None when there is no such process or it is a zombie. It tells a reused pid apart.
+    22), None when there is no such process or it is a zombie (`zombie`: then its start time
+    too — that of a child not reaped yet is still its own). It tells a reused pid apart.
     Without /proc (not Linux) a live pid reports 0."""
     if pid <= 0:
         return None
@@ -153,7 +154,7 @@ def process_start(pid: int) -> int | None:
             return _kill_zero(pid)
         return None
     fields = data[data.rindex(b")") + 2 :].split()
-    if fields[0] in (b"Z", b"X"):
+    if fields[0] in (b"Z", b"X") and not zombie:
         return None
     return int(fields[19])
 

@@ -37,6 +37,12 @@ follows (the containers start at once), or the end: waking the control plane for
 status read per pod and nothing used it. A supervisor killed within those 2 ms of starting
 a container leaves that process unrecorded, so a reaper cannot kill it. The driver turns an
 unexpected error into `abort`: containers killed, pod Failed with reason `SupervisorError`.
+
+A recorded process carries its start time (`podfs.process_start`), which tells a reaper a
+pid reused by another process. It is read when a status first records the process, not as
+it starts: a container that ends within `COALESCE` (a short job's often does) is reaped before
+any status records it, and costs no read. The read is still exact: until the supervisor
+reaps its child, the pid cannot be reused, and a zombie's /proc entry keeps its start time.
 """
 
 from __future__ import annotations
@@ -81,6 +87,13 @@ class Container:
         self.started_at: str | None = None
         self.terminated: dict[str, Any] | None = None
         self.last: dict[str, Any] | None = None
+
+    def record(self) -> dict[str, Any]:
+        """The running process as a reaper needs it; its start time is read the first time
+        (see the module docstring)."""
+        if self.pid_start is None:
+            self.pid_start = podfs.process_start(self.pid, zombie=True)
+        return {"pid": self.pid, "start": self.pid_start}
 
     def wire(self) -> dict[str, Any]:
         """The container status, in the wire form of `api.pod.ContainerStatus`."""
@@ -156,7 +169,8 @@ class PodSupervisor:
         self.claimed = True
         work = os.path.join(self.dir, podfs.WORK)
         if any(c.cwd == work for c in (*self.inits, *self.mains)):
-            os.makedirs(work, exist_ok=True)
+            with contextlib.suppress(OSError):  # then the container cannot run, and says why
+                os.makedirs(work, exist_ok=True)
         self.check_terminate()
         return True
 
@@ -277,7 +291,7 @@ class PodSupervisor:
         if isinstance(result, spawn.StartFailure):
             self.ended(c, result.exit_code, None, result.reason, result.message, now)
             return
-        c.state, c.pid, c.pid_start = RUN, result, podfs.process_start(result)
+        c.state, c.pid, c.pid_start = RUN, result, None  # read when recorded (`record`)
         self.by_pid[result] = c
         self.registry[result] = self
         if not self.spare:  # while the container starts, ready the next status write
@@ -357,7 +371,7 @@ class PodSupervisor:
         data["vcflow"] = {
             "seq": self.seq,
             "supervisor": {"pid": self.owner[0], "start": self.owner[1]},
-            "processes": {c.name: {"pid": c.pid, "start": c.pid_start} for c in self.running()},
+            "processes": {c.name: c.record() for c in self.running()},
         }
         path = os.path.join(self.dir, podfs.STATUS)
         ok = podfs.write_json(path, data, fsync=self.fsync, exclusive=claim)
