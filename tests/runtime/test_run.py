@@ -113,34 +113,3 @@ def test_a_stop_request_terminates_the_running_pods_and_a_new_run_resumes(
     again = loop(store, runner).run(lambda: flow_ended(store, "f"), timeout=60)
     assert again.ending is Ending.DONE
     assert store.get(JobFlow, "default", "f").phase == "Succeed"
-
-
-def test_pods_launch_before_the_bookkeeping_and_the_run_ends_with_it_written(
-    store: SqliteStore, runner: PodRunner, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The critical path of a flow is vcjob → pod → process: the template statuses and the
-    flow's Events wait until the pods are launched (they run meanwhile), and a settled
-    loop has written them all."""
-    from vcflow.api.event import Event
-
-    store.apply([template("a", "true"), template("b", "true"), flow("f", ("a", []), ("b", ["a"]))])
-    at_launch: list[tuple[str, bool, bool]] = []  # (pod, its vcjob's Event, template status)
-    launch = runner.launch
-
-    def spy(request: Any) -> Any:
-        name = request.name.split("-")[1]  # f-<template>-t-0
-        said = f"create a job named f-{name}!"
-        event = any(e.message == said for e in store.list(Event))
-        status = store.get(JobTemplate, "default", name).status
-        at_launch.append((request.name, event, status is not None))
-        return launch(request)
-
-    monkeypatch.setattr(runner, "launch", spy)
-    outcome = loop(store, runner).run(lambda: flow_ended(store, "f"), timeout=60)
-    assert outcome.ending is Ending.DONE
-    assert at_launch == [("f-a-t-0", False, False), ("f-b-t-0", False, False)]
-    created = [e.message for e in store.list(Event) if e.reason == "Created"]
-    assert sorted(created) == ["create a job named f-a!", "create a job named f-b!"]
-    for name in ("a", "b"):
-        status = store.get(JobTemplate, "default", name).status
-        assert status is not None and status.job_depends_on_list == [f"f-{name}"]
