@@ -28,7 +28,7 @@ class Manager:
     def __init__(self, store: Store, clock: clocks.Clock | None = None) -> None:
         self.store = store
         self.clock = clock or clocks.SystemClock()
-        self.recorder = Recorder(store, self.clock, deferred=True)
+        self.recorder = Recorder(store, self.clock)
         self.flows = FlowController(store, self.clock, self.recorder)
         self.templates = TemplateController(store, self.clock)
         self.controllers: list[Controller] = [self.flows, self.templates]
@@ -58,44 +58,34 @@ class Manager:
         self.rv = resume
         return len(events)
 
-    def step(self, *, flush: bool = True, background: bool = True) -> bool:
+    def step(self, *, flush: bool = True) -> bool:
         """Read events, then sync one ready key per controller; True if anything happened.
 
-        Idle (no event, no ready key), it writes the deferred Events and the flow statuses
-        its syncs left dirty — all of them, or with `flush=False` only once they are due —
-        so a `settle()` ends with everything written; during a long burst it writes the
-        statuses whenever they are due (`FlowController.flush_due`). With
-        `background=False` only the flow controller syncs (the vcjobs it creates are what
-        the runtime waits for); the template controller's syncs, the Events and the
-        statuses wait for a step with `background`."""
+        Idle (no event, no ready key), it writes the flow statuses its syncs left dirty — all
+        of them, or with `flush=False` only once they are due — so a `settle()` ends with
+        every status written; during a long burst it writes them whenever they are due
+        (`FlowController.flush_due`)."""
         if not self.started:
             self.start()
         worked = self.pump() > 0
-        worked |= self.flows.process_one()
-        if not background:
-            return worked
-        worked |= self.templates.process_one()
+        for controller in self.controllers:
+            worked |= controller.process_one()
         if not worked:
-            if self.recorder.flush():
-                return True
             return self.flows.flush() if flush or self.flows.flush_due() else False
         if self.flows.flush_due():
             self.flows.flush()
         return True
 
-    def settle(
-        self, *, max_steps: int = 10_000_000, flush: bool = True, background: bool = True
-    ) -> None:
+    def settle(self, *, max_steps: int = 10_000_000, flush: bool = True) -> None:
         """Work until no event is unread, no key is ready now (delayed keys wait) and every
-        flow's status is written (with `flush=False`: every status that is due); with
-        `background=False`, until the flow controller is idle (see `step`)."""
+        flow's status is written (with `flush=False`: every status that is due)."""
         # One commit for the burst: a commit is half the cost of a small write. Nothing here
         # waits, and nothing outside the store acts on a write before the burst commits. An
         # idle burst costs nothing: the transaction begins at its first statement, and the
         # watch read does not begin it.
         with gcpause.paused(), self.store.transaction():
             for _ in range(max_steps):
-                if not self.step(flush=flush, background=background):
+                if not self.step(flush=flush):
                     return
 
     def next_due(self) -> float | None:

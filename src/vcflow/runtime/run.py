@@ -25,7 +25,7 @@ STOP_GRACE = 5.0
 
 
 class Reconciler(Protocol):
-    def settle(self, *, flush: bool = True, background: bool = True) -> None: ...
+    def settle(self, *, flush: bool = True) -> None: ...
     def next_due(self) -> float | None: ...
 
 
@@ -60,23 +60,12 @@ class Loop:
         self.on_tick = on_tick
 
     def settle(self) -> None:
-        """The critical work first — the controllers' new vcjobs and the runtime's pods, in
-        turn until the runtime writes nothing — then the controllers' bookkeeping (template
-        statuses, Events, flow statuses when due), which so runs while the pods just
-        launched do; again until neither writes."""
+        """Controllers, then runtime, again until a round writes nothing."""
         while True:
+            before = self.store.resource_version()
             # statuses are written when due, not at every lull: a long chain would otherwise
             # rewrite its whole flow status once per job (Manager.run does the same)
-            self.controllers.settle(flush=False, background=False)
-            before = self.store.resource_version()
-            self.executor.settle()
-            if self.store.resource_version() != before:
-                continue  # the controllers see what the runtime wrote
             self.controllers.settle(flush=False)
-            if self.store.resource_version() == before:
-                return
-            # (settled: the controllers saw their own writes; the runtime sees them now)
-            before = self.store.resource_version()
             self.executor.settle()
             if self.store.resource_version() == before:
                 return

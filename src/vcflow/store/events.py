@@ -17,38 +17,13 @@ COMPONENT = "vc-controller-manager"
 
 
 class Recorder:
-    """With `deferred`, `record` keeps the Event and `flush` writes it: Kubernetes' event
-    broadcaster sends Events apart from the work that caused them too, so a controller's
-    critical writes (the vcjob a flow creates) do not wait for them. A deferred Event not yet
-    flushed is lost with the process, as a broadcaster's queue is."""
-
-    def __init__(
-        self,
-        store: Store,
-        clock: clocks.Clock,
-        component: str = COMPONENT,
-        *,
-        deferred: bool = False,
-    ) -> None:
+    def __init__(self, store: Store, clock: clocks.Clock, component: str = COMPONENT) -> None:
         self._store = store
         self._clock = clock
         self._component = component
-        self._deferred = deferred
-        self._pending: list[Event] = []
-
-    def flush(self) -> bool:
-        """Write the deferred Events (one transaction); True if there were any."""
-        if not self._pending:
-            return False
-        pending, self._pending = self._pending, []
-        with self._store.transaction():
-            for event in pending:
-                self._store.create(event, admit=False)
-        return True
 
     def record(self, obj: Resource, type_: str, reason: str, message: str) -> None:
-        """Create one Event about `obj` (never reviewed: events are not user objects), now
-        or, `deferred`, at the next `flush`."""
+        """Create one Event about `obj` (never reviewed: events are not user objects)."""
         stamp = clocks.rfc3339(self._clock.now())
         event = Event(
             metadata=ObjectMeta(
@@ -80,7 +55,4 @@ class Recorder:
             last_timestamp=stamp,
             source=EventSource(component=self._component),
         )
-        if self._deferred:
-            self._pending.append(event)
-        else:
-            self._store.create(event, admit=False)
+        self._store.create(event, admit=False)
