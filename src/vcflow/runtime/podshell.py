@@ -13,10 +13,12 @@ from __future__ import annotations
 import contextlib
 import time
 from fractions import Fraction
+from typing import TypeVar
 
 from vcflow.api import clock as clocks
 from vcflow.api import names
 from vcflow.api.errors import NotFound
+from vcflow.api.meta import Resource
 from vcflow.api.pod import Pod
 from vcflow.api.vcjob import VCJob
 from vcflow.reconcile.vcjob import events, kubelet, pods
@@ -31,6 +33,7 @@ from vcflow.store.base import Store
 from vcflow.store.events import Recorder
 
 Key = names.ObjectKey
+W = TypeVar("W", bound=Resource)
 
 
 class PodShell:
@@ -59,6 +62,10 @@ class PodShell:
 
     def _enqueue(self, key: Key, request: JobRequest) -> None:
         raise NotImplementedError
+
+    def _wrote(self, obj: W) -> W:
+        """Called with the result of each of this shell's own single-object writes."""
+        return obj
 
     # -- the pod cache ------------------------------------------------------------------------
 
@@ -215,11 +222,10 @@ class PodShell:
 
     def _write_pod_status(self, pod: Pod, data: dict[str, object]) -> None:
         with contextlib.suppress(NotFound):
-            self._observe_pod(
-                self.store.update_status_data(
-                    Pod, pod.namespace, pod.name, data, uid=pod.metadata.uid, base=pod
-                )
+            written = self.store.update_status_data(
+                Pod, pod.namespace, pod.name, data, uid=pod.metadata.uid, base=pod
             )
+            self._observe_pod(self._wrote(written))
 
     def _launch(self, pod: Pod) -> None:
         job = self._job(job_key_of(pod))
@@ -282,7 +288,7 @@ class PodShell:
         written = self.store.bind(
             pod.namespace, pod.name, kubelet.NODE, uid=pod.metadata.uid, base=pod
         )
-        self._observe_pod(written)
+        self._observe_pod(self._wrote(written))
         return written
 
 
