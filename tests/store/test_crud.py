@@ -118,6 +118,22 @@ def test_template_create_applies_crd_defaults(store: StoreEngine) -> None:
     assert "spec" not in store.create(bare, admit=False).to_dict()
 
 
+def test_names_are_those_list_returns_in_one_namespace(store: StoreEngine) -> None:
+    for name, ns, labels in [
+        ("b", "default", {"k": "v"}),
+        ("a", "default", {"k": "v", "x": "1"}),
+        ("c", "default", {"k": "w"}),
+        ("d", "other", {"k": "v"}),
+    ]:
+        store.create(vcjob(name, ns, labels=labels))
+    for selector in ("k=v", "k", "k!=w", "k=v,x", None):
+        listed = [j.name for j in store.list(VCJob, "default", selector)]
+        assert store.names(VCJob, "default", selector) == listed
+    assert store.names(VCJob, "default", "k=v") == ["a", "b"]
+    assert store.names(VCJob, "other") == ["d"]
+    assert store.names(JobFlow, "default") == []
+
+
 def test_update_bumps_rv_and_generation_on_spec_change(store: StoreEngine) -> None:
     created = store.create(vcjob("a"))
     changed = created.clone()

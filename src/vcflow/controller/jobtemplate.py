@@ -54,10 +54,18 @@ class TemplateController:
             template = self.store.get(JobTemplate, namespace, name)
         except NotFound:
             return
-        jobs = self.store.list(VCJob, namespace, reconcile.selector(template))
-        status = reconcile.template_status(template, jobs)
+        found = self.store.names(VCJob, namespace, reconcile.selector(template))
+        status = reconcile.template_status(found)
         old = template.status.job_depends_on_list if template.status else None
         if old == (status.job_depends_on_list if status else None):
             return
-        template.status = status or JobTemplateStatus()
-        self.store.update_status(template)
+        meta = template.metadata
+        self.store.update_status_data(
+            JobTemplate,
+            namespace,
+            name,
+            (status or JobTemplateStatus()).to_dict(),
+            resource_version=meta.resource_version,
+            uid=meta.uid,
+            base=template,
+        )

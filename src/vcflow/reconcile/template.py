@@ -16,13 +16,10 @@ def selector(template: JobTemplate) -> dict[str, str]:
     return {names.LABEL_CREATED_BY_TEMPLATE: value}
 
 
-def template_status(template: JobTemplate, jobs: Iterable[VCJob]) -> JobTemplateStatus | None:
-    """The status to write: the sorted names of `jobs` (those carrying the template's label),
-    or None when there are none."""
-    value = names.created_by_value(template.namespace, template.name)
-    found = sorted(
-        j.name for j in jobs if j.metadata.labels.get(names.LABEL_CREATED_BY_TEMPLATE) == value
-    )
+def template_status(job_names: Iterable[str]) -> JobTemplateStatus | None:
+    """The status to write: the sorted names of the vcjobs carrying the template's label
+    (`selector`), or None when there are none."""
+    found = sorted(job_names)
     return JobTemplateStatus(job_depends_on_list=found) if found else None
 
 

@@ -253,6 +253,17 @@ class Backend(ABC):
                 rows = self._scan(info.id, namespace, selector.index_hint())
             return [cast(R, parse(info, r.data)) for r in rows if selector.matches(r.labels)]
 
+    def names(
+        self, kind: type[Resource], namespace: str, label_selector: SelectorLike = None
+    ) -> builtins.list[str]:
+        """The names `list` would return, sorted, without parsing the objects."""
+        info = self.kinds.of_model(kind)
+        selector = Selector.coerce(label_selector)
+        with self._cond:
+            self._check_usable()
+            rows = self._scan(info.id, namespace, selector.index_hint())
+        return [r.name for r in rows if selector.matches(r.labels)]
+
     def resource_version(self) -> int:
         """The resourceVersion of the last committed write (0 for an empty store)."""
         with self._cond:

@@ -333,6 +333,11 @@ class Store(Protocol):
     ) -> builtins.list[R]:
         """Objects sorted by (namespace, name); all namespaces when `namespace` is None."""
 
+    def names(
+        self, kind: type[Resource], namespace: str, label_selector: SelectorLike = None
+    ) -> builtins.list[str]:
+        """The names of the objects `list` would return (one namespace), unparsed."""
+
     def create(self, obj: R, *, admit: bool = True) -> R:
         """Store a new object (AlreadyExists if taken); admission unless `admit=False`."""
 
