@@ -250,8 +250,15 @@ class Executor(PodShell):
 
     # -- the settle loop ------------------------------------------------------------------
 
-    def settle(self, *, max_steps: int = 10_000_000) -> bool:
-        """Work until idle; True if anything happened."""
+    def settle(
+        self, *, max_steps: int = 10_000_000, idle: Callable[[], bool] | None = None
+    ) -> bool:
+        """Work until idle; True if anything happened.
+
+        `idle` is called whenever the runtime has nothing left to do, inside its burst
+        (True: it wrote, and the runtime looks again): `vcflow run` settles the controllers
+        there, so that a pod's end, the vcjob it lets the flow create and that vcjob's pod,
+        bound, commit together — one commit where a chain took three."""
         if not self.started:
             self.start()
         worked = False
@@ -273,6 +280,7 @@ class Executor(PodShell):
                         or self.pump()
                         or self._schedule()
                         or self.flush()
+                        or (idle is not None and idle())
                     ):
                         return worked
                     worked = True

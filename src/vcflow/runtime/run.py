@@ -60,15 +60,22 @@ class Loop:
         self.on_tick = on_tick
 
     def settle(self) -> None:
-        """Controllers, then runtime, again until a round writes nothing."""
+        """Controllers, then runtime, again until a round writes nothing. The runtime
+        settles the controllers too whenever it is idle, inside its burst (`_controllers`):
+        what follows a pod's end — the flow's next vcjob, then its pod — is one commit."""
         while True:
             before = self.store.resource_version()
             # statuses are written when due, not at every lull: a long chain would otherwise
             # rewrite its whole flow status once per job (Manager.run does the same)
             self.controllers.settle(flush=False)
-            self.executor.settle()
+            self.executor.settle(idle=self._controllers)
             if self.store.resource_version() == before:
                 return
+
+    def _controllers(self) -> bool:
+        before = self.store.resource_version()
+        self.controllers.settle(flush=False)
+        return self.store.resource_version() != before
 
     def run(
         self,
