@@ -3,9 +3,9 @@
 A flow's status lists every one of its jobs, so reading the flows again at every turn of
 the run loop would cost O(jobs) per turn — O(N²) over a long chain. The flows are read once;
 after that each check reads only the JobFlow events written since (the controller writes a
-flow's status in bursts, so they are few) and takes from each just the phase (a JSON parse,
-not a model); a flow is parsed into a model only when asked for (`current`), and a full read
-happens only when the watch expired.
+flow's status in bursts, so they are few) and takes from each just the phase, read from the
+end of its text: `vcflow run` needs nothing else of a flow (its jobs it sees from the
+runtime). A full read happens only when the watch expired.
 """
 
 from __future__ import annotations
@@ -26,16 +26,13 @@ class FlowWatch:
         self.store = store
         self.wanted = frozenset(flows)
         self.phases: dict[names.ObjectKey, str] = {}
-        self._raw: dict[names.ObjectKey, str] = {}  # flows changed since last parsed
-        self._parsed: dict[names.ObjectKey, JobFlow] = {}
         self.rv = 0
         self._relist()
 
     def _relist(self) -> None:
         self.rv = self.store.resource_version()
-        found = {f.key: f for f in self.store.list(JobFlow) if f.key in self.wanted}
-        self._parsed, self._raw = found, {}
-        self.phases = {key: flow.phase for key, flow in found.items()}
+        found = [f for f in self.store.list(JobFlow) if f.key in self.wanted]
+        self.phases = {flow.key: flow.phase for flow in found}
 
     def refresh(self) -> bool:
         """Take in the flow changes since the last call; True if a flow's phase changed
@@ -52,22 +49,16 @@ class FlowWatch:
                 continue
             if event.type is EventType.DELETED:
                 changed |= self.phases.pop(key, None) is not None
-                self._raw.pop(key, None)
-                self._parsed.pop(key, None)
                 continue
             phase = _phase(event.raw)
             changed |= self.phases.get(key) != phase
             self.phases[key] = phase
-            self._raw[key] = event.raw
         self.rv = resume
         return changed
 
-    def current(self) -> list[JobFlow]:
-        """The applied flows that still exist, by key, as last seen."""
-        for key, raw in self._raw.items():
-            self._parsed[key] = JobFlow.model_validate_json(raw)
-        self._raw.clear()
-        return [self._parsed[k] for k in sorted(self.phases)]
+    def current(self) -> dict[names.ObjectKey, str]:
+        """The phase of each applied flow that still exists, by key, as last seen."""
+        return {key: self.phases[key] for key in sorted(self.phases)}
 
     def ended(self) -> bool:
         """True once a flow was deleted or every flow is Succeed or Failed."""

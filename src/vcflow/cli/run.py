@@ -147,7 +147,7 @@ def _run(
 
     watched = FlowWatch(store, flows)
 
-    def read_flows() -> list[JobFlow]:
+    def read_flows() -> dict[names.ObjectKey, str]:
         return watched.current()
 
     def done() -> bool:

@@ -9,7 +9,7 @@ instead when the view is off; `final_rows()` the closing table.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from rich.console import Group
@@ -17,7 +17,6 @@ from rich.text import Text
 
 from vcflow.api import clock as clocks
 from vcflow.api import names
-from vcflow.api.jobflow import JobFlow
 from vcflow.api.phases import FINISHED_JOB_PHASES, FlowPhase, JobPhase
 from vcflow.api.vcjob import VCJob
 
@@ -115,13 +114,14 @@ class Tracker:
                 row.finished = None
             self._say(f"{flow.name}/{row.entry}", phase, now)
 
-    def update_flows(self, flows: Iterable[JobFlow]) -> None:
+    def update_flows(self, phases: Mapping[names.ObjectKey, str]) -> None:
+        """Take in each flow's phase (by key; `FlowWatch.current`)."""
         now = self.now()
-        for flow in flows:
-            row = self.flows.get(flow.key)
+        for key, seen in phases.items():
+            row = self.flows.get(key)
             if row is None:
                 continue
-            phase = flow.phase or FlowPhase.PENDING
+            phase = seen or FlowPhase.PENDING
             if phase != row.phase:
                 row.phase = phase
                 if phase in FLOW_ENDED:
