@@ -379,6 +379,7 @@ class FlowController:
             data,
             resource_version=meta.resource_version,
             uid=meta.uid,
+            base=flow,  # (the stored flow: only the status is validated)
         )
 
     def _failed(self, key: FlowKey, exc: Exception) -> None:
