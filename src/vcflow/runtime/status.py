@@ -10,14 +10,11 @@ A pod whose status.json says Pending or Running but whose supervisor is gone (it
 dead, a zombie, or now another process: the start time differs) is reported **Failed** with
 reason **`SupervisorLost`** and `lost=True`: nothing will record its end, and the processes it
 started may still run — `PodRunner.terminate` kills their process groups and records the end.
-A status.json that does not parse was cut short (every write, the claim included, puts a
-whole file in place; an OS crash can still leave one empty): lost alike, with nothing known
-to kill. Launched but not yet claimed by a supervisor: Pending, `claimed=False`.
+Launched but not yet claimed by a supervisor: Pending, `claimed=False`.
 """
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,7 +23,6 @@ from vcflow.runtime import podfs
 from vcflow.runtime.podfs import FAILED, FINAL, PENDING
 
 SUPERVISOR_LOST = "SupervisorLost"
-UNREADABLE = "the pod's status file is unreadable (cut short by an OS crash?): its end is unknown"
 
 
 @dataclass(frozen=True)
@@ -107,9 +103,6 @@ def read_status(pod_dir: Path) -> RunStatus:
     path = str(pod_dir / podfs.STATUS)
     raw = podfs.read_json(path)
     if not isinstance(raw, dict):
-        if os.path.exists(path):  # claimed (a claim is a whole file), then cut short
-            lost = {"phase": FAILED, "reason": SUPERVISOR_LOST, "message": UNREADABLE}
-            return _parse(lost, alive=False, lost=True)
         launched = (pod_dir / podfs.SPEC).exists()
         return RunStatus(phase=PENDING, launched=launched)
     if raw.get("phase") in FINAL:
