@@ -232,3 +232,23 @@ def test_wait_times_out_without_changes(runner: PodRunner, tmp_path: Path) -> No
     started = time.monotonic()
     assert runner.wait([handle], 0.3) == []
     assert 0.3 <= time.monotonic() - started < 2
+
+
+def test_a_status_file_cut_short_by_an_os_crash_ends_the_pod_lost(
+    runner: PodRunner, tmp_path: Path
+) -> None:
+    """An empty status.json (an OS crash after the claim, before its data reached the disk)
+    is not taken as 'not claimed yet' (the pod would wait forever, as the claim exists): the
+    pod is lost, never started, and terminating it records its end."""
+    trace = tmp_path / "trace"
+    handle = launch_unasked(runner, request("cut", pod(sh("c", f"echo run >> {trace}"))))
+    (handle.pod_dir / podfs.STATUS).write_bytes(b"")
+    adopted = runner.adopt("ns", "cut")
+    assert adopted is not None and adopted.last is not None
+    assert (adopted.last.phase, adopted.last.reason) == ("Failed", "SupervisorLost")
+    assert adopted.last.lost and "unreadable" in (adopted.last.message or "")
+    runner.terminate(adopted, 0)
+    status = wait_until(runner, adopted, lambda s: s.finished and not s.lost)
+    assert (status.phase, status.reason) == ("Failed", "SupervisorLost")
+    assert "unreadable" in (status.message or "")
+    assert runs(trace) == 0

@@ -117,10 +117,17 @@ def write_json(path: str, data: Any, *, fsync: bool = False, exclusive: bool = F
 def read_json(path: str) -> Any:
     """The parsed file, or None when it does not exist (or, never expected, is not JSON)."""
     try:
-        with open(path, "rb") as f:
-            return json.loads(f.read())
+        return load_json(path)
     except (FileNotFoundError, NotADirectoryError, ValueError):
         return None
+
+
+def load_json(path: str) -> Any:
+    """The parsed file, in one read: FileNotFoundError (or NotADirectoryError) when absent,
+    ValueError when it is not JSON — for a file only ever published whole (`write_bytes`),
+    that is a file an OS crash cut short."""
+    with open(path, "rb") as f:
+        return json.loads(f.read())
 
 
 def create(path: str, data: bytes, *, exclusive: bool = True, fsync: bool = False) -> bool:

@@ -20,6 +20,7 @@ from typing import Any
 from vcflow.runtime import podfs
 
 SUPERVISOR_LOST = "SupervisorLost"
+UNREADABLE = "the pod's status file was unreadable (cut short by an OS crash?): its end is unknown"
 DEFAULT_GRACE = 30.0
 POLL = 0.05
 
@@ -32,6 +33,7 @@ class Reaper:
         self.kill_at = 0.0
         self.next_poll = 0.0
         self.status: dict[str, Any] = {}
+        self.message = "the pod's supervisor died before the pod ended"
         self._lock = -1
 
     def begin(self, now: float) -> bool:
@@ -41,8 +43,15 @@ class Reaper:
             fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             return self._done()
-        status = podfs.read_json(os.path.join(self.dir, podfs.STATUS))
-        if not isinstance(status, dict) or status.get("phase") in podfs.FINAL:
+        try:
+            status = podfs.load_json(os.path.join(self.dir, podfs.STATUS))
+        except (FileNotFoundError, NotADirectoryError):
+            return self._done()
+        except ValueError:
+            status = None
+        if not isinstance(status, dict):  # cut short: no process known to signal
+            status, self.message = {}, UNREADABLE
+        if status.get("phase") in podfs.FINAL:
             return self._done()
         extra = status.get("vcflow") or {}
         sup = extra.get("supervisor") or {}
@@ -95,7 +104,7 @@ class Reaper:
                 container["ready"] = container["started"] = False
         status["phase"] = podfs.FAILED
         status["reason"] = SUPERVISOR_LOST
-        status["message"] = "the pod's supervisor died before the pod ended"
+        status["message"] = self.message
         extra = status.setdefault("vcflow", {})
         extra["processes"] = {}
         extra["seq"] = int(extra.get("seq") or 0) + 1

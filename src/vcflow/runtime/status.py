@@ -10,7 +10,9 @@ A pod whose status.json says Pending or Running but whose supervisor is gone (it
 dead, a zombie, or now another process: the start time differs) is reported **Failed** with
 reason **`SupervisorLost`** and `lost=True`: nothing will record its end, and the processes it
 started may still run — `PodRunner.terminate` kills their process groups and records the end.
-Launched but not yet claimed by a supervisor: Pending, `claimed=False`.
+A status.json that does not parse was cut short (every write, the claim included, puts a
+whole file in place; an OS crash can still leave one empty): lost alike, with nothing known
+to kill. Launched but not yet claimed by a supervisor: Pending, `claimed=False`.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from vcflow.runtime import podfs
 from vcflow.runtime.podfs import FAILED, FINAL, PENDING
 
 SUPERVISOR_LOST = "SupervisorLost"
+UNREADABLE = "the pod's status file is unreadable (cut short by an OS crash?): its end is unknown"
 
 
 @dataclass(frozen=True)
@@ -101,10 +104,16 @@ class RunStatus:
 
 def read_status(pod_dir: Path) -> RunStatus:
     path = str(pod_dir / podfs.STATUS)
-    raw = podfs.read_json(path)
-    if not isinstance(raw, dict):
+    try:
+        raw = podfs.load_json(path)  # (one read: absent and unreadable told apart)
+    except (FileNotFoundError, NotADirectoryError):
         launched = (pod_dir / podfs.SPEC).exists()
         return RunStatus(phase=PENDING, launched=launched)
+    except ValueError:
+        raw = None
+    if not isinstance(raw, dict):
+        lost = {"phase": FAILED, "reason": SUPERVISOR_LOST, "message": UNREADABLE}
+        return _parse(lost, alive=False, lost=True)
     if raw.get("phase") in FINAL:
         return _parse(raw, alive=False)
     sup = (raw.get("vcflow") or {}).get("supervisor") or {}
