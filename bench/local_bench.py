@@ -19,6 +19,10 @@ Shapes (every job: one task, 1 replica, restartPolicy Never, command ["true"], c
 
     .venv/bin/python bench/local_bench.py --sizes 50,200,1000 --shapes chain,fan,layered
     .venv/bin/python bench/local_bench.py --sizes 50 --json /tmp/local.json
+    .venv/bin/python bench/local_bench.py --sizes 1000 --repeat 5   # medians, min–max
+
+With --repeat N each case runs N times, floor and vcflow alternating, and the table shows
+medians (and vcflow's min–max): on a noisy machine one run is not a measurement.
 
 Standard library only (plus the vcflow executable next to this interpreter, or --vcflow).
 """
@@ -33,6 +37,7 @@ import os
 import platform
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -234,6 +239,12 @@ def main(argv=None) -> int:
         default=str(Path(sys.executable).with_name("vcflow")),
         help="the vcflow executable (default: next to this Python)",
     )
+    ap.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        help="runs per case, floor and vcflow alternating; the table shows medians (default 1)",
+    )
     ap.add_argument("--json", metavar="PATH", help="also write every figure as JSON")
     ap.add_argument("--keep", action="store_true", help="keep each run's temp dir")
     a = ap.parse_args(argv)
@@ -249,13 +260,25 @@ def main(argv=None) -> int:
     for n in sizes:
         for shape in shapes:
             nodes = BUILD[shape](n)
-            fw, fc = floor(nodes, a.floor_jobs)
-            v = run_vcflow(a.vcflow, nodes, a.timeout, a.kill_after, a.keep)
+            floors, runs = [], []
+            for _ in range(max(1, a.repeat)):  # alternating: a drift of the machine hits both
+                floors.append(floor(nodes, a.floor_jobs))
+                runs.append(run_vcflow(a.vcflow, nodes, a.timeout, a.kill_after, a.keep))
+            fw = statistics.median(w for w, _ in floors)
+            fc = statistics.median(c for _, c in floors)
+            failed = [r for r in runs if r["rc"] != 0]
+            v = failed[0] if failed else dict(runs[0])
+            walls = [r["wall"] for r in runs]
+            v["wall"] = statistics.median(walls)
+            v["cpu"] = statistics.median(r["cpu"] for r in runs)
             row = {
                 "shape": shape,
                 "n": len(nodes),
                 "edges": sum(len(d) for _, d in nodes),
+                "runs": len(runs),
                 "vcflow_wall_s": round(v["wall"], 4),
+                "vcflow_wall_min_s": round(min(walls), 4),
+                "vcflow_wall_max_s": round(max(walls), 4),
                 "vcflow_cpu_s": round(v["cpu"], 4),
                 "floor_wall_s": round(fw, 4),
                 "floor_cpu_s": round(fc, 4),
@@ -276,13 +299,16 @@ def main(argv=None) -> int:
             for line in v.get("log_tail", ()):
                 print("    | " + line, file=sys.stderr)
 
-    print("| shape | N | vcflow wall (s) | floor wall (s) | overhead (ms/job) | vcflow CPU (s) |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: |")
+    spread = a.repeat > 1
+    head = "| shape | N | vcflow wall (s) |" + (" min–max (s) |" if spread else "")
+    print(head + " floor wall (s) | overhead (ms/job) | vcflow CPU (s) |")
+    print("| --- | ---: | ---: |" + (" ---: |" if spread else "") + " ---: | ---: | ---: |")
     for r in rows:
         bad = f" ({r['error']})" if "error" in r else ""
+        span = f" {r['vcflow_wall_min_s']:.3f}–{r['vcflow_wall_max_s']:.3f} |" if spread else ""
         print(
-            f"| {r['shape']} | {r['n']} | {r['vcflow_wall_s']:.3f}{bad} | {r['floor_wall_s']:.3f}"
-            f" | {r['overhead_ms_per_job']:.2f} | {r['vcflow_cpu_s']:.3f} |"
+            f"| {r['shape']} | {r['n']} | {r['vcflow_wall_s']:.3f}{bad} |{span}"
+            f" {r['floor_wall_s']:.3f} | {r['overhead_ms_per_job']:.2f} | {r['vcflow_cpu_s']:.3f} |"
         )
 
     if a.json:
