@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from local_bench import BUILD, SHAPES, write_manifests
 
 DRIVER = r"""
-import cProfile, json, pstats, re, sqlite3, sys
+import cProfile, json, pstats, sqlite3, sys
 counts = {"statements": 0, "commits": 0, "data_version": 0}
 _connect = sqlite3.connect
 def connect(*args, **kwargs):
