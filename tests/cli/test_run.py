@@ -16,6 +16,8 @@ from pathlib import Path
 import pytest
 from typer.testing import Result
 
+from vcflow.runtime.run import CREATE_BATCH
+
 Vc = Callable[..., Result]
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "jobflow"
 DEADLINE = 30.0
@@ -88,6 +90,21 @@ def test_a_two_job_flow_succeeds_and_prints_the_table(vc: Vc, manifest: Path) ->
     again = ok(vc("run", "-f", manifest))
     assert "jobflow.flow.volcano.sh/f unchanged" in again.stdout
     assert "flow f Succeed" in again.stdout
+
+
+def test_a_flow_wider_than_a_create_batch_runs_every_job_once(vc: Vc, manifest: Path) -> None:
+    # more roots than `CREATE_BATCH`, and a job after all of them: created over several syncs
+    width = CREATE_BATCH + 7
+    roots = [f"r{i:02d}" for i in range(width)]
+    body = "".join(template(n, "true") for n in [*roots, "last"])
+    manifest.write_text(body + jobflow("f", *roots, f"last<{', '.join(roots)}"))
+    out = ok(vc("run", "-f", manifest, "--no-live", "--timeout", "120")).stdout
+    assert "flow f Succeed in " in out
+    jobs = ok(vc("get", "vcjobs", "-o", "json")).stdout
+    items = json.loads(jobs)["items"]
+    assert len(items) == width + 1
+    assert {j["status"]["state"]["phase"] for j in items} == {"Completed"}
+    assert {j["status"]["succeeded"] for j in items} == {1}  # each pod ran once
 
 
 def test_a_failing_job_fails_the_flow_with_exit_1(vc: Vc, manifest: Path) -> None:

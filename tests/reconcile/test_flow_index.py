@@ -620,3 +620,30 @@ def test_status_of_an_unchanged_flow_is_stable() -> None:
     mark(second, again)
     assert second.status().to_dict() == flow.status.to_dict()
     assert lists(second) == {"completedJobs": ["f-a"], "unKnowJobs": ["f-c"]}
+
+
+# -- a limit on creations (`vcflow run` creates a wide flow's vcjobs in batches) ---------------
+
+
+def test_a_limit_creates_in_flow_order_and_leaves_the_rest_for_the_next_decision() -> None:
+    flow = make_flow([entry("e"), entry("d"), entry("c"), entry("b"), entry("a")])
+    index, plan = reconcile.plan(flow, templates(*"abcde"), [], now=T0, limit=2)
+    assert created(plan) == ["f-e", "f-d"]
+    assert plan.more
+    mark(index, plan)
+    plan = index.decide(templates(*"abcde"), 2)
+    assert created(plan) == ["f-c", "f-b"]
+    assert plan.more
+    mark(index, plan)
+    plan = index.decide(templates(*"abcde"), 2)
+    assert created(plan) == ["f-a"]
+    assert not plan.more
+    mark(index, plan)
+    assert index.decide(templates(*"abcde"), 2).create == ()
+
+
+def test_without_a_limit_every_ready_entry_is_created_at_once() -> None:
+    flow = make_flow([entry("a"), entry("b"), entry("c")])
+    _, plan = reconcile.plan(flow, templates(*"abc"), [], now=T0)
+    assert created(plan) == ["f-a", "f-b", "f-c"]
+    assert not plan.more

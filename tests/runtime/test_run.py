@@ -113,3 +113,32 @@ def test_a_stop_request_terminates_the_running_pods_and_a_new_run_resumes(
     again = loop(store, runner).run(lambda: flow_ended(store, "f"), timeout=60)
     assert again.ending is Ending.DONE
     assert store.get(JobFlow, "default", "f").phase == "Succeed"
+
+
+@pytest.mark.parametrize("batch", [2, None])
+def test_a_wide_flow_launches_its_first_pods_before_its_last_vcjobs_exist(
+    store: SqliteStore, runner: PodRunner, batch: int | None
+) -> None:
+    # `vcflow run` creates vcjobs in batches (CREATE_BATCH): the pod server runs the first
+    # pods while the controllers create the rest; without a batch every vcjob comes first
+    names = "abcdef"
+    store.apply([*(template(n, "true") for n in names), flow("f", *((n, []) for n in names))])
+    seen: list[int] = []
+    launch = runner.launch
+
+    def counting(request: Any) -> Any:
+        seen.append(len(store.list(VCJob)))
+        return launch(request)
+
+    runner.launch = counting  # type: ignore[method-assign]
+    controllers = Manager(store, create_batch=batch)
+    looped = Loop(store, controllers, Executor(store, runner), poll=0.05)
+    outcome = looped.run(lambda: flow_ended(store, "f"), timeout=60)
+    assert outcome.ending is Ending.DONE
+    assert store.get(JobFlow, "default", "f").phase == "Succeed"
+    assert len(seen) == len(names)
+    if batch is None:
+        assert seen[0] == len(names)
+    else:
+        assert seen[:2] == [2, 2]  # the first batch's pods, before any other vcjob
+        assert seen == sorted(seen)

@@ -39,7 +39,7 @@ from vcflow.reconcile.vcjob.resources import Capacity
 from vcflow.runtime import resources
 from vcflow.runtime.executor import Executor
 from vcflow.runtime.pods import PodRunner
-from vcflow.runtime.run import Ending, Loop
+from vcflow.runtime.run import CREATE_BATCH, Ending, Loop
 from vcflow.store import SqliteStore
 
 REFRESH = 0.25  # seconds between live-view refreshes
@@ -174,7 +174,8 @@ def _run(
             tracker.resyncing = True
             executor.start()
             tracker.resyncing = False
-            loop = Loop(store, Manager(store), executor, on_tick=tick)
+            controllers = Manager(store, create_batch=CREATE_BATCH)
+            loop = Loop(store, controllers, executor, on_tick=tick)
             outcome = loop.run(done, timeout=timeout, stop=stop)
             if outcome.ending is Ending.TIMEOUT:
                 stopped = executor.terminate_all(2.0, 7.0, evict=True)

@@ -86,6 +86,7 @@ class FlowController:
         recorder: Recorder,
         *,
         status_interval: float = STATUS_INTERVAL,
+        create_batch: int | None = None,
     ) -> None:
         self.store = store
         self.clock = clock
@@ -98,6 +99,10 @@ class FlowController:
         self.cache: dict[FlowKey, JobFlow] = {}
         #: vcjob ADDED events not yet given to the flow's index (with their time)
         self.added: dict[FlowKey, list[tuple[VCJob, datetime]]] = {}
+        #: at most this many vcjobs created per sync (None: all that are ready)
+        self.create_batch = create_batch
+        #: flows whose last sync stopped at `create_batch`, synced again at `requeue_deferred`
+        self.deferred: dict[FlowKey, None] = {}
         self.retrying: set[FlowKey] = set()
         #: flows synced since their status was last written
         self.dirty: dict[FlowKey, None] = {}
@@ -166,6 +171,7 @@ class FlowController:
 
     def _drop(self, key: FlowKey) -> None:
         self.indexes.pop(key, None)
+        self.deferred.pop(key, None)
         self.cache.pop(key, None)
         self.added.pop(key, None)
         self.dirty.pop(key, None)
@@ -173,6 +179,7 @@ class FlowController:
 
     def _forget_all(self) -> None:
         self.indexes.clear()
+        self.deferred.clear()
         self.cache.clear()
         self.added.clear()
         self.dirty.clear()
@@ -258,8 +265,10 @@ class FlowController:
         else:
             self._catch_up(key, index)
             index.flow = flow
-            plan = index.decide(templates)
+            plan = index.decide(templates, self.create_batch)
         self._apply(index, plan, flow)
+        if plan.more:
+            self.deferred[key] = None
         self.dirty[key] = None
         if str(index.phase) != flow.phase:
             self._flush_at = time.perf_counter()  # a new phase is written at once
@@ -282,6 +291,7 @@ class FlowController:
             jobs.values(),
             now=self.clock.now(),
             tombstones=self.tombstones.pop(key, None),
+            limit=self.create_batch,
         )
         self.indexes[key] = index
         return index, plan
@@ -317,6 +327,14 @@ class FlowController:
         index.mark_created(job.name)
         self.recorder.record(flow, NORMAL, "Created", f"create a job named {job.name}!")
         return True
+
+    def requeue_deferred(self) -> bool:
+        """Queue the flows whose last sync stopped at `create_batch`; True if any."""
+        for key in self.deferred:
+            self.queue.add(key)
+        found = bool(self.deferred)
+        self.deferred.clear()
+        return found
 
     # -- status ------------------------------------------------------------------------------
 

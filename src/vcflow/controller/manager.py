@@ -25,11 +25,20 @@ class Controller(Protocol):
 
 
 class Manager:
-    def __init__(self, store: Store, clock: clocks.Clock | None = None) -> None:
+    def __init__(
+        self,
+        store: Store,
+        clock: clocks.Clock | None = None,
+        *,
+        create_batch: int | None = None,
+    ) -> None:
+        """`create_batch`: a flow sync creates at most that many vcjobs, and the flow's next
+        sync — at the next `settle` — goes on. `vcflow run` settles its runtime in between,
+        so the pods of a wide flow's first vcjobs run while the rest are created."""
         self.store = store
         self.clock = clock or clocks.SystemClock()
         self.recorder = Recorder(store, self.clock)
-        self.flows = FlowController(store, self.clock, self.recorder)
+        self.flows = FlowController(store, self.clock, self.recorder, create_batch=create_batch)
         self.templates = TemplateController(store, self.clock)
         self.controllers: list[Controller] = [self.flows, self.templates]
         # only these kinds are read (and parsed) from the watch: pods and Events are many
@@ -78,11 +87,14 @@ class Manager:
 
     def settle(self, *, max_steps: int = 10_000_000, flush: bool = True) -> None:
         """Work until no event is unread, no key is ready now (delayed keys wait) and every
-        flow's status is written (with `flush=False`: every status that is due)."""
+        flow's status is written (with `flush=False`: every status that is due). A flow
+        whose sync stopped at `create_batch` is synced again at the next call, not in this
+        one: the caller gets to act on the vcjobs created so far."""
         # One commit for the burst: a commit is half the cost of a small write. Nothing here
         # waits, and nothing outside the store acts on a write before the burst commits. An
         # idle burst costs nothing: the transaction begins at its first statement, and the
         # watch read does not begin it.
+        self.flows.requeue_deferred()
         with gcpause.paused(), self.store.transaction():
             for _ in range(max_steps):
                 if not self.step(flush=flush):
@@ -90,7 +102,10 @@ class Manager:
 
     def next_due(self) -> float | None:
         """Monotonic time of the earliest delayed key of any controller, or of the flow
-        statuses a `settle(flush=False)` left to write when they are due."""
+        statuses a `settle(flush=False)` left to write when they are due; now when a flow
+        has vcjobs left to create (`create_batch`)."""
+        if self.flows.deferred:
+            return self.clock.monotonic()
         dues = [d for d in (self.flows.queue.next_due(), self.templates.queue.next_due()) if d]
         flush_in = self.flows.flush_wait()  # (wall-clock seconds)
         if flush_in is not None:

@@ -78,6 +78,8 @@ class Plan:
     create: tuple[VCJob, ...]
     delete: tuple[str, ...]
     phase: FlowPhase
+    #: `decide` stopped at its `limit`: more entries are ready, for the next decision
+    more: bool = False
 
 
 class FlowIndex:
@@ -238,13 +240,21 @@ class FlowIndex:
 
     # -- decisions -------------------------------------------------------------------------
 
-    def decide(self, templates: Mapping[str, JobTemplate]) -> Plan:
-        """The vcjobs to create now and, after Succeed with `delete`, the ones to remove."""
+    def decide(self, templates: Mapping[str, JobTemplate], limit: int | None = None) -> Plan:
+        """The vcjobs to create now and, after Succeed with `delete`, the ones to remove.
+
+        `limit` caps the creations, in flow order: the entries after it stay candidates,
+        and `Plan.more` says the next decision has creations left to make."""
         creates: list[VCJob] = []
+        rest: list[str] = []
         self._building = False
         self._recompute()
         if self.phase not in (FlowPhase.FAILED, FlowPhase.SUCCEED, FlowPhase.TERMINATING):
-            for name in sorted(self.candidates, key=lambda n: self.entries[n].index):
+            order = sorted(self.candidates, key=lambda n: self.entries[n].index)
+            for at, name in enumerate(order):
+                if limit is not None and len(creates) >= limit:
+                    rest = order[at:]
+                    break
                 entry = self.entries[name]
                 if entry.has_job or not entry.ready():
                     continue
@@ -256,8 +266,8 @@ class FlowIndex:
                     continue
                 spec_entry = self.flow.flows[entry.index]
                 creates.append(jobbuild.build_job(self.flow, spec_entry, template))
-            self.candidates.clear()
-        return Plan(tuple(creates), tuple(self.to_delete()), self.phase)
+            self.candidates = set(rest)
+        return Plan(tuple(creates), tuple(self.to_delete()), self.phase, more=bool(rest))
 
     def to_delete(self) -> list[str]:
         """`jobRetainPolicy: delete` removes the vcjobs once the flow Succeed (row 16 keeps
@@ -400,10 +410,12 @@ def plan(
     *,
     now: datetime,
     tombstones: Mapping[str, str] | None = None,
+    limit: int | None = None,
 ) -> tuple[FlowIndex, Plan]:
     """The full reconcile: an index built from the flow's status, the vcjobs that exist
     (`jobs`: any in the namespace; foreign ones become NameConflict) and `tombstones`
-    (job name → last phase of vcjobs deleted since the status was written)."""
+    (job name → last phase of vcjobs deleted since the status was written); `limit` as in
+    `FlowIndex.decide`."""
     index = FlowIndex(flow)
     index.restore(flow.status)
     seen: set[str] = set()
@@ -424,4 +436,4 @@ def plan(
             index.forget(entry.job, entry.phase or "", now)
         if not entry.has_job:
             index.candidates.add(entry.name)
-    return index, index.decide(templates)
+    return index, index.decide(templates, limit)

@@ -6,7 +6,8 @@ holds (Ctrl-C): then every running pod is terminated and removed from the store,
 later run recreates it (as after an eviction) and the flows go on.
 
 The controllers are passed in (anything with `settle()` and `next_due()`, i.e.
-`controller.manager.Manager`): the runtime does not import them.
+`controller.manager.Manager`, made with `create_batch=CREATE_BATCH`): the runtime does not
+import them.
 """
 
 from __future__ import annotations
@@ -22,6 +23,10 @@ from vcflow.store.base import Store
 
 POLL = 0.1
 STOP_GRACE = 5.0
+#: vcjobs a flow sync creates at a time (`Manager(create_batch=...)`): the runtime takes each
+#: batch to its launched pods before the next is created, so a wide flow's pods start while
+#: the rest of its vcjobs are still being created (the pod server runs them on another core)
+CREATE_BATCH = 50
 
 
 class Reconciler(Protocol):
