@@ -3,7 +3,9 @@
 `sync(key)`: the flow from the controller's cache (kept from the watch, as an informer's
 lister is) → (first sight: a full `reconcile.flow.plan`; after: the index's incremental
 `decide`) → create/delete vcjobs. A vcjob's change costs O(its edges) (`FlowIndex.observe`),
-and nothing in a sync is O(flow) after the first.
+and nothing in a sync is O(flow) after the first. With `create_batch` (`vcflow run`) a sync
+creates at most that many vcjobs and leaves the flow `deferred`: the manager syncs it again
+at its next settle, after the runtime has run the pods of those created.
 
 Status writes are coalesced: a sync marks its flow dirty and `flush()` renders and writes
 the status (O(flow)). The manager flushes when it is idle — so `settle()` ends with every
