@@ -647,3 +647,20 @@ def test_without_a_limit_every_ready_entry_is_created_at_once() -> None:
     _, plan = reconcile.plan(flow, templates(*"abc"), [], now=T0)
     assert created(plan) == ["f-a", "f-b", "f-c"]
     assert not plan.more
+
+
+def test_a_limited_decision_takes_entries_that_became_ready_in_between_in_flow_order() -> None:
+    flow = make_flow([entry("a"), entry("b"), entry("c", "a"), entry("d")])
+    names = templates(*"abcd")
+    index, plan = reconcile.plan(flow, names, [], now=T0, limit=1)
+    assert created(plan) == ["f-a"]
+    mark(index, plan)
+    index.observe(job(flow, "a", "Completed"), T0)  # c is ready now, before d in the flow
+    order = []
+    while True:
+        plan = index.decide(names, 1)
+        mark(index, plan)
+        order += created(plan)
+        if not plan.more:
+            break
+    assert order == ["f-b", "f-c", "f-d"]
