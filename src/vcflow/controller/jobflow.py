@@ -330,13 +330,11 @@ class FlowController:
         self.recorder.record(flow, NORMAL, "Created", f"create a job named {job.name}!")
         return True
 
-    def requeue_deferred(self) -> bool:
-        """Queue the flows whose last sync stopped at `create_batch`; True if any."""
+    def requeue_deferred(self) -> None:
+        """Queue the flows whose last sync stopped at `create_batch`."""
         for key in self.deferred:
             self.queue.add(key)
-        found = bool(self.deferred)
         self.deferred.clear()
-        return found
 
     # -- status ------------------------------------------------------------------------------
 
