@@ -285,3 +285,16 @@ def test_kinds_are_registered_per_store(backend: str, tmp_path: Path, clock: Fak
         assert type(added.object) is Resource and added.object.name == "p"
         second.delete(VCJob, "default", "owner")  # collects the pod it cannot parse
         assert [e.object.kind for e in second.events_since(2)] == ["Job", "Widget"]
+
+
+def test_phase_reads_status_state_phase(store: StoreEngine) -> None:
+    store.create(template("a"))
+    store.create(flow("f", "a"))
+    assert store.phase(JobFlow, "default", "f") == ""  # no status yet
+    store.update_status_data(JobFlow, "default", "f", {"state": {"phase": "Running"}})
+    assert store.phase(JobFlow, "default", "f") == "Running"
+    store.create(vcjob("j"))
+    store.update_status_data(VCJob, "default", "j", {"state": {"phase": "Completed"}})
+    assert store.phase(VCJob, "default", "j") == "Completed"
+    with pytest.raises(NotFound, match="gone not found"):
+        store.phase(JobFlow, "default", "gone")

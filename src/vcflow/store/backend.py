@@ -40,7 +40,7 @@ from vcflow.store.base import (
     WatchEvent,
     default_kinds,
 )
-from vcflow.store.wire import EventRow, Row
+from vcflow.store.wire import EventRow, Row, loads
 
 #: events kept for resuming watches; older ones are compacted (resume → Expired).
 DEFAULT_RETENTION = 20_000
@@ -263,6 +263,27 @@ class Backend(ABC):
             self._check_usable()
             rows = self._scan(info.id, namespace, selector.index_hint())
         return [r.name for r in rows if selector.matches(r.labels)]
+
+    def phase(self, kind: type[Resource], namespace: str, name: str) -> str:
+        """`status.state.phase` of one object (`base.Store.phase`)."""
+        info = self.kinds.of_model(kind)
+        with self._cond:
+            self._check_usable()
+            found = self._phase(info.id, namespace, name)
+        if found is None:
+            raise NotFound(f"{info.describe(namespace, name)} not found")
+        return found
+
+    def _phase(self, kind: str, namespace: str, name: str) -> str | None:
+        """The phase of a stored object, None if absent; backends may read it without
+        parsing the object (the default parses it)."""
+        row = self._load(kind, namespace, name)
+        if row is None:
+            return None
+        status = loads(row.data).get("status")
+        state = status.get("state") if isinstance(status, dict) else None
+        phase = state.get("phase") if isinstance(state, dict) else None
+        return phase if isinstance(phase, str) else ""
 
     def resource_version(self) -> int:
         """The resourceVersion of the last committed write (0 for an empty store)."""

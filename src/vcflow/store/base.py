@@ -338,6 +338,11 @@ class Store(Protocol):
     ) -> builtins.list[str]:
         """The names of the objects `list` would return (one namespace), unparsed."""
 
+    def phase(self, kind: type[Resource], namespace: str, name: str) -> str:
+        """`status.state.phase` of one object (a JobFlow's, a vcjob's), `""` when it has
+        none, without parsing the whole object; NotFound if absent. A watcher that needs
+        only the phase of a big object (a flow's status lists every job) reads this."""
+
     def create(self, obj: R, *, admit: bool = True) -> R:
         """Store a new object (AlreadyExists if taken); admission unless `admit=False`."""
 

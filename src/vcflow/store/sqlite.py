@@ -225,6 +225,18 @@ class SqliteStore(StoreEngine):
 
     # --- reads --------------------------------------------------------------------------
 
+    def _phase(self, kind: str, namespace: str, name: str) -> str | None:
+        found = (
+            self._sql()
+            .execute(
+                "SELECT ifnull(json_extract(data, '$.status.state.phase'), '') FROM objects "
+                "WHERE kind = ? AND ns = ? AND name = ?",
+                (kind, namespace, name),
+            )
+            .fetchone()
+        )
+        return None if found is None else str(found[0])
+
     def _load(self, kind: str, namespace: str, name: str) -> Row | None:
         db = self._sql()
         key = (kind, namespace, name)
