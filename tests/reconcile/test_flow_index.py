@@ -544,8 +544,12 @@ def test_job_status_list_history_is_stamped_with_now() -> None:
     index, plan = reconcile.plan(flow, have, [], now=T0)
     mark(index, plan)
     t1, t2, t3 = (T0 + timedelta(seconds=s) for s in (10, 20, 95))
-    index.observe(job(flow, "a", "", created=created_at), t1)  # empty phase: no history
-    assert "jobStatusList" not in index.status().to_dict()
+    # a vcjob with no phase yet has an entry (Volcano's getAllJobStatus lists every vcjob
+    # of the flow), with an empty state and no history
+    index.observe(job(flow, "a", "", created=created_at), t1)
+    assert index.status().to_dict()["jobStatusList"] == [
+        {"name": "f-a", "state": "", "startTimestamp": clock.rfc3339(created_at), "restartCount": 0}
+    ]
     index.observe(job(flow, "a", "Pending", created=created_at), t1)
     index.observe(job(flow, "a", "Pending", created=created_at), t2)  # unchanged: no entry
     index.observe(job(flow, "a", "Running", created=created_at, retry=1), t2)

@@ -381,7 +381,7 @@ class FlowIndex:
         stamp = clock.rfc3339(now)
         # Copy on write: rendered statuses share these dicts (`status_data`).
         item = dict(self.history.get(entry.job, {"name": entry.job}))
-        item["state"] = phase or None
+        item["state"] = phase  # ("" for a vcjob with no phase yet: it has an entry too)
         if job is not None:
             item["startTimestamp"] = job.metadata.creation_timestamp
             item["endTimestamp"] = _end_time(job)
@@ -392,7 +392,7 @@ class FlowIndex:
                 histories[-1] = {**histories[-1], "endTimestamp": stamp}
             histories.append({"startTimestamp": stamp, "endTimestamp": None, "state": phase})
         item["runningHistories"] = histories or None
-        if phase or entry.job in self.history:
+        if phase or job is not None or entry.job in self.history:
             self.history[entry.job] = {k: v for k, v in item.items() if v is not None}
 
 
