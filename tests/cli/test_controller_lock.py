@@ -17,7 +17,7 @@ from typer.testing import Result
 
 from vcflow.api.jobflow import JobFlow
 from vcflow.api.vcjob import VCJob
-from vcflow.cli import statedir
+from vcflow.local import statedir
 from vcflow.store import SqliteStore
 
 Vc = Callable[..., Result]

@@ -7,8 +7,6 @@ from __future__ import annotations
 import json
 import shutil
 import signal
-import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -18,50 +16,10 @@ from typer.testing import Result
 
 from vcflow.runtime.run import CREATE_BATCH
 
+from .flows import DEADLINE, jobflow, processes_with, spawn, template, wait_for
+
 Vc = Callable[..., Result]
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "jobflow"
-DEADLINE = 30.0
-
-
-def template(name: str, script: str, *, cpu: str = "", policy: str = "Never") -> str:
-    requests = f"\n              resources: {{requests: {{cpu: '{cpu}'}}}}" if cpu else ""
-    return f"""
-apiVersion: flow.volcano.sh/v1alpha1
-kind: JobTemplate
-metadata: {{name: {name}}}
-spec:
-  minAvailable: 1
-  plugins: {{env: []}}
-  tasks:
-    - replicas: 1
-      name: t
-      template:
-        spec:
-          restartPolicy: {policy}
-          containers:
-            - name: main
-              image: busybox
-              command: [sh, -c, '{script}']{requests}
----"""
-
-
-def jobflow(name: str, *entries: str, retain: str = "retain") -> str:
-    lines = []
-    for entry in entries:
-        job, _, deps = entry.partition("<")
-        lines.append(f"    - name: {job}")
-        if deps:
-            lines.append(f"      dependsOn: {{targets: [{deps}]}}")
-    body = "\n".join(lines)
-    return f"""
-apiVersion: flow.volcano.sh/v1alpha1
-kind: JobFlow
-metadata: {{name: {name}}}
-spec:
-  jobRetainPolicy: {retain}
-  flows:
-{body}
-"""
 
 
 @pytest.fixture
@@ -159,7 +117,7 @@ def test_the_timeout_exits_1_and_stops_the_pods(vc: Vc, manifest: Path) -> None:
 
 
 def test_a_second_runner_is_refused(vc: Vc, manifest: Path, state_dir: Path) -> None:
-    from vcflow.cli.statedir import CONTROLLER, ControllerLock
+    from vcflow.local.statedir import CONTROLLER, ControllerLock
 
     manifest.write_text(template("a", "true") + jobflow("f", "a"))
     state_dir.mkdir(parents=True)
@@ -189,44 +147,14 @@ def test_the_volcano_example_shape_runs_near_its_critical_path(vc: Vc, tmp_path:
 # -- as a separate process --------------------------------------------------------------
 
 
-def _spawn(state_dir: Path, manifest: Path) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "vcflow", "--state-dir", str(state_dir), "run", "-f", str(manifest)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-
-
-def _wait_for(path: Path, lines: int) -> None:
-    end = time.monotonic() + DEADLINE
-    while not (path.exists() and len(path.read_text().splitlines()) >= lines):
-        if time.monotonic() > end:
-            pytest.fail(f"{path} did not get {lines} lines")
-        time.sleep(0.02)
-
-
-def _processes_with(marker: str) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
-            except OSError:
-                continue
-            if marker in cmdline:
-                found.append(int(entry.name))
-    return found
-
-
 def test_ctrl_c_terminates_the_running_pods(tmp_path: Path, manifest: Path) -> None:
     started = tmp_path / "started"
     marker = "sleep 30.0713"
     manifest.write_text(template("a", f"echo go >> {started}; {marker}") + jobflow("f", "a"))
-    proc = _spawn(tmp_path / "state", manifest)
+    proc = spawn(tmp_path / "state", manifest)
     try:
-        _wait_for(started, 1)
-        assert _processes_with(marker)
+        wait_for(started, 1)
+        assert processes_with(marker)
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=DEADLINE)
     finally:
@@ -234,7 +162,7 @@ def test_ctrl_c_terminates_the_running_pods(tmp_path: Path, manifest: Path) -> N
             proc.kill()
     assert proc.returncode == 130, out + err
     assert "interrupted: terminated 1 running pods" in err
-    assert _processes_with(marker) == []
+    assert processes_with(marker) == []
 
 
 def test_a_rerun_after_a_crash_resumes_and_runs_each_pod_once(
@@ -249,13 +177,13 @@ def test_a_rerun_after_a_crash_resumes_and_runs_each_pod_once(
         + jobflow("f", "a", "b<a", "c<b")
     )
     state_dir = tmp_path / "state"
-    first = _spawn(state_dir, manifest)
+    first = spawn(state_dir, manifest)
     try:
-        _wait_for(marks, 2)  # b runs
+        wait_for(marks, 2)  # b runs
     finally:
         first.send_signal(signal.SIGKILL)
         first.communicate(timeout=DEADLINE)
-    second = _spawn(state_dir, manifest)
+    second = spawn(state_dir, manifest)
     out, err = second.communicate(timeout=DEADLINE)
     assert second.returncode == 0, out + err
     assert "jobflow.flow.volcano.sh/f unchanged" in out

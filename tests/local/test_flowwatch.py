@@ -1,7 +1,8 @@
 """`FlowWatch`, what `vcflow run` waits on: the applied flows read once, then only the
-JobFlow events since; `refresh()` says whether a watched flow's phase changed (or a flow
-went away), `ended()` whether every flow ended or one is gone, `current()` each flow's phase
-as last written. On a real SQLite file."""
+JobFlow events since and the store's phase read; `refresh()` says whether a watched flow's
+phase changed (or a flow went away), `ended()` whether every flow that still exists ended,
+`gone()` which were deleted, `current()` each flow's phase as last written. On a real
+SQLite file."""
 
 from __future__ import annotations
 
@@ -15,10 +16,9 @@ from vcflow.api import names
 from vcflow.api.clock import FakeClock
 from vcflow.api.jobflow import JobFlow
 from vcflow.api.jobtemplate import JobTemplate
-from vcflow.cli.flowwatch import FlowWatch, _phase
 from vcflow.controller.manager import Manager
+from vcflow.local.flowwatch import FlowWatch
 from vcflow.store import SqliteStore
-from vcflow.store.base import poll
 
 
 def jobflow(name: str) -> JobFlow:
@@ -85,11 +85,13 @@ def test_a_deleted_flow_ends_the_watch(store: SqliteStore) -> None:
     assert watch.refresh() is False
 
 
-def test_a_flow_gone_before_the_watch_has_ended(store: SqliteStore) -> None:
+def test_a_flow_gone_before_the_watch_is_not_waited_for(store: SqliteStore) -> None:
     store.create(jobflow("f"))
-    watch = FlowWatch(store, dict.fromkeys([names.object_key("default", n) for n in ("f", "gone")]))
-    assert watch.ended() is True
-    assert list(watch.current()) == [names.object_key("default", "f")]
+    keys = [names.object_key("default", n) for n in ("f", "gone")]
+    watch = FlowWatch(store, keys)
+    assert watch.ended() is False  # f has not ended
+    assert watch.gone() == [keys[1]]
+    assert list(watch.current()) == [keys[0]]
 
 
 def test_every_flow_must_end(store: SqliteStore) -> None:
@@ -142,36 +144,31 @@ def test_a_watch_whose_events_were_compacted_reads_the_flows_again(tmp_path: Pat
         assert watch.refresh() is False
 
 
-@pytest.mark.parametrize(
-    ("raw", "phase"),
-    [
-        # the stored layout: `state` last in `status`, `status` last
-        (
-            '{"kind":"JobFlow","status":{"jobStatusList":[{"name":"j","state":"Completed"}],'
-            '"conditions":{"j":{"phase":"Completed"}},"state":{"phase":"Succeed"}}}',
-            "Succeed",
-        ),
-        # any other layout is parsed whole
-        (
-            '{"status":{"state":{"phase":"Running"},"completedJobs":["j"]},"kind":"JobFlow"}',
-            "Running",
-        ),
-        (
-            '{"status":{"state":{"phase":"Failed"}},"spec":{"x":{"state":{"phase":"Succeed"}}}}',
-            "Failed",
-        ),
-        ('{"status":{"jobStatusList":[{"x":{"state":{"phase":"Succeed"}}}]}}', ""),
-        ('{"kind":"JobFlow"}', ""),
-    ],
-)
-def test_the_phase_is_read_from_the_end_of_the_stored_text_or_from_the_whole(
-    raw: str, phase: str
-) -> None:
-    assert _phase(raw) == phase
+def test_a_big_flow_is_not_parsed_for_its_phase(store: SqliteStore) -> None:
+    """The watch reads a changed flow's phase from the store (`Store.phase`), never the
+    flow itself: a flow's status lists every job. (Pins an optimisation: the parse count.)"""
+    flow = store.create(jobflow("f"))
+    watch = FlowWatch(store, [flow.key])
+    parsed: list[str] = []
+    original = JobFlow.model_validate_json
+
+    def counting(data: str | bytes, **kw: Any) -> JobFlow:
+        parsed.append("x")
+        return original(data, **kw)
+
+    jobs = [f"f-j{i}" for i in range(2000)]
+    status(store, "f", "Running", runningJobs=jobs)
+    JobFlow.model_validate_json = counting  # type: ignore[method-assign]
+    try:
+        assert watch.refresh() is True
+    finally:
+        JobFlow.model_validate_json = original  # type: ignore[method-assign]
+    assert watch.current() == {flow.key: "Running"}
+    assert parsed == []
 
 
-def test_a_stored_flow_status_ends_with_its_state(store: SqliteStore) -> None:
-    """The fast path of `_phase` holds for what the controller really writes."""
+def test_a_stored_flow_status_gives_its_phase(store: SqliteStore) -> None:
+    """What the controller really writes, read back through the store's phase read."""
     for name in ("a", "b"):
         task = {"name": "t", "replicas": 1, "template": {"spec": {"containers": [{"name": "c"}]}}}
         store.create(
@@ -186,6 +183,4 @@ def test_a_stored_flow_status_ends_with_its_state(store: SqliteStore) -> None:
         )
     store.create(jobflow("f"))
     Manager(store).settle()
-    events, _ = poll(store, 0, (JobFlow,))
-    assert events[-1].raw.endswith('"state":{"phase":"Pending"}}}')
-    assert _phase(events[-1].raw) == "Pending"
+    assert store.phase(JobFlow, "default", "f") == "Pending"

@@ -13,11 +13,10 @@ from typing import Any
 
 import pytest
 
-from vcflow.api.command import Command
+from vcflow.api.command import Command, command_for
 from vcflow.api.phases import Action
 from vcflow.api.pod import Pod
 from vcflow.api.vcjob import EnvVar, VCJob
-from vcflow.cli.jobcmd import command_for
 from vcflow.reconcile.vcjob.resources import Capacity
 from vcflow.runtime import kubelet_bridge, logs
 from vcflow.runtime.executor import Executor

@@ -31,10 +31,10 @@ from vcflow.cli import (
     options,
     patch,
     run,
-    statedir,
     stop,
     validate,
 )
+from vcflow.local import statedir
 
 VERBOSE = "vcflow.verbose"
 

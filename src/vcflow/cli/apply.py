@@ -15,8 +15,9 @@ import typer
 from vcflow.api import gcpause
 from vcflow.api.errors import FieldError, InputError, Origin, ValidationFailed
 from vcflow.api.loading import Document
-from vcflow.cli import kinds, manifests, options, statedir
+from vcflow.cli import kinds, manifests, options
 from vcflow.cli.validate import FilenameOption
+from vcflow.local import statedir
 from vcflow.store.base import ApplyResult, Store
 
 

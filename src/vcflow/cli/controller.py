@@ -12,8 +12,9 @@ import os
 
 import typer
 
-from vcflow.cli import options, signals, statedir
+from vcflow.cli import options, signals
 from vcflow.controller.manager import Manager
+from vcflow.local import statedir
 
 
 def controller(ctx: typer.Context) -> None:

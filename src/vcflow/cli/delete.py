@@ -13,7 +13,9 @@ from typing import Annotated
 import typer
 
 from vcflow.api.errors import FieldError, NotFound, ValidationFailed, VcflowError
-from vcflow.cli import kinds, manifests, options, statedir
+from vcflow.api.names import object_key
+from vcflow.cli import kinds, manifests, options
+from vcflow.local import statedir
 from vcflow.store import Store
 
 Target = tuple[kinds.Kind, str, str]  # kind, namespace, name
@@ -61,7 +63,8 @@ def delete(
     """
     targets = _targets(kind, names or [], filename or [], namespace)
     problems: list[str] = []
-    with statedir.writing(options.state_dir(ctx)) as store:
+    pods = [object_key(ns, name) for which, ns, name in targets if which is kinds.POD]
+    with statedir.writing(options.state_dir(ctx), deleted_pods=pods) as store:
         for target in targets:
             problem = _delete_one(store, target, force=force, ignore_not_found=ignore_not_found)
             if problem:

@@ -22,8 +22,9 @@ from vcflow.api.jobtemplate import JobTemplate
 from vcflow.api.meta import Resource
 from vcflow.api.pod import Pod
 from vcflow.api.vcjob import VCJob
-from vcflow.cli import kinds, options, output, podsections, sections, statedir
+from vcflow.cli import kinds, options, output, podsections, sections
 from vcflow.cli.sections import NONE, Text
+from vcflow.local import statedir
 from vcflow.store import Store
 
 

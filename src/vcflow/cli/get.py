@@ -16,7 +16,8 @@ import typer
 from vcflow.api import clock
 from vcflow.api.errors import NotFound
 from vcflow.api.meta import Resource
-from vcflow.cli import columns, kinds, options, output, statedir
+from vcflow.cli import columns, kinds, options, output
+from vcflow.local import statedir
 
 NamesArgument = Annotated[
     list[str] | None, typer.Argument(metavar="NAME", help="Names; all objects if none.")

@@ -7,17 +7,16 @@ executes and deletes it. Without a running runtime it waits in the store.
 
 from __future__ import annotations
 
-import uuid
 from typing import Annotated
 
 import typer
 
-from vcflow.api.command import Command
+from vcflow.api.command import command_for
 from vcflow.api.errors import NotFound
-from vcflow.api.meta import ObjectMeta, controller_reference
 from vcflow.api.phases import Action
 from vcflow.api.vcjob import VCJob
-from vcflow.cli import kinds, options, statedir
+from vcflow.cli import kinds, options
+from vcflow.local import statedir
 
 KindArg = Annotated[str, typer.Argument(metavar="KIND", help="vcjob (vj, job).")]
 NamesArg = Annotated[list[str], typer.Argument(metavar="NAME")]
@@ -36,23 +35,6 @@ def _send(
                 raise kinds.VCJOB.not_found(name) from None
             store.create(command_for(job, action))
             typer.echo(f"{kinds.VCJOB.ref(name)} {verb}")
-
-
-def command_for(job: VCJob, action: Action) -> Command:
-    """A Command asking the job controller to run `action` on `job`."""
-    ref = controller_reference(job, block_owner_deletion=False)
-    suffix = uuid.uuid4().hex[:5]
-    return Command(
-        metadata=ObjectMeta(
-            name=f"{job.name[:200]}-{action.lower()}-{suffix}",
-            namespace=job.namespace,
-            owner_references=[ref.model_copy(update={"controller": None})],
-        ),
-        action=str(action),
-        target_object=ref,
-        reason="UserCommand",
-        message=f"{action} requested with vcflow",
-    )
 
 
 def suspend(

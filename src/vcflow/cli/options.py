@@ -8,7 +8,8 @@ from typing import Annotated
 import typer
 
 from vcflow.api import names
-from vcflow.cli import kinds, statedir
+from vcflow.cli import kinds
+from vcflow.local import statedir
 
 STATE_DIR = "vcflow.state_dir"  # key in the click context's `meta`
 

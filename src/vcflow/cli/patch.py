@@ -18,7 +18,8 @@ import typer
 from vcflow.api.errors import Conflict, InputError, NotFound, Origin, ValidationFailed
 from vcflow.api.loading import Document, to_model
 from vcflow.api.meta import Resource
-from vcflow.cli import kinds, options, statedir
+from vcflow.cli import kinds, options
+from vcflow.local import statedir
 from vcflow.store import Store
 
 ATTEMPTS = 5  # re-reads after a concurrent write (Conflict) before giving up

@@ -1,6 +1,6 @@
-"""`vcflow run -f PATH... [--timeout S] [--capacity LIST] [--no-live]`: apply, then run the
-controllers and the local runtime in this process until every applied JobFlow is Succeed
-or Failed.
+"""`vcflow run -f PATH... [--timeout S] [--capacity LIST] [--fail-fast] [--no-live]`: apply,
+then run the controllers and the local runtime in this process (`local.session.LocalRun`)
+until every applied JobFlow (and vcjob applied alone) has ended and no pod process is left.
 
 It holds `<state dir>/controller.lock` for the whole run (a second `vcflow run` or a
 `vcflow controller` on the same state directory is refused): only one process runs the
@@ -8,8 +8,8 @@ controllers and the pods of a state directory. Pods run detached, so a crashed r
 nothing: running `vcflow run -f` again applies (`unchanged`), adopts the pods still
 running and goes on. Ctrl-C (or SIGTERM) terminates the running pods and exits 130.
 
-Exit status: 0 when every flow Succeed, 1 otherwise (a flow Failed, or `--timeout`), 130
-when interrupted.
+Exit status: 0 when every flow Succeed (and every vcjob run alone Completed), 1 otherwise
+(a flow Failed, or `--timeout`), 130 when interrupted.
 """
 
 from __future__ import annotations
@@ -25,37 +25,65 @@ import typer
 from rich.console import Console
 from rich.live import Live
 
-from vcflow.api import clock as clocks
-from vcflow.api import names
 from vcflow.api.errors import InputError
 from vcflow.api.jobflow import JobFlow
+from vcflow.api.vcjob import VCJob
 from vcflow.cli import apply as apply_cmd
-from vcflow.cli import manifests, options, output, signals, statedir
-from vcflow.cli.flowwatch import FlowWatch
-from vcflow.cli.runview import Tracker
+from vcflow.cli import manifests, options, runview, signals
 from vcflow.cli.validate import FilenameOption
-from vcflow.controller.manager import Manager
+from vcflow.local import statedir
+from vcflow.local.progress import Progress
+from vcflow.local.result import RunResult
+from vcflow.local.session import LocalRun, Options
 from vcflow.reconcile.vcjob.resources import Capacity
 from vcflow.runtime import resources
-from vcflow.runtime.executor import Executor
-from vcflow.runtime.pods import PodRunner
-from vcflow.runtime.run import CREATE_BATCH, Ending, Loop
+from vcflow.runtime.run import Ending
 from vcflow.store import SqliteStore
 
 REFRESH = 0.25  # seconds between live-view refreshes
-INTERRUPTED = 130
+WAITING_REFRESH = 1.0  # seconds between reads of the flows' waiting reasons (live view)
+
+
+def _timeout(value: float | None) -> float | None:
+    if value is not None and not value > 0:
+        raise typer.BadParameter(f"{value:g} is not a number of seconds > 0")
+    return value
+
+
+def _capacity(value: str | None) -> str | None:
+    if value is not None:
+        try:
+            resources.parse_capacity(value)
+        except InputError as exc:
+            raise typer.BadParameter(str(exc)) from None
+    return value
+
 
 TimeoutOption = Annotated[
     float | None,
-    typer.Option("--timeout", metavar="S", help="Give up (terminating the pods) after S seconds."),
+    typer.Option(
+        "--timeout",
+        metavar="S",
+        callback=_timeout,
+        help="Give up (terminating the pods) after S seconds.",
+    ),
 ]
 CapacityOption = Annotated[
     str | None,
     typer.Option(
         "--capacity",
         metavar="LIST",
+        callback=_capacity,
         help="The machine's capacity for gang scheduling, e.g. cpu=8,memory=16Gi "
         "(default: this host's CPUs and memory).",
+    ),
+]
+FailFastOption = Annotated[
+    bool,
+    typer.Option(
+        "--fail-fast",
+        help="When a flow fails, terminate its jobs still running (default: wait for them "
+        "and record how they end; nothing new starts either way).",
     ),
 ]
 LiveOption = Annotated[
@@ -72,18 +100,26 @@ def run(
     filename: FilenameOption,
     timeout: TimeoutOption = None,
     capacity: CapacityOption = None,
+    fail_fast: FailFastOption = False,
     live: LiveOption = True,
 ) -> None:
-    """Apply manifests and run their JobFlows here until each Succeed or Failed.
+    """Apply manifests and run their JobFlows (and vcjobs) here until each has ended.
 
     The controllers and the local runtime run in this process (it holds the controller
-    lock); jobs run as local processes. Exit 0 when every flow Succeed, 1 otherwise, 130
-    on Ctrl-C (the running pods are terminated). Run it again after a crash to resume.
+    lock); jobs run as local processes. A flow that fails while some of its jobs still run
+    waits for them (--fail-fast terminates them). Exit 0 when every flow Succeed, 1
+    otherwise, 130 on Ctrl-C (the running pods are terminated). Run it again after a crash
+    to resume.
     """
     loaded = manifests.load(filename)
     loaded.raise_if_invalid()
     if not loaded.items:
         raise InputError("no objects passed to run")
+    if not any(isinstance(obj, JobFlow | VCJob) for obj in loaded.objects):
+        raise InputError(
+            "nothing to run: no JobFlow or vcjob among the objects "
+            "(`vcflow apply` stores JobTemplates without running anything)"
+        )
     machine = Capacity(resources.capacity(capacity))
     state_dir = statedir.resolve(options.state_dir(ctx))
     with (
@@ -91,13 +127,26 @@ def run(
         statedir.ControllerLock(state_dir, statedir.CONTROLLER) as lock,
     ):
         statedir.acquire_for_controller(lock)
-        flows = _apply(store, loaded)
-        if not flows:
-            typer.echo("nothing to run: no JobFlow among the objects")
-            raise typer.Exit(0)
+        flows, jobs = _apply(store, loaded)
         with _run_gc():
-            code = _run(store, state_dir, flows, machine, timeout=timeout, live=live)
-    raise typer.Exit(code)
+            result = _run(
+                store,
+                state_dir,
+                flows,
+                jobs,
+                Options(capacity=machine, timeout=timeout, fail_fast=fail_fast),
+                live=live,
+            )
+    runview.report(result, sys.stdout)
+    if result.ending is Ending.INTERRUPTED:
+        typer.echo(f"interrupted: terminated {result.terminated} running pods", err=True)
+    elif result.ending is Ending.TIMEOUT:
+        typer.echo(
+            f"timeout: the flows did not finish within {timeout:g}s; "
+            f"terminated {result.terminated} running pods",
+            err=True,
+        )
+    raise typer.Exit(result.exit_code)
 
 
 @contextmanager
@@ -105,8 +154,8 @@ def _run_gc() -> Iterator[None]:
     """The cyclic GC tuned for the run loop, as it was after. What start-up built (the
     manifests, the applied objects) lives for the whole run: frozen out of the collector's
     sight, full collections walk only what the run makes. The loop makes many short-lived
-    acyclic objects: young collections every 10,000 allocations, not 700. Together about
-    0.25 s of collections less per 1,000 jobs (0.43 → 0.16-0.2 s)."""
+    acyclic objects: young collections every 10,000 allocations, not 700 (see
+    docs/benchmarks.md)."""
     thresholds = gc.get_threshold()
     gc.freeze()
     gc.set_threshold(10_000, 10, 10)
@@ -117,86 +166,49 @@ def _run_gc() -> Iterator[None]:
         gc.unfreeze()
 
 
-def _apply(store: SqliteStore, loaded: manifests.Manifests) -> dict[names.ObjectKey, float | None]:
-    """Apply and print kubectl's lines; the applied flows → when they started (None: now)."""
+def _apply(store: SqliteStore, loaded: manifests.Manifests) -> tuple[list[JobFlow], list[VCJob]]:
+    """Apply and print kubectl's lines; the applied flows and vcjobs, as stored."""
     results = apply_cmd.apply_and_report(store, loaded)
-    flows: dict[names.ObjectKey, float | None] = {}
-    for result in results:
-        obj = result.object
-        if isinstance(obj, JobFlow):
-            created = result.outcome == "created" or not obj.metadata.creation_timestamp
-            since = None
-            if not created and obj.metadata.creation_timestamp:
-                since = clocks.parse_rfc3339(obj.metadata.creation_timestamp).timestamp()
-            flows[obj.key] = since
-    return flows
+    flows = [r.object for r in results if isinstance(r.object, JobFlow)]
+    jobs = [r.object for r in results if isinstance(r.object, VCJob)]
+    return flows, jobs
 
 
 def _run(
     store: SqliteStore,
     state_dir: Path,
-    flows: dict[names.ObjectKey, float | None],
-    machine: Capacity,
+    flows: list[JobFlow],
+    jobs: list[VCJob],
+    run_options: Options,
     *,
-    timeout: float | None,
     live: bool,
-) -> int:
+) -> RunResult:
     console = Console()
     use_live = live and console.is_terminal
-    tracker = Tracker(flows, echo=None if use_live else typer.echo)
 
-    watched = FlowWatch(store, flows)
+    def said(what: str, phase: str, seconds: float) -> None:
+        typer.echo(runview.change_line(what, phase, seconds))
 
-    def read_flows() -> dict[names.ObjectKey, str]:
-        return watched.current()
-
-    def done() -> bool:
-        if watched.refresh():
-            tracker.update_flows(watched.current())
-        return watched.ended()
-
-    runner = PodRunner(state_dir)
-    executor = Executor(store, runner, capacity=machine, observer=tracker.observe)
-    view = Live(tracker.render(), console=console, auto_refresh=False) if use_live else None
-    last = [0.0]
+    progress = Progress(flows, jobs, on_change=None if use_live else said)
+    view = runview.LiveView(progress, lambda: console.size.height)
+    note = view.note if use_live else (lambda text: typer.echo(text, err=True))
+    session = LocalRun(store, state_dir, progress, run_options, note=note)
+    live_view = Live(view.render(), console=console, auto_refresh=False) if use_live else None
+    last = {"drawn": 0.0, "waiting": 0.0}
 
     def tick() -> None:
-        if view is None:
+        if live_view is None:
             return
-        now = tracker.now()
-        if now - last[0] >= REFRESH:
-            last[0] = now
-            tracker.update_flows(read_flows())
-            view.update(tracker.render(), refresh=True)
+        now = progress.now()
+        if now - last["waiting"] >= WAITING_REFRESH:
+            last["waiting"] = now
+            session.refresh_waiting()
+        if now - last["drawn"] >= REFRESH:
+            last["drawn"] = now
+            live_view.update(view.render(), refresh=True)
 
-    try:
-        with signals.stop_on_signals() as stop, view if view is not None else nullcontext():
-            tracker.resyncing = True
-            executor.start()
-            tracker.resyncing = False
-            controllers = Manager(store, create_batch=CREATE_BATCH)
-            loop = Loop(store, controllers, executor, on_tick=tick)
-            outcome = loop.run(done, timeout=timeout, stop=stop)
-            if outcome.ending is Ending.TIMEOUT:
-                stopped = executor.terminate_all(2.0, 7.0, evict=True)
-                outcome = type(outcome)(Ending.TIMEOUT, stopped)
-            tracker.update_flows(read_flows())
-            if view is not None:
-                view.update(tracker.render(), refresh=True)
-    finally:
-        runner.stop_server()  # the pods have ended; a later run starts a new one
-        runner.close()
-    output.table(["flow", "job", "phase", "duration"], tracker.final_rows(), sys.stdout)
-    for line in tracker.summaries():
-        typer.echo(line)
-    if outcome.ending is Ending.INTERRUPTED:
-        typer.echo(f"interrupted: terminated {outcome.terminated} running pods", err=True)
-        return INTERRUPTED
-    if outcome.ending is Ending.TIMEOUT:
-        typer.echo(
-            f"timeout: the flows did not finish within {timeout:g}s; "
-            f"terminated {outcome.terminated} running pods",
-            err=True,
-        )
-        return 1
-    return 0 if tracker.all_succeeded() else 1
+    with signals.stop_on_signals() as stop, live_view if live_view is not None else nullcontext():
+        result = session.run(stop=stop, on_tick=tick)
+        if live_view is not None:
+            live_view.update(view.render(), refresh=True)
+    return result

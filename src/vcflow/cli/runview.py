@@ -1,28 +1,25 @@
-"""What `vcflow run` shows: each flow's jobs, their phases and how long they took.
+"""What `vcflow run` shows: the live view of a run's `Progress` (rich), the lines printed
+instead when there is no terminal, and the closing report of its `RunResult` — a table of
+every job in flow order, why each failed job failed and the last lines of its log.
 
-`Tracker` is the runtime's observer (every vcjob change, deletions included, so a flow
-with `jobRetainPolicy: delete` still has its jobs listed at the end); flows are read from
-the store. `render()` is the live view (rich); `changes` are the plain lines printed
-instead when the view is off; `final_rows()` the closing table.
+The live view fits the terminal: when the jobs do not fit, running and failed jobs come
+first, then those that wait (with why), then the completed ones, and a line counts the rest.
 """
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+import math
+from collections.abc import Callable
+from typing import TextIO
 
 from rich.console import Group
 from rich.text import Text
 
-from vcflow.api import clock as clocks
-from vcflow.api import names
-from vcflow.api.phases import FINISHED_JOB_PHASES, FlowPhase, JobPhase
-from vcflow.api.vcjob import VCJob
+from vcflow.api.phases import JobPhase
+from vcflow.cli import output
+from vcflow.local.progress import NOT_CREATED, FlowProgress, JobProgress, Progress
+from vcflow.local.result import JobResult, RunResult
 
-MAX_LINES = 20  # job lines per flow in the live view
-ENDED = frozenset({*FINISHED_JOB_PHASES, JobPhase.ABORTED})
-FLOW_ENDED = frozenset({FlowPhase.SUCCEED, FlowPhase.FAILED})
 _STYLE = {
     "Completed": "green",
     "Succeed": "green",
@@ -30,160 +27,176 @@ _STYLE = {
     "Failed": "red",
     "Aborted": "red",
     "Terminated": "red",
+    "Deleted": "red",
     "Pending": "yellow",
+    "Waiting": "dim",
+}
+WAITING = "Waiting"  # shown for a flow entry whose vcjob does not exist yet
+#: the order jobs are shown in when they do not all fit: running, failed, waiting, done
+_RANK = {
+    JobPhase.RUNNING: 0,
+    JobPhase.RESTARTING: 0,
+    JobPhase.COMPLETING: 0,
+    JobPhase.TERMINATING: 0,
+    JobPhase.ABORTING: 0,
+    JobPhase.FAILED: 1,
+    JobPhase.TERMINATED: 1,
+    JobPhase.ABORTED: 1,
+    JobPhase.PENDING: 2,
+    NOT_CREATED: 3,
+    JobPhase.COMPLETED: 4,
 }
 
 
-@dataclass
-class JobRow:
-    flow: names.ObjectKey
-    entry: str
-    phase: str
-    started: float  # wall-clock seconds
-    finished: float | None = None
-    deleted: bool = False
-
-    def elapsed(self, now: float) -> float:
-        return max(0.0, (self.finished if self.finished is not None else now) - self.started)
+def phase_text(job: JobProgress | JobResult) -> str:
+    return job.phase or WAITING
 
 
-@dataclass
-class FlowRow:
-    name: str
-    phase: str = ""
-    started: float = 0.0
-    finished: float | None = None
-    jobs: dict[str, JobRow] = field(default_factory=dict)  # by vcjob name
-
-    def elapsed(self, now: float) -> float:
-        return max(0.0, (self.finished if self.finished is not None else now) - self.started)
+def _duration(seconds: float | None) -> str:
+    return "" if seconds is None else f"{seconds:.1f}s"
 
 
-def _stamp(text: str | None, default: float) -> float:
-    if not text:
-        return default
-    try:
-        return clocks.parse_rfc3339(text).timestamp()
-    except ValueError:
-        return default
+class LiveView:
+    """The live view: one block per flow (its phase, counts, time) and its jobs."""
 
+    def __init__(self, progress: Progress, height: Callable[[], int]) -> None:
+        self.progress = progress
+        self.height = height
+        self.notes: list[str] = []
 
-class Tracker:
-    def __init__(
-        self,
-        flows: Mapping[names.ObjectKey, float | None],
-        *,
-        echo: Callable[[str], None] | None = None,
-        now: Callable[[], float] = time.time,
-    ) -> None:
-        self.now = now
-        self.begun = now()
-        self.flows = {
-            key: FlowRow(key.rsplit("/", 1)[-1], started=self.begun if since is None else since)
-            for key, since in flows.items()
-        }
-        self.echo = echo
-        self.resyncing = False  # jobs seen now existed before this run
-
-    def observe(self, job: VCJob, deleted: bool) -> None:
-        ref = job.metadata.controller_ref()
-        if ref is None or ref.kind != "JobFlow":
-            return
-        flow = self.flows.get(names.object_key(job.namespace, ref.name))
-        if flow is None:
-            return
-        now = self.now()
-        row = flow.jobs.get(job.name)
-        phase = job.phase or JobPhase.PENDING
-        if row is None:
-            prefix = f"{flow.name}-"
-            entry = job.name[len(prefix) :] if job.name.startswith(prefix) else job.name
-            started = _stamp(job.metadata.creation_timestamp, now) if self.resyncing else now
-            row = JobRow(names.object_key(job.namespace, ref.name), entry, "", started)
-            flow.jobs[job.name] = row
-        if deleted:
-            row.deleted = True
-            return
-        if phase != row.phase:
-            row.phase = phase
-            if phase in ENDED and row.finished is None:
-                state = job.status.state if job.status else None
-                when = state.last_transition_time if state else None
-                row.finished = _stamp(when, now) if self.resyncing else now
-            elif phase not in ENDED:
-                row.finished = None
-            self._say(f"{flow.name}/{row.entry}", phase, now)
-
-    def update_flows(self, phases: Mapping[names.ObjectKey, str]) -> None:
-        """Take in each flow's phase (by key; `FlowWatch.current`)."""
-        now = self.now()
-        for key, seen in phases.items():
-            row = self.flows.get(key)
-            if row is None:
-                continue
-            phase = seen or FlowPhase.PENDING
-            if phase != row.phase:
-                row.phase = phase
-                if phase in FLOW_ENDED:
-                    row.finished = now
-                self._say(f"jobflow {row.name}", phase, now)
-
-    def _say(self, what: str, phase: str, now: float) -> None:
-        if self.echo is not None:
-            self.echo(f"{now - self.begun:7.1f}s  {what} {phase}")
-
-    def all_succeeded(self) -> bool:
-        return all(f.phase == FlowPhase.SUCCEED for f in self.flows.values())
-
-    # -- rendering --------------------------------------------------------------------
+    def note(self, text: str) -> None:
+        self.notes.append(text)
 
     def render(self) -> Group:
-        now = self.now()
+        now = self.progress.now()
+        flows = list(self.progress.flows.values())
+        alone = list(self.progress.jobs.values())
+        budget = max(3, self.height() - 2 - len(flows) - min(len(self.notes), 3))
         lines: list[Text] = []
-        for row in self.flows.values():
-            counts: dict[str, int] = {}
-            for job in row.jobs.values():
-                counts[job.phase] = counts.get(job.phase, 0) + 1
-            summary = ", ".join(f"{n} {p}" for p, n in sorted(counts.items())) or "no jobs yet"
-            head = Text.assemble(
-                ("jobflow ", "bold"),
-                (row.name, "bold"),
-                "  ",
-                _phase(row.phase or "Pending"),
-                f"  {summary}  {row.elapsed(now):.1f}s",
-            )
-            lines.append(head)
-            shown = list(row.jobs.values())
-            if len(shown) > MAX_LINES:  # the unfinished ones first, then the latest
-                shown = sorted(shown, key=lambda j: (j.phase in ENDED, -j.started))[:MAX_LINES]
-            width = max((len(j.entry) for j in shown), default=0)
-            for job in shown:
-                lines.append(
-                    Text.assemble(
-                        f"  {job.entry.ljust(width)}  ",
-                        _phase(job.phase.ljust(10)),
-                        f" {job.elapsed(now):6.1f}s",
-                    )
-                )
-            if len(row.jobs) > len(shown):
-                lines.append(Text(f"  … and {len(row.jobs) - len(shown)} more", style="dim"))
+        shown_budget = _share(
+            budget, [len(f.jobs) for f in flows] + ([len(alone)] if alone else [])
+        )
+        for flow, room in zip(flows, shown_budget, strict=False):
+            lines.append(_flow_line(flow, self.progress.flow_span(flow)))
+            lines += _job_lines(list(flow.jobs.values()), room, now)
+        if alone:
+            lines.append(Text("vcjobs", style="bold"))
+            lines += _job_lines(alone, shown_budget[-1], now)
+        lines += [Text(note, style="bold") for note in self.notes[-3:]]
         return Group(*lines)
 
-    def final_rows(self) -> list[list[str]]:
-        now = self.now()
-        return [
-            [flow.name, job.entry, job.phase, f"{job.elapsed(now):.1f}s"]
-            for flow in self.flows.values()
-            for job in flow.jobs.values()
-        ]
 
-    def summaries(self) -> list[str]:
-        now = self.now()
-        return [
-            f"flow {f.name} {f.phase or 'Pending'} in {f.elapsed(now):.1f}s"
-            for f in self.flows.values()
-        ]
+def _share(budget: int, sizes: list[int]) -> list[int]:
+    """Lines for each block's jobs: all of them when they fit, else a fair share each."""
+    if sum(sizes) <= budget or not sizes:
+        return sizes
+    each = max(2, math.floor(budget / len(sizes)))
+    return [min(size, each) for size in sizes]
+
+
+def _flow_line(flow: FlowProgress, span: float) -> Text:
+    counts: dict[str, int] = {}
+    for job in flow.jobs.values():
+        counts[phase_text(job)] = counts.get(phase_text(job), 0) + 1
+    summary = ", ".join(f"{n} {p}" for p, n in sorted(counts.items())) or "no jobs"
+    return Text.assemble(
+        ("jobflow ", "bold"),
+        (flow.name, "bold"),
+        "  ",
+        _phase(flow.phase or "Pending"),
+        f"  {summary}  {span:.1f}s",
+    )
+
+
+def _job_lines(jobs: list[JobProgress], room: int, now: float) -> list[Text]:
+    shown = jobs
+    if len(jobs) > room:
+        keep = set(map(id, sorted(jobs, key=lambda j: _RANK.get(j.phase, 0))[: max(1, room - 1)]))
+        shown = [j for j in jobs if id(j) in keep]  # (flow order kept among those shown)
+    width = max((len(j.entry) for j in shown), default=0)
+    out = []
+    for job in shown:
+        why = _why(job)
+        out.append(
+            Text.assemble(
+                f"  {job.entry.ljust(width)}  ",
+                _phase(phase_text(job).ljust(10)),
+                f" {_duration(job.elapsed(now)):>7}",
+                (f"  {why}" if why else "", "dim"),
+            )
+        )
+    if len(jobs) > len(shown):
+        rest = [j for j in jobs if j not in shown]
+        done = sum(1 for j in rest if j.phase == JobPhase.COMPLETED)
+        out.append(Text(f"  … and {len(rest)} more ({done} completed)", style="dim"))
+    return out
+
+
+def _why(job: JobProgress) -> str:
+    if job.phase == NOT_CREATED:
+        return job.waiting
+    if job.reason and not job.ended:
+        return f"{job.reason}: {job.message}" if job.message else job.reason
+    return ""
 
 
 def _phase(text: str) -> Text:
     return Text(text, style=_STYLE.get(text.strip(), ""))
+
+
+# -- the lines printed without a live view --------------------------------------------------
+
+
+def change_line(what: str, phase: str, seconds: float) -> str:
+    return f"{seconds:7.1f}s  {what} {phase}"
+
+
+# -- the closing report -----------------------------------------------------------------------
+
+HEADERS = ["flow", "job", "phase", "duration", "reason"]
+
+
+def final_rows(result: RunResult) -> list[list[str]]:
+    """One row per job, in flow order (a flow's entries not created show Waiting)."""
+    rows = []
+    for job in result.all_jobs():
+        rows.append(
+            [job.flow or "-", job.entry, phase_text(job), _duration(job.duration), _reason(job)]
+        )
+    return rows
+
+
+def _reason(job: JobResult) -> str:
+    if job.failure is not None:
+        return str(job.failure)
+    if job.phase == NOT_CREATED:
+        return job.waiting
+    if job.reason:
+        return f"{job.reason}: {job.message}" if job.message else job.reason
+    return ""
+
+
+def report(result: RunResult, out: TextIO) -> None:
+    """The table, each failed container's last log lines, each flow's outcome."""
+    rows = final_rows(result)
+    if not any(row[-1] for row in rows):
+        output.table(HEADERS[:-1], [row[:-1] for row in rows], out)
+    else:
+        output.table(HEADERS, rows, out)
+    for job in result.all_jobs():
+        failure = job.failure
+        if failure is None or not failure.log_tail:
+            continue
+        where = f"{job.flow}/{job.entry}" if job.flow else job.job
+        namespace = "" if job.namespace == "default" else f" -n {job.namespace}"
+        out.write(
+            f"\n{where}: the last lines of its log "
+            f"(vcflow logs {failure.pod} -c {failure.container}{namespace}):\n"
+        )
+        out.write("".join(f"  {line}\n" for line in failure.log_tail))
+    out.write("\n" if any(j.failure and j.failure.log_tail for j in result.all_jobs()) else "")
+    for flow in result.flows:
+        before = " (it had ended before this run)" if flow.ended_before else ""
+        out.write(f"flow {flow.name} {flow.phase} in {flow.duration:.1f}s{before}\n")
+    for job in result.jobs:
+        out.write(f"vcjob {job.job} {phase_text(job)} in {_duration(job.duration) or '0.0s'}\n")

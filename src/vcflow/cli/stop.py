@@ -14,7 +14,8 @@ import typer
 from vcflow.api import clock
 from vcflow.api.errors import NotFound
 from vcflow.api.jobflow import JobFlow
-from vcflow.cli import kinds, options, patch, statedir
+from vcflow.cli import kinds, options, patch
+from vcflow.local import statedir
 from vcflow.reconcile.flow import STOP_ANNOTATION
 
 

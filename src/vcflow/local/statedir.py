@@ -1,30 +1,37 @@
 """The state directory of the embedded mode and who may run the controllers on it.
 
 `<state dir>/vcflow.db` is the store; `<state dir>/controller.lock` says which process runs
-the controllers. The lock is an exclusive `fcntl.flock`, so the kernel drops it when its
-holder exits, however it exits; the holder writes `<pid> <role>` into the file so others can
-name it. Policy (the CLI's, not the store's):
+the controllers (and the local runtime). The lock is an exclusive `fcntl.flock`, so the
+kernel drops it when its holder exits, however it exits; the holder writes `<pid> <role>`
+into the file so others can name it. Policy:
 
-- every writing command (apply, delete, patch, stop) writes, then `reconcile`: if it gets
-  the lock without waiting it runs the controllers in-process until settled, else it
-  leaves the work to the holder;
-- `vcflow controller` holds the lock while it runs, so there is never more than one set of
-  controllers per state directory.
+- a writer (`vcflow apply|delete|patch|stop`, a library call) writes, then `reconcile`: if
+  it gets the lock without waiting it runs the controllers in-process until settled and
+  finishes the deletion of pods whose processes are gone, else it leaves the work to the
+  holder;
+- `vcflow controller` and `vcflow run` hold the lock while they run, so there is never
+  more than one set of controllers per state directory.
 """
 
 from __future__ import annotations
 
 import fcntl
 import os
+import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
 
-from vcflow.api.errors import VcflowError
+from vcflow.api import names
+from vcflow.api.errors import NotFound, VcflowError
+from vcflow.api.pod import Pod
 from vcflow.controller.manager import Manager
+from vcflow.runtime import teardown
+from vcflow.runtime.pods import PodRunner
 from vcflow.store import DB_FILE, MemoryStore, SqliteStore, Store
+from vcflow.store.base import EventType, Expired, poll
 
 ENV_VAR = "VCFLOW_STATE_DIR"
 DEFAULT = Path(".vcflow")
@@ -148,8 +155,16 @@ def acquire_for_controller(
         sleep(0.05)
 
 
-def reconcile(store: SqliteStore, state_dir: Path) -> bool:
+def reconcile(
+    store: SqliteStore,
+    state_dir: Path,
+    *,
+    since: int | None = None,
+    pods: Iterable[names.ObjectKey] = (),
+) -> bool:
     """Run the controllers until settled if no other process runs them; True if it did.
+    Then the pods deleted since resourceVersion `since` (and the `pods` named), Terminating
+    until their processes end, are finished (`runtime.teardown`): no runtime runs here.
 
     Loops while another process wrote after the last settle: such a writer found the lock
     taken (by this process) and left its change for the holder to reconcile.
@@ -162,19 +177,62 @@ def reconcile(store: SqliteStore, state_dir: Path) -> bool:
             manager = Manager(store)
             manager.settle()
             seen = manager.rv
+            if since is not None:
+                _finish_deletions(store, state_dir, since, pods)
+                since = seen
         ran = True
         if store.resource_version() <= seen:
             return ran
 
 
+def _finish_deletions(
+    store: SqliteStore, state_dir: Path, since: int, named: Iterable[names.ObjectKey]
+) -> None:
+    """The Terminating pods among those written since `since` and `named`, finished."""
+    keys = dict.fromkeys(named)
+    try:
+        found, _ = poll(store, since, (Pod,))
+    except Expired:
+        found = []
+    keys.update(
+        (e.key, None) for e in found if e.type is not EventType.DELETED and _DELETING in e.raw
+    )
+    doomed = []
+    for key in keys:
+        namespace, _, name = key.partition("/")
+        try:
+            pod = store.get(Pod, namespace, name)
+        except NotFound:
+            continue
+        if pod.deleting:
+            doomed.append(pod)
+    if not doomed:
+        return
+    with PodRunner(state_dir) as runner:
+        finished = teardown.finish_deletions(store, runner, doomed, note=_say)
+    for left in finished.left:
+        _say(f"pod {left} is still Terminating: its processes did not end in time")
+
+
+_DELETING = '"deletionTimestamp"'
+
+
+def _say(text: str) -> None:
+    print(text, file=sys.stderr)
+
+
 @contextmanager
-def writing(state_dir: Path) -> Iterator[SqliteStore]:
+def writing(
+    state_dir: Path, *, deleted_pods: Iterable[names.ObjectKey] = ()
+) -> Iterator[SqliteStore]:
     """The store for a writing command; the controllers run (`reconcile`) afterwards, also
-    when the command failed part-way (what it did write is reconciled)."""
+    when the command failed part-way (what it did write is reconciled), and the pods it
+    deleted (`deleted_pods`: those it names; a live list, read at the end) are finished."""
     with opened(state_dir) as store:
+        since = store.resource_version()
         try:
             yield store
         except VcflowError:
-            reconcile(store, state_dir)
+            reconcile(store, state_dir, since=since, pods=deleted_pods)
             raise
-        reconcile(store, state_dir)
+        reconcile(store, state_dir, since=since, pods=deleted_pods)

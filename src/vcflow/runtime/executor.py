@@ -66,6 +66,21 @@ class JobRecord:
     seq: int = 0  # creation order, the scheduler's tie-break
 
 
+def _as_of(request: JobRequest, job: VCJob, now: datetime) -> datetime:
+    """The time to handle `request` at: when its change happened if that is known and past
+    (a pod that ended while no runtime watched ends its job then, not at the next run),
+    never before the job's own last transition."""
+    if request.at is None or request.at >= now:
+        return now
+    state = job.status.state if job.status else None
+    last = state.last_transition_time if state else None
+    try:
+        floor = clocks.parse_rfc3339(last) if last else None
+    except ValueError:
+        floor = None
+    return max(request.at, floor) if floor is not None else request.at
+
+
 def _rv(obj: Resource) -> int:
     text = obj.metadata.resource_version
     return int(text) if text and text.isdigit() else 0
@@ -123,7 +138,10 @@ class Executor(PodShell):
                 handle = self.runner.adopt(pod.namespace, pod.name)
                 if handle is not None and launched_uid(handle) == pod.metadata.uid:
                     self._track(pod.key, handle)
-                    self._sync_status(pod.key, handle)
+                    # written by the first `poll`, after the jobs' syncs of the store's
+                    # state: what a process did while no runtime ran is then handled as
+                    # of when it did it (`Request.at`), not as of now
+                    self.seen[id(handle)] = handle
                 elif not pod.deleting:
                     self._launch(pod)
         for command in self.store.list(Command):
@@ -251,14 +269,20 @@ class Executor(PodShell):
     # -- the settle loop ------------------------------------------------------------------
 
     def settle(
-        self, *, max_steps: int = 10_000_000, idle: Callable[[], bool] | None = None
+        self,
+        *,
+        max_steps: int = 10_000_000,
+        idle: Callable[[], bool] | None = None,
+        schedule: bool = True,
     ) -> bool:
         """Work until idle; True if anything happened.
 
         `idle` is called whenever the runtime has nothing left to do, inside its burst
         (True: it wrote, and the runtime looks again): `vcflow run` settles the controllers
         there, so that a pod's end, the vcjob it lets the flow create and that vcjob's pod,
-        bound, commit together — one commit where a chain took three."""
+        bound, commit together — one commit where a chain took three. Without `schedule`
+        no pod is placed (nor launched): a run that stops records what its stop did to
+        the jobs, and starts nothing."""
         if not self.started:
             self.start()
         worked = False
@@ -278,7 +302,7 @@ class Executor(PodShell):
                         or self._reap_terminating()
                         or self.poll(0)
                         or self.pump()
-                        or self._schedule()
+                        or (schedule and self._schedule())
                         or self.flush()
                         or (idle is not None and idle())
                     ):
@@ -289,6 +313,10 @@ class Executor(PodShell):
                 for pod in bound:
                     self._launch(pod)
 
+    def busy(self) -> bool:
+        """Does a pod process still run, or a deleted pod wait for its processes to end?"""
+        return bool(self.active or self.deleting)
+
     def _handle(self, key: Key, request: JobRequest) -> None:
         record = self.jobs.get(key)
         if record is None:
@@ -296,9 +324,16 @@ class Executor(PodShell):
         ctx = JobContext(
             record.job, dict(record.pods), record.group, dict(record.delayed), record.unschedulable
         )
-        self._apply(key, record, lifecycle.handle(ctx, request, self.clock.now()))
+        now = self.clock.now()
+        at = _as_of(request, record.job, now)
+        decision = lifecycle.handle(ctx, request, at)
+        self._apply(key, record, decision, at=at if at < now else None)
 
-    def _apply(self, key: Key, record: JobRecord, decision: Decision) -> None:
+    def _apply(
+        self, key: Key, record: JobRecord, decision: Decision, *, at: datetime | None = None
+    ) -> None:
+        """Carry out `decision`; `at`: the past time it was made as of (`_as_of`), which the
+        sync its phase change causes is made as of too."""
         job = record.job
         if decision.group is not record.group or decision.status.phase != job.phase:
             self.dirty = True
@@ -320,7 +355,7 @@ class Executor(PodShell):
             record.job = job.model_copy(update={"status": decision.status})
             self.unwritten.add(key)
             if record.job.phase != job.phase:  # = events.job_updated, spec unchanged
-                self.queue.append((key, JobRequest(job_uid=job.metadata.uid)))
+                self.queue.append((key, JobRequest(job_uid=job.metadata.uid, at=at)))
         self._job_changed(key, record)
 
     def flush(self) -> bool:
@@ -416,6 +451,9 @@ class Executor(PodShell):
             self.jobs[key].group = Group.ADMITTED
             self.touched.add(key)
             self.queue.append((key, events.group_changed()))
+            # its pods are placed by the next pass: those the job creates now, and those it
+            # had already (created before a restart of the runtime, or before it stopped)
+            self.dirty = True
             changed = True
         for key in placement.placed:
             self.bound.append(self._bind(self.pods[key]))  # launched once committed (`settle`)

@@ -9,7 +9,9 @@ Pure.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import datetime
 
+from vcflow.api.clock import parse_rfc3339
 from vcflow.api.phases import Action, Event, PodPhase
 from vcflow.api.pod import Pod
 from vcflow.api.vcjob import VCJob
@@ -19,7 +21,19 @@ from vcflow.reconcile.vcjob.spec import TaskShape, shape
 
 
 def job_created(job: VCJob) -> Request:
-    return Request(Event.OUT_OF_SYNC, job_uid=job.metadata.uid)
+    """A plain sync; for a job with no phase yet, as of its creation (a runtime that sees it
+    late — it was created while none ran — still starts its history then)."""
+    return Request(Event.OUT_OF_SYNC, job_uid=job.metadata.uid, at=_created_at(job))
+
+
+def _created_at(job: VCJob) -> datetime | None:
+    stamp = job.metadata.creation_timestamp
+    if job.phase or not stamp:
+        return None
+    try:
+        return parse_rfc3339(stamp)
+    except ValueError:
+        return None
 
 
 def job_updated(old: VCJob, new: VCJob) -> Request | None:
@@ -111,4 +125,25 @@ def _about(pod: Pod, event: Event, exit_code: int = 0) -> Request:
         exit_code=exit_code,
         job_version=pods.job_version(pod),
         job_uid=owner.uid if owner else "",
+        at=ended_at(pod),
     )
+
+
+def ended_at(pod: Pod) -> datetime | None:
+    """When an ended pod's last container ended (by its status), None for a pod that has
+    not ended or says nothing."""
+    status = pod.status
+    if status is None or pod.phase not in (PodPhase.SUCCEEDED, PodPhase.FAILED):
+        return None
+    stamps = [
+        c.state.terminated.finished_at
+        for c in [*(status.container_statuses or []), *(status.init_container_statuses or [])]
+        if c.state is not None and c.state.terminated is not None and c.state.terminated.finished_at
+    ]
+    found = []
+    for stamp in stamps:
+        try:
+            found.append(parse_rfc3339(stamp))
+        except ValueError:
+            continue
+    return max(found, default=None)

@@ -30,7 +30,9 @@ class Group(StrEnum):
 class Request:
     """One observation to handle (reference §4.1). `action` is set for Commands and fired
     delayed actions (policies are not consulted then); `job_version` is the pod's
-    `volcano.sh/job-version` (0 for requests without a pod)."""
+    `volcano.sh/job-version` (0 for requests without a pod); `at`, when the observed change
+    happened, if known (a pod's end: its containers' `finishedAt`) — a shell that sees it
+    late (a pod that ended while no runtime ran) handles the request as of then."""
 
     event: Event = Event.OUT_OF_SYNC
     action: Action | None = None
@@ -40,6 +42,7 @@ class Request:
     exit_code: int = 0
     job_version: int = 0
     job_uid: str = ""
+    at: datetime | None = None
 
 
 @dataclass(frozen=True)

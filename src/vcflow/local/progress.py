@@ -1,0 +1,261 @@
+"""What a local run has seen of the flows and vcjobs it runs: each job's phase and times, in
+flow order, each flow's phase, and why an entry waits.
+
+`Progress.observe` is the runtime's observer (every vcjob change, deletions included, so a
+flow with `jobRetainPolicy: delete` still has its jobs at the end); flow phases come from
+`FlowWatch`, waiting reasons from the flows' `Waiting` conditions. `on_change` hears each
+phase change (the CLI prints them when it shows no live view). Times are wall-clock seconds;
+for what happened before this run (a rerun), the stored timestamps.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+
+from vcflow.api import clock as clocks
+from vcflow.api import names
+from vcflow.api.jobflow import JobFlow
+from vcflow.api.phases import FINISHED_JOB_PHASES, FlowPhase, JobPhase
+from vcflow.api.vcjob import VCJob
+
+#: vcjob phases after which nothing more happens to a job by itself
+JOB_ENDED = frozenset({*FINISHED_JOB_PHASES, JobPhase.ABORTED})
+FLOW_ENDED = frozenset({FlowPhase.SUCCEED, FlowPhase.FAILED})
+#: `JobProgress.phase` of a flow entry whose vcjob does not exist (yet)
+NOT_CREATED = ""
+#: `FlowProgress.phase` of a flow deleted during the run
+DELETED = "Deleted"
+
+#: an end recorded this much earlier than it was seen happened while no one watched
+STALE = 1.0
+
+Change = Callable[[str, str, float], None]  # (what, new phase, seconds since the run began)
+
+
+@dataclass
+class JobProgress:
+    """One vcjob of the run: a flow entry's (created or not yet) or one applied alone."""
+
+    namespace: str
+    job: str  # the vcjob's name
+    entry: str  # the flow entry's name (the vcjob's name for a vcjob applied alone)
+    flow: str = ""  # the flow's name ("" for a vcjob applied alone)
+    phase: str = NOT_CREATED
+    started: float | None = None
+    finished: float | None = None
+    deleted: bool = False
+    reason: str = ""  # the job's latest condition reason (Unschedulable, ...)
+    message: str = ""
+    waiting: str = ""  # why an entry not created yet waits (from the flow's condition)
+
+    @property
+    def ended(self) -> bool:
+        return self.phase in JOB_ENDED
+
+    @property
+    def active(self) -> bool:
+        """Created and not ended."""
+        return self.phase != NOT_CREATED and not self.ended and not self.deleted
+
+    def elapsed(self, now: float) -> float | None:
+        if self.started is None:
+            return None
+        return max(0.0, (self.finished if self.finished is not None else now) - self.started)
+
+
+@dataclass
+class FlowProgress:
+    namespace: str
+    name: str
+    phase: str = ""
+    started: float = 0.0
+    finished: float | None = None
+    ended_before: bool = False  # it had ended before this run began
+    deleted: bool = False  # deleted during the run
+    jobs: dict[str, JobProgress] = field(default_factory=dict)  # by vcjob name, flow order
+
+    @property
+    def key(self) -> names.ObjectKey:
+        return names.object_key(self.namespace, self.name)
+
+    @property
+    def ended(self) -> bool:
+        return self.deleted or self.phase in FLOW_ENDED
+
+    def elapsed(self, now: float) -> float:
+        return max(0.0, (self.finished if self.finished is not None else now) - self.started)
+
+
+def _stamp(text: str | None, default: float | None) -> float | None:
+    if not text:
+        return default
+    try:
+        return clocks.parse_rfc3339(text).timestamp()
+    except ValueError:
+        return default
+
+
+class Progress:
+    def __init__(
+        self,
+        flows: Iterable[JobFlow],
+        jobs: Iterable[VCJob] = (),
+        *,
+        on_change: Change | None = None,
+        now: Callable[[], float] = time.time,
+    ) -> None:
+        self.now = now
+        self.begun = now()
+        self.on_change = on_change
+        self.resyncing = False  # jobs seen now existed before this run
+        self.flows: dict[names.ObjectKey, FlowProgress] = {}
+        for flow in flows:
+            self._add_flow(flow)
+        self.jobs: dict[names.ObjectKey, JobProgress] = {
+            job.key: JobProgress(job.namespace, job.name, job.name) for job in jobs
+        }
+
+    def _add_flow(self, flow: JobFlow) -> None:
+        created = _stamp(flow.metadata.creation_timestamp, None)
+        row = FlowProgress(flow.namespace, flow.name, flow.phase or "", created or self.begun)
+        if row.ended:  # a rerun of a flow that had ended: its time is its jobs' span
+            row.ended_before = True
+        for entry in flow.flows:
+            job = names.job_name(flow.name, entry.name)
+            row.jobs[job] = JobProgress(flow.namespace, job, entry.name, flow.name)
+        # what the flow recorded of its jobs (those deleted since are seen no more)
+        for item in (flow.status.job_status_list if flow.status else None) or []:
+            known = row.jobs.get(item.name)
+            if known is not None and item.state:
+                known.phase = item.state
+                known.started = _stamp(item.start_timestamp, None)
+                known.finished = _stamp(item.end_timestamp, None) if known.ended else None
+        self.flows[row.key] = row
+
+    # -- observing ------------------------------------------------------------------------
+
+    def observe(self, job: VCJob, deleted: bool) -> None:
+        """The runtime's observer: `job` changed (or, `deleted`, went away)."""
+        row = self._row(job)
+        if row is None:
+            return
+        now = self.now()
+        if deleted:
+            row.deleted = True
+            return
+        if row.deleted or row.started is None or row.phase == NOT_CREATED:
+            row.deleted = False
+            created = _stamp(job.metadata.creation_timestamp, now)
+            row.started = created if self.resyncing or created is None else min(created, now)
+        state = job.status.state if job.status else None
+        phase = job.phase or JobPhase.PENDING
+        row.reason, row.message = _condition_reason(job) or (
+            (state.reason or "", state.message or "") if state is not None else ("", "")
+        )
+        if phase == row.phase:
+            return
+        row.phase = phase
+        if phase in JOB_ENDED:
+            # when the job ended, as the runtime recorded it: a job whose pods ended while
+            # no runtime ran ended then, not when this run saw it (the record is to the
+            # second: a fresh end is timed here, to the millisecond)
+            when = _stamp(state.last_transition_time if state else None, now)
+            row.finished = when if when is not None and when < now - STALE else now
+        else:
+            row.finished = None
+        self._said(f"{row.flow}/{row.entry}" if row.flow else f"vcjob {row.job}", phase, now)
+
+    def _row(self, job: VCJob) -> JobProgress | None:
+        alone = self.jobs.get(job.key)
+        if alone is not None:
+            return alone
+        ref = job.metadata.controller_ref()
+        if ref is None or ref.kind != "JobFlow":
+            return None
+        flow = self.flows.get(names.object_key(job.namespace, ref.name))
+        return flow.jobs.get(job.name) if flow is not None else None
+
+    def update_flows(self, phases: Mapping[names.ObjectKey, str]) -> None:
+        """Take in each flow's phase (by key; `FlowWatch.current`)."""
+        now = self.now()
+        for key, seen in phases.items():
+            row = self.flows.get(key)
+            if row is None:
+                continue
+            phase = seen or FlowPhase.PENDING
+            if phase == row.phase:
+                continue
+            row.phase = phase
+            if phase in FLOW_ENDED:
+                row.finished = now
+            row.ended_before = False
+            self._said(f"jobflow {row.name}", phase, now)
+
+    def flow_deleted(self, key: names.ObjectKey) -> None:
+        """The flow was deleted during the run (its jobs go with it)."""
+        row = self.flows.get(key)
+        if row is None or row.deleted:
+            return
+        row.deleted = True
+        row.phase = DELETED
+        now = self.now()
+        row.finished = now
+        self._said(f"jobflow {row.name}", DELETED, now)
+
+    def update_waiting(self, flow: JobFlow) -> None:
+        """Take in why the flow's entries wait (its `Waiting` conditions, row 18)."""
+        row = self.flows.get(flow.key)
+        conditions = (flow.status.conditions if flow.status else None) or {}
+        if row is None:
+            return
+        for job in row.jobs.values():
+            cond = conditions.get(job.job)
+            if cond is None or cond.phase != "Waiting":
+                job.waiting = ""
+                continue
+            reason, message = cond.reason or "", cond.message or ""
+            job.waiting = f"{reason}: {message}" if reason and message else reason or message
+
+    def _said(self, what: str, phase: str, now: float) -> None:
+        if self.on_change is not None:
+            self.on_change(what, phase, now - self.begun)
+
+    # -- questions --------------------------------------------------------------------------
+
+    def all_ended(self) -> bool:
+        """Every flow ended and every vcjob applied alone ended (or is gone)."""
+        flows = all(f.ended for f in self.flows.values())
+        return flows and all(j.ended or j.deleted for j in self.jobs.values())
+
+    def active_jobs(self, flow: FlowProgress) -> list[JobProgress]:
+        return [j for j in flow.jobs.values() if j.active]
+
+    def every_job(self) -> list[JobProgress]:
+        """Every job, flow by flow in flow order, then the vcjobs applied alone."""
+        return [j for f in self.flows.values() for j in f.jobs.values()] + list(self.jobs.values())
+
+    def flow_span(self, flow: FlowProgress) -> float:
+        """How long the flow ran: from its start until its last job ended (a failed flow's
+        other jobs may run on; a rerun's flow had ended before: its age would be wrong)."""
+        now = self.now()
+        ends = [j.finished for j in flow.jobs.values() if j.finished is not None]
+        if any(j.active for j in flow.jobs.values()) or not flow.ended:
+            end = now
+        else:  # it ended with its last job (which may have ended while no one watched)
+            end = max(ends, default=flow.started if flow.ended_before else flow.finished or now)
+        return max(0.0, end - flow.started)
+
+
+def _condition_reason(job: VCJob) -> tuple[str, str] | None:
+    """The reason and message on the job's current phase condition (`Unschedulable`...)."""
+    conditions = (job.status.conditions if job.status else None) or []
+    if not conditions:
+        return None
+    last = conditions[-1]
+    extra = last.model_extra or {}
+    reason = extra.get("reason")
+    if not reason:
+        return None
+    return str(reason), str(extra.get("message") or "")

@@ -1,0 +1,218 @@
+"""One local run of applied JobFlows (and vcjobs applied alone): the controllers and the
+local runtime on one store, in this process, until every flow is Succeed or Failed and no
+pod process of the state directory is left running.
+
+- **Nothing is left unsupervised.** A flow that failed while other jobs of it still run is
+  not the end of the run: it waits for them and records their outcome (nothing new starts:
+  a Failed flow creates no vcjob), as Argo's fail-fast does; with `fail_fast` it terminates
+  them instead (TerminateJob, as `vcflow terminate vcjob`). Pods deleted by the run (a
+  stopped or deleted flow) are waited for until their processes ended.
+- **A stop** (Ctrl-C, SIGTERM: `stop()`) terminates the running pods: jobs of flows that are
+  still running lose their pods as on an eviction — the vcjobs show Pending again and a
+  later run runs them — while jobs of flows that had ended are terminated for good. The
+  timeout does the same. Either way the job statuses say what happened before the run
+  returns: no vcjob stays Running without a pod.
+
+The caller holds the state directory's controller lock (`statedir`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from vcflow.api.command import command_for
+from vcflow.api.errors import AlreadyExists, NotFound
+from vcflow.api.jobflow import JobFlow
+from vcflow.api.phases import Action, FlowPhase
+from vcflow.api.vcjob import VCJob
+from vcflow.controller.manager import Manager
+from vcflow.local.flowwatch import FlowWatch
+from vcflow.local.progress import JobProgress, Progress
+from vcflow.local.result import RunResult, build
+from vcflow.reconcile.vcjob.resources import UNLIMITED, Capacity
+from vcflow.runtime.executor import Executor
+from vcflow.runtime.pods import PodRunner
+from vcflow.runtime.run import CREATE_BATCH, STOP_GRACE, Ending, Loop
+from vcflow.store.base import Store
+
+Note = Callable[[str], None]
+#: seconds the pods get to end on SIGTERM when the timeout passes
+TIMEOUT_GRACE = 2.0
+
+
+def _never() -> bool:
+    return False
+
+
+@dataclass(frozen=True)
+class Options:
+    capacity: Capacity = UNLIMITED
+    timeout: float | None = None
+    fail_fast: bool = False
+    stop_grace: float = STOP_GRACE
+    poll: float = 0.1
+
+
+class LocalRun:
+    def __init__(
+        self,
+        store: Store,
+        state_dir: Path,
+        progress: Progress,
+        options: Options | None = None,
+        *,
+        note: Note | None = None,
+    ) -> None:
+        self.store, self.state_dir, self.progress = store, state_dir, progress
+        self.options = options or Options()
+        self.note = note or (lambda _text: None)
+        self.watch = FlowWatch(store, progress.flows)
+        self._failed_handled: set[str] = set()
+        self._waiting_said = False
+        self.runner: PodRunner | None = None
+        self.executor: Executor | None = None
+
+    def run(
+        self, *, stop: Callable[[], bool] = _never, on_tick: Callable[[], None] | None = None
+    ) -> RunResult:
+        runner = PodRunner(self.state_dir)
+        executor = Executor(
+            self.store, runner, capacity=self.options.capacity, observer=self.progress.observe
+        )
+        self.runner, self.executor = runner, executor
+        terminated = 0
+        try:
+            self.progress.resyncing = True
+            executor.start()
+            self.progress.resyncing = False
+            controllers = Manager(self.store, create_batch=CREATE_BATCH)
+            loop = Loop(self.store, controllers, executor, poll=self.options.poll, on_tick=on_tick)
+            outcome = loop.run(
+                self._done,
+                timeout=self.options.timeout,
+                stop=self._stopping(stop),
+                stop_grace=self.options.stop_grace,
+            )
+            ending, terminated = outcome.ending, outcome.terminated
+            if ending is Ending.TIMEOUT:
+                terminated = self._stop_jobs(TIMEOUT_GRACE, "the timeout passed")
+            if ending is not Ending.DONE:
+                executor.settle(schedule=False)  # what the stop did to the jobs, recorded
+            controllers.settle()  # every flow status written before leaving
+            self._refresh_flows()
+            self.refresh_waiting()
+            if on_tick is not None:
+                on_tick()
+        finally:
+            runner.stop_server()  # the pods have ended; a later run starts a new one
+            runner.close()
+        return build(self.progress, self.store, runner.pod_dir, ending, terminated)
+
+    def refresh_waiting(self) -> None:
+        """Read why each unfinished flow's entries wait (O(entries) per flow: for a live
+        view, once in a while)."""
+        for row in self.progress.flows.values():
+            if row.deleted or (row.ended and not any(j.active for j in row.jobs.values())):
+                continue
+            try:
+                self.progress.update_waiting(self.store.get(JobFlow, row.namespace, row.name))
+            except NotFound:
+                continue
+
+    # -- when the run is over -------------------------------------------------------------
+
+    def _refresh_flows(self) -> None:
+        if self.watch.refresh():
+            self.progress.update_flows(self.watch.current())
+        for key in self.watch.gone():
+            self.progress.flow_deleted(key)
+
+    def _done(self) -> bool:
+        self._refresh_flows()
+        if self.options.fail_fast:
+            self._fail_fast()
+        if not self.progress.all_ended():
+            return False
+        assert self.executor is not None
+        if self.executor.busy():
+            self._say_waiting()
+            return False
+        return True
+
+    def _say_waiting(self) -> None:
+        if self._waiting_said:
+            return
+        self._waiting_said = True
+        running = [j for j in self.progress.every_job() if j.active]
+        if running:
+            listed = ", ".join(j.job for j in running[:5]) + (" ..." if len(running) > 5 else "")
+            self.note(
+                f"waiting for {len(running)} running job(s) to end: {listed} "
+                "(--fail-fast terminates them; Ctrl-C stops them)"
+            )
+        else:
+            self.note("waiting for the processes of deleted pods to end")
+
+    def _fail_fast(self) -> None:
+        for flow in self.progress.flows.values():
+            if flow.phase != FlowPhase.FAILED or flow.key in self._failed_handled:
+                continue
+            self._failed_handled.add(flow.key)
+            doomed = self.progress.active_jobs(flow)
+            if doomed:
+                self.note(f"flow {flow.name} failed: terminating {_jobs(doomed)} (--fail-fast)")
+                self._terminate(doomed)
+
+    def _terminate(self, jobs: list[JobProgress]) -> None:
+        for row in jobs:
+            try:
+                job = self.store.get(VCJob, row.namespace, row.job)
+            except NotFound:
+                continue
+            try:
+                self.store.create(command_for(job, Action.TERMINATE_JOB))
+            except AlreadyExists:
+                continue
+
+    # -- stopping -------------------------------------------------------------------------
+
+    def _stopping(self, stop: Callable[[], bool]) -> Callable[[], bool]:
+        """`stop`, and on its first True the jobs of ended flows are terminated for good
+        (the others lose their pods as on an eviction: `Loop`)."""
+        said = [False]
+
+        def check() -> bool:
+            if not stop():
+                return False
+            if not said[0]:
+                said[0] = True
+                ended = [
+                    j for f in self.progress.flows.values() if f.ended for j in f.jobs.values()
+                ]
+                doomed = [j for j in ended if j.active]
+                self._terminate(doomed)
+                self.note(
+                    f"stopping: terminating the running pods ({self.options.stop_grace:g}s "
+                    "to end on SIGTERM, then SIGKILL)"
+                )
+            return True
+
+        return check
+
+    def _jobs_of_ended_flows(self) -> list[JobProgress]:
+        """The jobs still running of flows that have ended: a stop ends them for good."""
+        flows = self.progress.flows.values()
+        return [j for f in flows if f.ended for j in f.jobs.values() if j.active]
+
+    def _stop_jobs(self, grace: float, why: str) -> int:
+        assert self.executor is not None
+        self._terminate(self._jobs_of_ended_flows())
+        self.note(f"{why}: terminating the running pods ({grace:g}s to end on SIGTERM)")
+        return self.executor.terminate_all(grace, grace + 5.0, evict=True)
+
+
+def _jobs(rows: list[JobProgress]) -> str:
+    names = ", ".join(r.job for r in rows[:5]) + (" ..." if len(rows) > 5 else "")
+    return f"{len(rows)} running job(s): {names}"

@@ -1,0 +1,313 @@
+"""How a `vcflow run` ends, with real processes: never leaving work unsupervised (a failed
+flow's other jobs are waited for, or terminated with --fail-fast, or by Ctrl-C), with the
+store telling the truth afterwards (no vcjob Running without a pod, no pod Terminating
+forever, a job that ended while no run watched ends when its process did)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from typer.testing import Result
+
+from vcflow.api.jobflow import JobFlow
+from vcflow.api.pod import Pod
+from vcflow.api.vcjob import VCJob
+from vcflow.runtime import podfs
+from vcflow.store import SqliteStore
+
+from .conftest import Vc
+from .flows import DEADLINE, cli, jobflow, processes_with, spawn, template, wait_for, wait_until
+
+
+@pytest.fixture
+def manifest(tmp_path: Path) -> Path:
+    return tmp_path / "flow.yaml"
+
+
+def opened(state_dir: Path) -> SqliteStore:
+    return SqliteStore.in_state_dir(state_dir)
+
+
+def phases(state_dir: Path) -> dict[str, str]:
+    with opened(state_dir) as store:
+        return {job.name: job.phase for job in store.list(VCJob)}
+
+
+def pods(state_dir: Path) -> dict[str, str]:
+    """Pod name → phase, `Terminating` for a pod being deleted."""
+    with opened(state_dir) as store:
+        return {p.name: "Terminating" if p.deleting else p.phase for p in store.list(Pod)}
+
+
+def flow_status(state_dir: Path, name: str) -> dict[str, object]:
+    with opened(state_dir) as store:
+        flow = store.get(JobFlow, "default", name)
+        return flow.status.to_dict() if flow.status else {}
+
+
+@pytest.fixture
+def marker(request: pytest.FixtureRequest) -> Iterator[str]:
+    """A `sleep` that only this test runs (to find its processes), killed afterwards."""
+    text = f"sleep 30.{abs(hash(request.node.name)) % 10**6:06d}"
+    yield text
+    for pid in processes_with(text):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def test_a_failed_flow_waits_for_its_running_jobs_and_records_their_end(
+    vc: Vc, manifest: Path, state_dir: Path
+) -> None:
+    manifest.write_text(
+        template("bad", "echo broken; exit 3")
+        + template("slow", "sleep 1.5; echo done")
+        + jobflow("f", "bad", "slow")
+    )
+    result = vc("run", "-f", manifest, "--no-live")
+    assert result.exit_code == 1, result.output
+    assert "waiting for 1 running job(s) to end: f-slow" in result.stderr
+    assert "f/slow Completed" in result.stdout
+    assert phases(state_dir) == {"f-bad": "Failed", "f-slow": "Completed"}
+    assert set(pods(state_dir).values()) == {"Failed", "Succeeded"}
+    status = flow_status(state_dir, "f")
+    assert status["failedJobs"] == ["f-bad"] and status["completedJobs"] == ["f-slow"]
+    assert "runningJobs" not in status
+
+
+def test_fail_fast_terminates_the_jobs_still_running(
+    vc: Vc, manifest: Path, state_dir: Path, marker: str
+) -> None:
+    manifest.write_text(
+        template("bad", "sleep 0.3; exit 3")
+        + template("slow", marker)
+        + jobflow("f", "bad", "slow")
+    )
+    result = vc("run", "-f", manifest, "--no-live", "--fail-fast")
+    assert result.exit_code == 1, result.output
+    assert "flow f failed: terminating 1 running job(s): f-slow (--fail-fast)" in result.stderr
+    assert phases(state_dir) == {"f-bad": "Failed", "f-slow": "Terminated"}
+    assert processes_with(marker) == []
+
+
+def test_with_strategy_any_the_entries_that_never_ran_are_listed_waiting(
+    vc: Vc, manifest: Path, state_dir: Path
+) -> None:
+    manifest.write_text(
+        template("a", "exit 3")
+        + template("b", "sleep 1")
+        + template("c", "true")
+        + """
+apiVersion: flow.volcano.sh/v1alpha1
+kind: JobFlow
+metadata: {name: f}
+spec:
+  flows:
+    - name: a
+    - name: b
+    - name: c
+      dependsOn: {targets: [a, b], strategy: any}
+"""
+    )
+    result = vc("run", "-f", manifest, "--no-live")
+    assert result.exit_code == 1, result.output
+    assert phases(state_dir) == {"f-a": "Failed", "f-b": "Completed"}  # c never created
+    table = [line.split()[:3] for line in result.stdout.splitlines() if line.startswith("f ")]
+    assert table == [["f", "a", "Failed"], ["f", "b", "Completed"], ["f", "c", "Waiting"]]
+
+
+def test_terminating_one_job_fails_the_flow_and_the_run_waits_for_the_others(
+    tmp_path: Path, manifest: Path, marker: str
+) -> None:
+    started = tmp_path / "started"
+    manifest.write_text(
+        template("long", f"echo go >> {started}; {marker}")
+        + template("short", f"echo go >> {started}; sleep 2")
+        + jobflow("f", "long", "short")
+    )
+    state_dir = tmp_path / "state"
+    proc = spawn(state_dir, manifest)
+    try:
+        wait_for(started, 2)
+        done = cli(state_dir, "terminate", "vcjob", "f-long")
+        assert done.returncode == 0, done.stderr
+        out, err = proc.communicate(timeout=DEADLINE)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 1, out + err
+    assert phases(state_dir) == {"f-long": "Terminated", "f-short": "Completed"}
+    assert processes_with(marker) == []
+
+
+def test_ctrl_c_while_waiting_terminates_the_failed_flows_jobs_for_good(
+    tmp_path: Path, manifest: Path, marker: str
+) -> None:
+    started = tmp_path / "started"
+    manifest.write_text(
+        template("bad", "sleep 0.2; exit 3")
+        + template("slow", f"echo go >> {started}; {marker}")
+        + jobflow("f", "bad", "slow")
+    )
+    state_dir = tmp_path / "state"
+    proc = spawn(state_dir, manifest)
+    try:
+        wait_for(started, 1)
+        wait_until(lambda: phases(state_dir).get("f-bad") == "Failed", "f-bad to fail")
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=DEADLINE)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, out + err
+    assert "stopping: terminating the running pods" in err
+    assert phases(state_dir) == {"f-bad": "Failed", "f-slow": "Terminated"}
+    assert processes_with(marker) == []
+
+
+def test_ctrl_c_leaves_no_vcjob_running_without_a_pod_and_a_rerun_runs_it(
+    vc: Vc, tmp_path: Path, manifest: Path, marker: str
+) -> None:
+    started = tmp_path / "started"
+    manifest.write_text(template("a", f"echo go >> {started}; {marker}") + jobflow("f", "a"))
+    state_dir = tmp_path / "state"
+    proc = spawn(state_dir, manifest)
+    try:
+        wait_for(started, 1)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=DEADLINE)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, out + err
+    # as after an eviction: the job's pod is recreated, waiting for the next run
+    assert phases(state_dir) == {"f-a": "Pending"}
+    assert pods(state_dir) == {"f-a-t-0": "Pending"}
+    assert flow_status(state_dir, "f")["pendingJobs"] == ["f-a"]
+    rerun = spawn(state_dir, manifest, "--timeout", "20")
+    try:
+        wait_for(started, 2)  # the rerun runs it again
+        rerun.send_signal(signal.SIGINT)
+        rerun.communicate(timeout=DEADLINE)
+    finally:
+        if rerun.poll() is None:
+            rerun.kill()
+    assert processes_with(marker) == []
+
+
+def test_the_timeout_leaves_no_vcjob_running_without_a_pod(
+    vc: Vc, manifest: Path, state_dir: Path, marker: str
+) -> None:
+    manifest.write_text(template("a", marker) + jobflow("f", "a"))
+    result = vc("run", "-f", manifest, "--no-live", "--timeout", "1")
+    assert result.exit_code == 1
+    assert phases(state_dir) == {"f-a": "Pending"}
+    assert "Running" not in pods(state_dir).values()
+
+
+def _crash_while(state_dir: Path, manifest: Path, started: Path, lines: int) -> None:
+    proc = spawn(state_dir, manifest)
+    try:
+        wait_for(started, lines)
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.communicate(timeout=DEADLINE)
+
+
+def test_a_job_that_ended_while_no_run_watched_ends_when_its_process_did(
+    vc: Vc, tmp_path: Path, manifest: Path
+) -> None:
+    started = tmp_path / "started"
+    manifest.write_text(template("a", f"echo go >> {started}; sleep 1") + jobflow("f", "a"))
+    state_dir = tmp_path / "state"
+    _crash_while(state_dir, manifest, started, 1)
+    pod_dir = state_dir / podfs.PODS / "default" / "f-a-t-0"
+    wait_until(
+        lambda: (podfs.read_json(str(pod_dir / podfs.STATUS)) or {}).get("phase") == "Succeeded",
+        "the pod to end",
+    )
+    ended = podfs.read_json(str(pod_dir / podfs.STATUS))["containerStatuses"][0]["state"]
+    finished_at = ended["terminated"]["finishedAt"]
+    time.sleep(2.5)  # the rerun comes well after the process ended
+    result = vc("run", "-f", manifest, "--no-live")
+    assert result.exit_code == 0, result.output
+    status = flow_status(state_dir, "f")
+    assert status["completedJobs"] == ["f-a"] and "runningJobs" not in status
+    with opened(state_dir) as store:
+        job = store.get(VCJob, "default", "f-a")
+    assert job.status is not None and job.status.state is not None
+    assert job.status.state.last_transition_time == finished_at
+    row = next(line.split() for line in result.stdout.splitlines() if line.startswith("f "))
+    assert row[:3] == ["f", "a", "Completed"]
+    assert float(row[3].rstrip("s")) < 2.5, row  # the process's 1 s, not the age at rerun
+
+
+def test_stopping_a_flow_during_a_run_removes_its_pods(
+    tmp_path: Path, manifest: Path, marker: str
+) -> None:
+    started = tmp_path / "started"
+    manifest.write_text(template("a", f"echo go >> {started}; {marker}") + jobflow("f", "a"))
+    state_dir = tmp_path / "state"
+    proc = spawn(state_dir, manifest)
+    try:
+        wait_for(started, 1)
+        assert cli(state_dir, "stop", "jobflow", "f").returncode == 0
+        out, err = proc.communicate(timeout=DEADLINE)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 1, out + err
+    assert pods(state_dir) == {}
+    assert processes_with(marker) == []
+
+
+def test_deleting_a_flow_during_a_run_removes_its_pods(
+    tmp_path: Path, manifest: Path, marker: str
+) -> None:
+    started = tmp_path / "started"
+    manifest.write_text(template("a", f"echo go >> {started}; {marker}") + jobflow("f", "a"))
+    state_dir = tmp_path / "state"
+    proc = spawn(state_dir, manifest)
+    try:
+        wait_for(started, 1)
+        assert cli(state_dir, "delete", "jobflow", "f", "--force").returncode == 0
+        out, err = proc.communicate(timeout=DEADLINE)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 1, out + err
+    assert "jobflow f Deleted" in out
+    assert pods(state_dir) == {}
+    assert processes_with(marker) == []
+
+
+def test_deleting_a_flow_with_no_run_active_kills_and_removes_its_pods(
+    vc: Vc, tmp_path: Path, manifest: Path, marker: str
+) -> None:
+    started = tmp_path / "started"
+    manifest.write_text(template("a", f"echo go >> {started}; {marker}") + jobflow("f", "a"))
+    state_dir = tmp_path / "state"
+    _crash_while(state_dir, manifest, started, 1)  # its pod runs on, unsupervised
+    assert processes_with(marker)
+    result: Result = vc("delete", "jobflow", "f", "--force")
+    assert result.exit_code == 0, result.output
+    assert pods(state_dir) == {}
+    wait_until(lambda: processes_with(marker) == [], "the pod's processes to end")
+
+
+def test_deleting_a_pod_with_no_run_active_removes_it(
+    vc: Vc, manifest: Path, state_dir: Path
+) -> None:
+    manifest.write_text(template("a", "exit 3") + jobflow("f", "a"))
+    assert vc("run", "-f", manifest, "--no-live").exit_code == 1
+    assert pods(state_dir) == {"f-a-t-0": "Failed"}
+    result = vc("delete", "pod", "f-a-t-0")
+    assert result.exit_code == 0, result.output
+    assert 'pod "f-a-t-0" deleted' in result.stdout
+    assert pods(state_dir) == {}
+    assert not (state_dir / podfs.PODS / "default" / "f-a-t-0").exists()
