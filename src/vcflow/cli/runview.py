@@ -110,9 +110,8 @@ def _flow_line(flow: FlowProgress, span: float) -> Text:
 
 def _job_lines(jobs: list[JobProgress], room: int, now: float) -> list[Text]:
     shown = jobs
-    if len(jobs) > room:
-        keep = set(map(id, sorted(jobs, key=lambda j: _RANK.get(j.phase, 0))[: max(1, room - 1)]))
-        shown = [j for j in jobs if id(j) in keep]  # (flow order kept among those shown)
+    if len(jobs) > room:  # running, failed, pending, waiting, done; flow order within each
+        shown = sorted(jobs, key=lambda j: _RANK.get(j.phase, 0))[: max(1, room - 1)]
     width = max((len(j.entry) for j in shown), default=0)
     out = []
     for job in shown:
@@ -170,7 +169,7 @@ def _reason(job: JobResult) -> str:
     if job.failure is not None:
         return str(job.failure)
     if job.phase == NOT_CREATED:
-        return job.waiting
+        return f"not started: {job.waiting}" if job.waiting else "not started"
     if job.reason:
         return f"{job.reason}: {job.message}" if job.message else job.reason
     return ""

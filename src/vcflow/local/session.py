@@ -102,7 +102,7 @@ class LocalRun:
                 executor.settle(schedule=False)  # what the stop did to the jobs, recorded
             controllers.settle()  # every flow status written before leaving
             self._refresh_flows()
-            self.refresh_waiting()
+            self.refresh_waiting(every=True)
             if on_tick is not None:
                 on_tick()
         finally:
@@ -110,11 +110,13 @@ class LocalRun:
             runner.close()
         return build(self.progress, self.store, runner.pod_dir, ending, terminated)
 
-    def refresh_waiting(self) -> None:
-        """Read why each unfinished flow's entries wait (O(entries) per flow: for a live
-        view, once in a while)."""
+    def refresh_waiting(self, *, every: bool = False) -> None:
+        """Read why each unfinished flow's entries wait — `every` flow's, at the end
+        (O(entries) per flow: for a live view, once in a while)."""
         for row in self.progress.flows.values():
-            if row.deleted or (row.ended and not any(j.active for j in row.jobs.values())):
+            if row.deleted or (
+                not every and row.ended and not any(j.active for j in row.jobs.values())
+            ):
                 continue
             try:
                 self.progress.update_waiting(self.store.get(JobFlow, row.namespace, row.name))
