@@ -269,3 +269,16 @@ def test_vcjob_is_validated(vcflow_cli: Invoke, write_manifest: Write) -> None:
     result = vcflow_cli("validate", "-f", path)
     assert result.exit_code == 0, result.output
     assert result.stdout == "job.batch.volcano.sh/x validated\n"
+
+
+def test_alias_bomb_is_one_line_naming_the_file(vcflow_cli: Invoke, write_manifest: Write) -> None:
+    """A billion laughs: 10**12 scalars from 1 KB; built into models it would never end."""
+    lines = [TEMPLATE, "metadata: {name: a}", f"x0: &a0 [{', '.join(['lol'] * 10)}]"]
+    lines += [f"x{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]" for i in range(1, 12)]
+    path = write_manifest("\n".join([*lines, "spec: {tasks: *a11}"]) + "\n", "bomb.yaml")
+    result = vcflow_cli("validate", "-f", path)
+    assert result.exit_code == 1
+    assert stderr_lines(result.stderr) == [
+        f"{path}:1: invalid YAML: aliases expand the document to more than 5,000,000 nodes"
+    ]
+    assert result.stdout == ""
