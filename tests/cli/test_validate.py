@@ -238,13 +238,20 @@ def test_every_problem_of_every_file_is_reported(
     assert_one_line_problems(result.stderr)
 
 
-def test_directory_without_manifests(vcflow_cli: Invoke, tmp_path: Path) -> None:
+def test_directory_without_manifests_gives_no_objects(vcflow_cli: Invoke, tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_text("hello")
     result = vcflow_cli("validate", "-f", tmp_path)
     assert result.exit_code == 1
-    assert stderr_lines(result.stderr) == [
-        f"{tmp_path}: no manifests (.yaml, .yml, .json) in directory"
-    ]
+    assert stderr_lines(result.stderr) == ["error: no objects passed to validate"]
+
+
+def test_a_directory_without_manifests_beside_objects_adds_none(
+    vcflow_cli: Invoke, write_manifest: Write, tmp_path: Path
+) -> None:
+    (tmp_path / "empty").mkdir()
+    result = vcflow_cli("validate", "-f", tmp_path / "empty", "-f", write_manifest(template("a")))
+    assert result.exit_code == 0, result.output
+    assert result.stdout == "jobtemplate.flow.volcano.sh/a validated\n"
 
 
 def test_unknown_kind(vcflow_cli: Invoke, write_manifest: Write) -> None:
@@ -253,12 +260,6 @@ def test_unknown_kind(vcflow_cli: Invoke, write_manifest: Write) -> None:
     assert result.exit_code == 1
     (line,) = stderr_lines(result.stderr)
     assert line.startswith(f'{path}:1: Pod default/p: no kind "Pod" in version "v1"')
-
-
-def test_empty_file_has_nothing_to_validate(vcflow_cli: Invoke, write_manifest: Write) -> None:
-    result = vcflow_cli("validate", "-f", write_manifest("# nothing\n---\n"))
-    assert result.exit_code == 0
-    assert result.stdout == ""
 
 
 def test_vcjob_is_validated(vcflow_cli: Invoke, write_manifest: Write) -> None:

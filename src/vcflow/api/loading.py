@@ -206,7 +206,8 @@ def _child(node: yaml.Node, part: str | int) -> tuple[yaml.Node, yaml.Node] | No
 
 
 def expand_paths(paths: Iterable[str]) -> list[str]:
-    """Files to read, in order: directories expand to their manifests, sorted; `-` is stdin."""
+    """Files to read, in order: directories expand to their manifests, sorted (none, for a
+    directory without any: as kubectl, it gives no object); `-` is stdin."""
     out: list[str] = []
     for raw in paths:
         if raw == "-":
@@ -214,17 +215,13 @@ def expand_paths(paths: Iterable[str]) -> list[str]:
             continue
         path = Path(raw)
         if path.is_dir():
-            found = sorted(
-                str(p)
-                for p in path.iterdir()
-                if p.is_file() and p.suffix in MANIFEST_SUFFIXES and not p.name.startswith(".")
-            )
-            if not found:
-                raise ParseError(
-                    f"no manifests ({', '.join(MANIFEST_SUFFIXES)}) in directory",
-                    origin=Origin(raw),
+            out.extend(
+                sorted(
+                    str(p)
+                    for p in path.iterdir()
+                    if p.is_file() and p.suffix in MANIFEST_SUFFIXES and not p.name.startswith(".")
                 )
-            out.extend(found)
+            )
         elif path.exists():
             out.append(raw)
         else:

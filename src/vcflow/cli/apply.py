@@ -13,7 +13,7 @@ from dataclasses import replace
 import typer
 
 from vcflow.api import gcpause
-from vcflow.api.errors import FieldError, InputError, Origin, ValidationFailed
+from vcflow.api.errors import FieldError, Origin, ValidationFailed
 from vcflow.api.loading import Document
 from vcflow.cli import kinds, manifests, options, statedir
 from vcflow.cli.validate import FilenameOption
@@ -29,8 +29,7 @@ def apply(ctx: typer.Context, filename: FilenameOption) -> None:
     """
     loaded = manifests.load(filename)
     loaded.raise_if_invalid()
-    if not loaded.items:
-        raise InputError("no objects passed to apply")
+    loaded.require_objects("apply")
     with statedir.writing(options.state_dir(ctx)) as store:
         apply_and_report(store, loaded)
 

@@ -27,7 +27,6 @@ from rich.live import Live
 
 from vcflow.api import clock as clocks
 from vcflow.api import names
-from vcflow.api.errors import InputError
 from vcflow.api.jobflow import JobFlow
 from vcflow.cli import apply as apply_cmd
 from vcflow.cli import manifests, options, output, signals, statedir
@@ -82,8 +81,7 @@ def run(
     """
     loaded = manifests.load(filename)
     loaded.raise_if_invalid()
-    if not loaded.items:
-        raise InputError("no objects passed to run")
+    loaded.require_objects("run")
     machine = Capacity(resources.capacity(capacity))
     state_dir = statedir.resolve(options.state_dir(ctx))
     with (

@@ -31,6 +31,7 @@ def validate(filename: FilenameOption) -> None:
     JobTemplates of its namespace given alongside it.
     """
     loaded = manifests.load(filename)
+    loaded.require_objects("validate")
     manifests.echo_warnings(loaded)
     for item in loaded.valid:
         typer.echo(f"{manifests.reference(item.obj)} validated")
