@@ -43,10 +43,14 @@ def apply_and_report(store: Store, loaded: manifests.Manifests) -> list[ApplyRes
     except ValidationFailed as exc:
         where = _Documents(loaded)
         raise ValidationFailed([where.locate(e) for e in exc.errors]) from None
-    warnings = [w for result in results for w in result.warnings]
-    if warnings:
+    if any(result.warnings for result in results):
         where = _Documents(loaded)
-        typer.echo("\n".join(f"Warning: {where.locate(w)}" for w in warnings), err=True)
+        warnings = [
+            w
+            for result in results
+            for w in manifests.by_line([where.locate(w) for w in result.warnings])
+        ]
+        typer.echo("\n".join(f"Warning: {w}" for w in warnings), err=True)
     if results:  # one write: a flush per line costs more than the line on big batches
         typer.echo(
             "\n".join(f"{kinds.of(r.object).ref(r.object.name)} {r.outcome}" for r in results)

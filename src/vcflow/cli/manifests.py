@@ -161,8 +161,13 @@ def _review(
         )
         found = [_locate(e, doc) for e in admission.review(obj, context=context)]
         problems[i] += admission.errors_only(found)
-        warnings += admission.warnings_only(found)
+        warnings += by_line(admission.warnings_only(found))
     return warnings
+
+
+def by_line(found: Sequence[FieldError]) -> list[FieldError]:
+    """One object's problems in the order of their lines (stable; unknown lines first)."""
+    return sorted(found, key=lambda e: e.origin.line or 0)
 
 
 def _locate(error: FieldError, doc: Document) -> FieldError:
