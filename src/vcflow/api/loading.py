@@ -555,11 +555,30 @@ def to_model(doc: Document) -> tuple[Resource | None, list[FieldError]]:
     if model is None:
         known = ", ".join(f"{k} ({v})" for v, k in MODELS)
         return None, [err(f'no kind "{kind}" in version "{api_version}"; vcflow knows {known}')]
+    if model is not JobFlow and isinstance(data.get("spec"), dict):
+        data = {**data, "spec": without_nulls(data["spec"])}
     try:
         obj = model.from_dict(data)
     except pydantic.ValidationError as exc:
         return None, [err(message, path, loc) for path, loc, message in schema_errors(exc, data)]
     return obj, []
+
+
+def without_nulls(data: dict[str, Any]) -> dict[str, Any]:
+    """`data` without its null-valued keys, at every depth: in Kubernetes a null field is an
+    absent one (the API server prunes them from a vcjob's or JobTemplate's spec, and a pod's
+    fields are omitted when empty), so `priorityClassName: null` in a pod template must not
+    come back in every pod's YAML. A JobFlow keeps its nulls: in `patch.jobSpec` a null
+    deletes the template's value (merge-patch rules). Items of lists stay as they are."""
+    return {k: _pruned(v) for k, v in data.items() if v is not None}
+
+
+def _pruned(value: Any) -> Any:
+    if type(value) is dict:
+        return without_nulls(value)
+    if type(value) is list:
+        return [_pruned(item) for item in value]
+    return value
 
 
 def schema_errors(
