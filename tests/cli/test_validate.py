@@ -283,3 +283,28 @@ def test_alias_bomb_is_one_line_naming_the_file(vcflow_cli: Invoke, write_manife
         f"{path}:1: invalid YAML: aliases expand the document to more than 5,000,000 nodes"
     ]
     assert result.stdout == ""
+
+
+def test_help_says_validate_does_not_read_the_store(vcflow_cli: Invoke) -> None:
+    result = vcflow_cli("validate", "--help")
+    assert result.exit_code == 0
+    text = " ".join(result.stdout.split())
+    assert "as the store would" not in text
+    assert "without a store" in text
+    assert "`apply` also checks the objects against the store" in text
+
+
+def test_validate_does_not_resolve_against_applied_templates(
+    vcflow_cli: Invoke, write_manifest: Write, tmp_path: Path
+) -> None:
+    """What the help says: a template applied earlier is not seen by validate."""
+    state = tmp_path / "state"
+    applied = vcflow_cli(
+        "--state-dir", state, "apply", "-f", write_manifest(template("a"), "t.yaml")
+    )
+    assert applied.exit_code == 0, applied.output
+    result = vcflow_cli(
+        "--state-dir", state, "validate", "-f", write_manifest(flow("f", "    - name: a\n"))
+    )
+    assert result.exit_code == 0
+    assert 'JobTemplate "a" not found' in result.stderr
