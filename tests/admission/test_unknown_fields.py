@@ -17,7 +17,7 @@ from vcflow.api.jobflow import JobFlow
 from vcflow.api.jobtemplate import JobTemplate
 from vcflow.api.loading import format_path
 from vcflow.api.meta import Resource
-from vcflow.api.vcjob import VCJob
+from vcflow.api.vcjob import JobSpec, VCJob
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "jobflow"
 
@@ -265,3 +265,11 @@ def test_the_schema_is_read_once_from_package_data() -> None:
     assert pod is not None
     spec = pod.properties["template"].properties["spec"]
     assert {"containers", "volumes", "affinity", "priorityClassName"} <= set(spec.properties)
+
+
+def test_a_modelled_field_the_schema_lacks_still_warns() -> None:
+    """The walk goes by the schema, not by what vcflow happens to model."""
+    node = crd.compile_schema({"type": "object", "properties": {"tasks": {"type": "array"}}})
+    spec = JobSpec.from_dict({"queue": "q", "tasks": [], "maxRetry": None})
+    found = unknown.schema_unknowns(spec, node, "spec")
+    assert [e.path for e in found] == ["spec.queue"]

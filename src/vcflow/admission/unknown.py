@@ -40,7 +40,7 @@ OBJECT_META_OTHERS = frozenset({"selfLink", "deletionGracePeriodSeconds", "manag
 
 
 def unknown_fields(obj: Resource) -> list[FieldError]:
-    """Every `unknown field` warning of an object, in document order."""
+    """Every `unknown field` warning of an object (the CLI shows them in line order)."""
     found = [_unknown(key) for key in obj.model_extra or {}]
     meta_extra = obj.metadata.model_extra or {}
     found += [_unknown(f"metadata.{key}") for key in meta_extra if key not in OBJECT_META_OTHERS]
@@ -97,7 +97,11 @@ def schema_unknowns(data: Any, schema: crd.Node, path: str) -> list[FieldError]:
                 fields = value.__dict__
                 for name, alias, known in _layout(type(value), node):
                     item = fields[name]
-                    if item is not None and type(item) not in _SCALARS:
+                    if item is None:
+                        continue
+                    if known is None:  # modelled by vcflow, unknown to the CRD
+                        found.append(_unknown(f"{where}.{alias}"))
+                    elif type(item) not in _SCALARS:
                         below.append((item, known, f"{where}.{alias}"))
                 value = value.__pydantic_extra__ or {}
             _map_unknowns(value, node, where, found, below)
@@ -130,13 +134,16 @@ def _map_unknowns(
 _SCALARS = frozenset({str, int, float, bool})
 
 
-def _layout(model: type[WireModel], node: crd.Node) -> tuple[tuple[str, str, crd.Node], ...]:
-    """(attribute, wire name, schema) of the fields of `model` the schema node knows (vcflow
-    models no job-spec field the CRD lacks); found once per model class and node."""
-    layout: tuple[tuple[str, str, crd.Node], ...] | None = node.layouts.get(model)
+Layout = tuple[tuple[str, str, "crd.Node | None"], ...]
+
+
+def _layout(model: type[WireModel], node: crd.Node) -> Layout:
+    """(attribute, wire name, its schema or None if the node does not know it) of each field
+    of `model`; found once per model class and node."""
+    layout: Layout | None = node.layouts.get(model)
     if layout is None:
-        props = node.properties
-        layout = tuple((n, a, props[a]) for n, a in _wire_names(model) if a in props)
+        get = node.properties.get
+        layout = tuple((n, a, get(a)) for n, a in _wire_names(model))
         node.layouts[model] = layout
     return layout
 
