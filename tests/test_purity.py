@@ -5,6 +5,8 @@ as an argument). Checked on the source's AST, so a lazy import inside a function
 Allowed on purpose, and only there:
 - `api/clock.py` reads the clock: it *is* the Clock that shells inject (SystemClock).
 - `api/loading.py` reads files and stdin: it turns `-f` paths into documents for every caller.
+- `admission/crd.py` reads, once, the package's own copy of Volcano's Job CRD through
+  `importlib.resources` (constant data, like a module; not the user's input).
 """
 
 from __future__ import annotations

@@ -395,8 +395,7 @@ def test_expand_paths(tmp_path: Path) -> None:
     with pytest.raises(ParseError, match="no such file"):
         loading.expand_paths([str(tmp_path / "sub" / "nothing-here")])
     (tmp_path / "empty").mkdir()
-    with pytest.raises(ParseError, match="no manifests"):
-        loading.expand_paths([str(tmp_path / "empty")])
+    assert loading.expand_paths([str(tmp_path / "empty")]) == []  # no objects, as kubectl
 
 
 def test_format_path() -> None:
@@ -504,3 +503,61 @@ def test_every_yaml_error_is_one_line_naming_the_file(base: type[Any], text: str
             message = str(item)
             assert message.startswith("<stdin>"), message
             assert "\n" not in message and "\r" not in message, message
+
+
+NULLS_TEMPLATE = """\
+apiVersion: flow.volcano.sh/v1alpha1
+kind: JobTemplate
+metadata: {name: a}
+spec:
+  queue: null
+  priorityClassName: null
+  tasks:
+    - name: t
+      replicas: 1
+      minAvailable: null
+      template:
+        metadata: null
+        spec:
+          priorityClassName: null
+          nodeSelector: null
+          containers:
+            - name: c
+              image: x
+              args: null
+              env: [{name: A, value: null}]
+              resources: {limits: null}
+"""
+
+
+def test_nulls_in_a_job_spec_are_absent_fields() -> None:
+    """As in Kubernetes, where the API server prunes them: nothing of them is kept or shown."""
+    (doc,) = loading.parse_text(NULLS_TEMPLATE, "t.yaml")
+    obj, errors = loading.to_model(doc)
+    assert errors == [] and obj is not None
+    assert obj.to_dict()["spec"] == {
+        "tasks": [
+            {
+                "name": "t",
+                "replicas": 1,
+                "template": {
+                    "spec": {
+                        "containers": [
+                            {"name": "c", "image": "x", "env": [{"name": "A"}], "resources": {}}
+                        ]
+                    }
+                },
+            }
+        ]
+    }
+
+
+def test_nulls_in_a_flow_patch_stay_they_delete() -> None:
+    text = (
+        "apiVersion: flow.volcano.sh/v1alpha1\nkind: JobFlow\nmetadata: {name: f}\n"
+        "spec: {flows: [{name: a, patch: {jobSpec: {queue: null}}}]}\n"
+    )
+    (doc,) = loading.parse_text(text, "f.yaml")
+    obj, _ = loading.to_model(doc)
+    assert obj is not None
+    assert obj.to_dict()["spec"]["flows"][0]["patch"] == {"jobSpec": {"queue": None}}

@@ -41,9 +41,16 @@ def test_running_flow_is_refused_then_stop_then_delete(
 
 
 def test_stop_twice_keeps_the_first_request(example: Result, vc: Vc) -> None:
+    """The first stop ended the flow (its jobs were removed at once): the second has
+    nothing to stop, says so and changes nothing."""
     vc("stop", "jf", "test")
     first = yaml.safe_load(vc("get", "jf", "test", "-o", "yaml").stdout)
-    assert vc("stop", "jf", "test").stdout == "jobflow.flow.volcano.sh/test stopping\n"
+    second = vc("stop", "jf", "test")
+    assert second.exit_code == 1
+    assert second.stderr == (
+        "jobflow.flow.volcano.sh/test has already finished (Failed) and none of its vcjobs is "
+        "unfinished: there is nothing to stop\n"
+    )
     again = yaml.safe_load(vc("get", "jf", "test", "-o", "yaml").stdout)
     assert again["metadata"]["annotations"] == first["metadata"]["annotations"]
 

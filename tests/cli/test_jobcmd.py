@@ -16,16 +16,24 @@ Vc = Callable[..., Result]
 
 
 @pytest.mark.parametrize(
-    ("verb", "action", "word"),
+    ("verb", "action", "word", "phase"),
     [
-        ("suspend", "AbortJob", "suspended"),
-        ("resume", "ResumeJob", "resumed"),
-        ("terminate", "TerminateJob", "terminated"),
+        ("suspend", "AbortJob", "suspended", "Running"),
+        ("resume", "ResumeJob", "resumed", "Aborted"),  # only a suspended job resumes
+        ("terminate", "TerminateJob", "terminated", "Pending"),
     ],
 )
 def test_verb_stores_a_command_for_the_job(
-    example: Result, vc: Vc, state_dir: Path, verb: str, action: str, word: str
+    example: Result,
+    vc: Vc,
+    set_phase: Callable[[str, str], Result],
+    state_dir: Path,
+    verb: str,
+    action: str,
+    word: str,
+    phase: str,
 ) -> None:
+    set_phase("test-a", phase)
     result = vc(verb, "vj", "test-a")
     assert result.exit_code == 0, result.output
     assert result.stdout == f"job.batch.volcano.sh/test-a {word}\n"

@@ -238,13 +238,20 @@ def test_every_problem_of_every_file_is_reported(
     assert_one_line_problems(result.stderr)
 
 
-def test_directory_without_manifests(vcflow_cli: Invoke, tmp_path: Path) -> None:
+def test_directory_without_manifests_gives_no_objects(vcflow_cli: Invoke, tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_text("hello")
     result = vcflow_cli("validate", "-f", tmp_path)
     assert result.exit_code == 1
-    assert stderr_lines(result.stderr) == [
-        f"{tmp_path}: no manifests (.yaml, .yml, .json) in directory"
-    ]
+    assert stderr_lines(result.stderr) == ["error: no objects passed to validate"]
+
+
+def test_a_directory_without_manifests_beside_objects_adds_none(
+    vcflow_cli: Invoke, write_manifest: Write, tmp_path: Path
+) -> None:
+    (tmp_path / "empty").mkdir()
+    result = vcflow_cli("validate", "-f", tmp_path / "empty", "-f", write_manifest(template("a")))
+    assert result.exit_code == 0, result.output
+    assert result.stdout == "jobtemplate.flow.volcano.sh/a validated\n"
 
 
 def test_unknown_kind(vcflow_cli: Invoke, write_manifest: Write) -> None:
@@ -255,12 +262,6 @@ def test_unknown_kind(vcflow_cli: Invoke, write_manifest: Write) -> None:
     assert line.startswith(f'{path}:1: Pod default/p: no kind "Pod" in version "v1"')
 
 
-def test_empty_file_has_nothing_to_validate(vcflow_cli: Invoke, write_manifest: Write) -> None:
-    result = vcflow_cli("validate", "-f", write_manifest("# nothing\n---\n"))
-    assert result.exit_code == 0
-    assert result.stdout == ""
-
-
 def test_vcjob_is_validated(vcflow_cli: Invoke, write_manifest: Write) -> None:
     path = write_manifest(
         f"apiVersion: batch.volcano.sh/v1alpha1\nkind: Job\nmetadata: {{name: x}}\n"
@@ -269,3 +270,41 @@ def test_vcjob_is_validated(vcflow_cli: Invoke, write_manifest: Write) -> None:
     result = vcflow_cli("validate", "-f", path)
     assert result.exit_code == 0, result.output
     assert result.stdout == "job.batch.volcano.sh/x validated\n"
+
+
+def test_alias_bomb_is_one_line_naming_the_file(vcflow_cli: Invoke, write_manifest: Write) -> None:
+    """A billion laughs: 10**12 scalars from 1 KB; built into models it would never end."""
+    lines = [TEMPLATE, "metadata: {name: a}", f"x0: &a0 [{', '.join(['lol'] * 10)}]"]
+    lines += [f"x{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]" for i in range(1, 12)]
+    path = write_manifest("\n".join([*lines, "spec: {tasks: *a11}"]) + "\n", "bomb.yaml")
+    result = vcflow_cli("validate", "-f", path)
+    assert result.exit_code == 1
+    assert stderr_lines(result.stderr) == [
+        f"{path}:1: invalid YAML: aliases expand the document to more than 5,000,000 nodes"
+    ]
+    assert result.stdout == ""
+
+
+def test_help_says_validate_does_not_read_the_store(vcflow_cli: Invoke) -> None:
+    result = vcflow_cli("validate", "--help")
+    assert result.exit_code == 0
+    text = " ".join(result.stdout.split())
+    assert "as the store would" not in text
+    assert "without a store" in text
+    assert "`apply` also checks the objects against the store" in text
+
+
+def test_validate_does_not_resolve_against_applied_templates(
+    vcflow_cli: Invoke, write_manifest: Write, tmp_path: Path
+) -> None:
+    """What the help says: a template applied earlier is not seen by validate."""
+    state = tmp_path / "state"
+    applied = vcflow_cli(
+        "--state-dir", state, "apply", "-f", write_manifest(template("a"), "t.yaml")
+    )
+    assert applied.exit_code == 0, applied.output
+    result = vcflow_cli(
+        "--state-dir", state, "validate", "-f", write_manifest(flow("f", "    - name: a\n"))
+    )
+    assert result.exit_code == 0
+    assert 'JobTemplate "a" not found' in result.stderr

@@ -10,7 +10,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Sequence
 
-from vcflow.admission import jobtemplate, unknown
+from vcflow.admission import jobtemplate
 from vcflow.api import names, phases
 from vcflow.api.errors import FieldError
 from vcflow.api.jobflow import Flow, JobFlow
@@ -47,8 +47,6 @@ def validate_jobflow(
     errors += _probes(flows)
     errors += _generated_names(flow)
     errors += _entries_against_templates(flow, templates or {}, resolve_templates)
-    if flow.spec is not None:
-        errors += unknown.unknown_fields(flow.spec, "spec")
     return errors
 
 

@@ -231,7 +231,44 @@ def _warnings(spec: JobSpec, path: str) -> list[FieldError]:
         tpath = f"{path}.tasks[{i}]"
         found += policies.star_restart_warnings(task.policies, f"{tpath}.policies")
         found += podtemplate.restart_policy_warning(task, task_name(task, i), tpath)
+    found += _no_pods_warnings(tasks, path) + _min_success_warning(spec, path)
     return found + _gang_deadlock_warning(spec, path)
+
+
+def _no_pods_warnings(tasks: Sequence[TaskSpec], path: str) -> list[FieldError]:
+    """Volcano admits tasks with 0 replicas (the CRD's minimum, and what an omitted or
+    misspelt `replicas` means); a job whose every task has none goes Running with no pod
+    and stays so (Running rule 1: Σreplicas = 0 keeps the phase). Never rejects."""
+    empty = [i for i, t in enumerate(tasks) if (t.replicas or 0) == 0]
+    if not empty:
+        return []
+    if len(empty) == len(tasks):
+        message = (
+            "every task has 0 replicas: the job creates no pods; it goes Running at once "
+            "and never finishes (set tasks[].replicas)"
+        )
+        return [FieldError(message, f"{path}.tasks", warning=True)]
+    found: list[FieldError] = []
+    for i in empty:
+        said = "0 replicas" if tasks[i].replicas == 0 else "no replicas (0 when omitted)"
+        message = f"{said}: the task creates no pods"
+        found.append(FieldError(message, f"{path}.tasks[{i}].replicas", warning=True))
+    return found
+
+
+def _min_success_warning(spec: JobSpec, path: str) -> list[FieldError]:
+    """`minSuccess` above the job's pods can never be met: the job ends Failed once every
+    pod has finished (Running rule 3b). Volcano admits it."""
+    total = sum(max(t.replicas or 0, 0) for t in spec.tasks or [])
+    wanted = spec.min_success
+    if wanted is None or not total or wanted <= total:
+        return []
+    pods = "pod" if total == 1 else "pods"
+    message = (
+        f"minSuccess {wanted} is more than the job's {total} {pods}: the job can never "
+        "complete, it ends Failed once every pod has finished"
+    )
+    return [FieldError(message, f"{path}.minSuccess", warning=True)]
 
 
 def _gang_deadlock_warning(spec: JobSpec, path: str) -> list[FieldError]:

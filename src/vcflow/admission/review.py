@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from vcflow.admission import jobflow, jobtemplate, metadata
+from vcflow.admission import jobflow, jobtemplate, metadata, unknown
 from vcflow.api.errors import FieldError
 from vcflow.api.jobflow import JobFlow
 from vcflow.api.jobtemplate import JobTemplate
@@ -35,6 +35,9 @@ class Context:
     templates: dict[str, JobTemplate] = field(default_factory=dict)
     flows: Sequence[JobFlow] = ()
     resolve_templates: bool = False
+    #: Walk the object for unknown fields (warnings only): off for a caller that drops
+    #: warnings, such as the store's create and update.
+    unknown_fields: bool = True
 
 
 def review(
@@ -59,6 +62,8 @@ def review(
             found += jobtemplate.validate_jobtemplate(obj)
         elif isinstance(obj, VCJob):
             found += jobtemplate.validate_vcjob(obj)
+        if ctx.unknown_fields:
+            found += unknown.unknown_fields(obj)
     return [e.with_object(kind=obj.kind, namespace=obj.namespace, name=obj.name) for e in found]
 
 

@@ -1,15 +1,30 @@
-"""Warnings for fields vcflow does not know inside the parts it models completely (the
-JobFlow spec, job spec, tasks and policies), as kubectl warns about unknown fields. Pod
-templates are Kubernetes' and pass through unexamined. Pure."""
+"""Warnings for fields no schema knows, worded as kubectl's (`unknown field
+"spec.tasks[0].replica"`): a typo is otherwise silently ignored, as the API server prunes it.
+
+Every object `review` admits is covered:
+- its top level and `metadata`, by vcflow's models (ObjectMeta as Kubernetes defines it);
+- a JobFlow's spec by vcflow's models (vcflow adds fields to Volcano's JobFlow);
+- every vcjob spec — a JobTemplate's `spec`, a vcjob's `spec`, a flow entry's
+  `patch.jobSpec` — by the structural schema of Volcano's Job CRD (`crd`), pod templates
+  included: `properties`, `items`, `additionalProperties` and
+  `x-kubernetes-preserve-unknown-fields` say what may be there.
+A value of the wrong type is not looked into (type errors are the model's to report). Pure.
+"""
 
 from __future__ import annotations
 
 import functools
+from typing import Any
 
-from vcflow.api import jobflow, vcjob
+from vcflow.admission import crd
+from vcflow.api import jobflow
 from vcflow.api.errors import FieldError
-from vcflow.api.meta import WireModel
+from vcflow.api.jobflow import JobFlow
+from vcflow.api.jobtemplate import JobTemplate
+from vcflow.api.meta import Resource, WireModel
+from vcflow.api.vcjob import JobSpec, VCJob
 
+#: The JobFlow models whose every field vcflow knows (a JobSpec below them goes by the CRD).
 CHECKED = (
     jobflow.JobFlowSpec,
     jobflow.Flow,
@@ -19,30 +34,128 @@ CHECKED = (
     jobflow.TcpSocket,
     jobflow.TaskStatusProbe,
     jobflow.Patch,
-    vcjob.JobSpec,
-    vcjob.TaskSpec,
-    vcjob.LifecyclePolicy,
-    vcjob.TaskDependsOn,
-    vcjob.PartitionPolicy,
-    vcjob.VolumeSpec,
 )
+#: Kubernetes' ObjectMeta fields that vcflow's ObjectMeta does not model.
+OBJECT_META_OTHERS = frozenset({"selfLink", "deletionGracePeriodSeconds", "managedFields"})
 
 
-def unknown_fields(model: WireModel, path: str) -> list[FieldError]:
-    """`unknown field` warnings for `model` and the checked models below it."""
+def unknown_fields(obj: Resource) -> list[FieldError]:
+    """Every `unknown field` warning of an object (the CLI shows them in line order)."""
+    found = [_unknown(key) for key in obj.model_extra or {}]
+    meta_extra = obj.metadata.model_extra or {}
+    found += [_unknown(f"metadata.{key}") for key in meta_extra if key not in OBJECT_META_OTHERS]
+    if isinstance(obj, JobFlow) and obj.spec is not None:
+        found += model_unknowns(obj.spec, "spec")  # (a patch's JobSpec goes by the CRD)
+    elif isinstance(obj, JobTemplate | VCJob) and obj.spec is not None:
+        found += job_spec_unknowns(obj.spec, "spec")
+    return found
+
+
+def model_unknowns(model: WireModel, path: str) -> list[FieldError]:
+    """Warnings for `model` and the models below it: the CHECKED ones by their fields, a
+    JobSpec by the CRD."""
     found: list[FieldError] = []
     if isinstance(model, CHECKED):
-        for key in model.model_extra or {}:
-            found.append(FieldError(f'unknown field "{path}.{key}"', f"{path}.{key}", warning=True))
+        found += [_unknown(f"{path}.{key}") for key in model.model_extra or {}]
+    fields = model.__dict__
     for name, alias in _wire_names(type(model)):
-        value = getattr(model, name)
-        if isinstance(value, WireModel):
-            found += unknown_fields(value, f"{path}.{alias}")
-        elif isinstance(value, list):
+        value = fields[name]
+        if value is None or type(value) in _SCALARS:
+            continue
+        if isinstance(value, JobSpec):
+            found += job_spec_unknowns(value, f"{path}.{alias}")
+        elif isinstance(value, WireModel):
+            found += model_unknowns(value, f"{path}.{alias}")
+        elif type(value) is list:
             for i, item in enumerate(value):
                 if isinstance(item, WireModel):
-                    found += unknown_fields(item, f"{path}.{alias}[{i}]")
+                    found += model_unknowns(item, f"{path}.{alias}[{i}]")
     return found
+
+
+def job_spec_unknowns(spec: JobSpec, path: str) -> list[FieldError]:
+    """Warnings for a vcjob spec, walked against the Job CRD's schema of `spec`."""
+    return schema_unknowns(spec, crd.job_spec_schema(), path)
+
+
+def schema_unknowns(data: Any, schema: crd.Node, path: str) -> list[FieldError]:
+    """Warnings for the fields of `data` (wire data, or models holding it) its structural
+    `schema` does not know. A model is walked as it is, its fields then its extras, not
+    dumped first. Iterative (data from the store has no nesting bound)."""
+    found: list[FieldError] = []
+    todo: list[tuple[Any, crd.Node, str]] = [(data, schema, path)]
+    while todo:
+        value, node, where = todo.pop()
+        below: list[tuple[Any, crd.Node, str]] = []
+        kind = type(value)
+        if kind is list:
+            if node.items is not None:
+                items = node.items
+                below = [(v, items, f"{where}[{i}]") for i, v in enumerate(value) if _has_fields(v)]
+        elif kind is dict or isinstance(value, WireModel):
+            if kind is not dict:
+                fields = value.__dict__
+                for name, alias, known in _layout(type(value), node):
+                    item = fields[name]
+                    if item is None:
+                        continue
+                    if known is None:  # modelled by vcflow, unknown to the CRD
+                        found.append(_unknown(f"{where}.{alias}"))
+                    elif type(item) not in _SCALARS:
+                        below.append((item, known, f"{where}.{alias}"))
+                value = value.__pydantic_extra__ or {}
+            _map_unknowns(value, node, where, found, below)
+        below.reverse()
+        todo += below
+    return found
+
+
+def _map_unknowns(
+    value: dict[Any, Any],
+    node: crd.Node,
+    where: str,
+    found: list[FieldError],
+    below: list[tuple[Any, crd.Node, str]],
+) -> None:
+    """The unknown keys of one mapping into `found`, what to walk below it into `below`."""
+    props = node.properties
+    for key, item in value.items():
+        known = props.get(key)
+        if known is not None:
+            if _has_fields(item):
+                below.append((item, known, f"{where}.{key}"))
+        elif node.values is not None:
+            if _has_fields(item):
+                below.append((item, node.values, f"{where}[{key}]"))
+        elif not node.open:
+            found.append(_unknown(f"{where}.{key}"))
+
+
+_SCALARS = frozenset({str, int, float, bool})
+
+
+Layout = tuple[tuple[str, str, "crd.Node | None"], ...]
+
+
+def _layout(model: type[WireModel], node: crd.Node) -> Layout:
+    """(attribute, wire name, its schema or None if the node does not know it) of each field
+    of `model`; found once per model class and node."""
+    layout: Layout | None = node.layouts.get(model)
+    if layout is None:
+        get = node.properties.get
+        layout = tuple((n, a, get(a)) for n, a in _wire_names(model))
+        node.layouts[model] = layout
+    return layout
+
+
+def _has_fields(value: Any) -> bool:
+    """Can there be a field below `value` (a scalar or None has none)?"""
+    kind = type(value)
+    return kind is dict or kind is list or isinstance(value, WireModel)
+
+
+def _unknown(path: str) -> FieldError:
+    return FieldError(f'unknown field "{path}"', path, warning=True)
 
 
 @functools.cache

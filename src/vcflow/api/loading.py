@@ -7,7 +7,8 @@ like Kubernetes' own, keeps timestamps as strings, and refuses duplicate keys. T
 built on libyaml (`yaml.CSafeLoader`) when PyYAML has it, else on the pure-Python
 `yaml.SafeLoader`; either way a YAML error is one line naming the file and, where known, the
 line. Documents of plain YAML (maps, sequences, JSON-like scalars) are built from the nodes
-directly, PyYAML's constructor takes the rest; the nodes are not kept (see `_Text`).
+directly, PyYAML's constructor takes the rest; the nodes are not kept (see `_Text`). What a
+file may hold is bounded (`bounds`: its size, its nesting, its aliases' expansion).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from typing import Any, cast
 import pydantic
 import yaml
 
-from vcflow.api import names
+from vcflow.api import bounds, names
 from vcflow.api.errors import FieldError, Origin, ParseError
 from vcflow.api.jobflow import JobFlow
 from vcflow.api.jobtemplate import JobTemplate
@@ -205,7 +206,8 @@ def _child(node: yaml.Node, part: str | int) -> tuple[yaml.Node, yaml.Node] | No
 
 
 def expand_paths(paths: Iterable[str]) -> list[str]:
-    """Files to read, in order: directories expand to their manifests, sorted; `-` is stdin."""
+    """Files to read, in order: directories expand to their manifests, sorted (none, for a
+    directory without any: as kubectl, it gives no object); `-` is stdin."""
     out: list[str] = []
     for raw in paths:
         if raw == "-":
@@ -213,17 +215,13 @@ def expand_paths(paths: Iterable[str]) -> list[str]:
             continue
         path = Path(raw)
         if path.is_dir():
-            found = sorted(
-                str(p)
-                for p in path.iterdir()
-                if p.is_file() and p.suffix in MANIFEST_SUFFIXES and not p.name.startswith(".")
-            )
-            if not found:
-                raise ParseError(
-                    f"no manifests ({', '.join(MANIFEST_SUFFIXES)}) in directory",
-                    origin=Origin(raw),
+            out.extend(
+                sorted(
+                    str(p)
+                    for p in path.iterdir()
+                    if p.is_file() and p.suffix in MANIFEST_SUFFIXES and not p.name.startswith(".")
                 )
-            out.extend(found)
+            )
         elif path.exists():
             out.append(raw)
         else:
@@ -262,16 +260,28 @@ def read_file_lenient(
 
 
 def _read_text(source: str, stdin: io.TextIOBase | None) -> str:
-    """The text of a file, or of stdin for `-`; undecodable or unreadable → ParseError."""
+    """The text of a file, or of stdin for `-`; undecodable, unreadable or larger than
+    `bounds.MAX_FILE_BYTES` → ParseError. At most one byte past the bound is read, so
+    `/dev/zero` is refused as fast as a big file."""
+    label = "<stdin>" if source == "-" else source
+    limit = bounds.MAX_FILE_BYTES
     try:
         if source == "-":
-            return (stdin if stdin is not None else sys.stdin).read()
-        return Path(source).read_text(encoding="utf-8")
+            text = (stdin if stdin is not None else sys.stdin).read(limit + 1)
+            size = len(text)  # characters: a text stream's own unit
+        else:
+            with Path(source).open("rb") as f:
+                data = f.read(limit + 1)
+            size = len(data)
+            text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        label = "<stdin>" if source == "-" else source
         raise ParseError(f"not UTF-8 text ({exc.reason})", origin=Origin(label)) from None
     except OSError as exc:
         raise ParseError(exc.strerror or str(exc), origin=Origin(source)) from None
+    if size > limit:
+        message = f"larger than {bounds.mib(limit)}, the most vcflow reads from one file"
+        raise ParseError(message, origin=Origin(label))
+    return text
 
 
 def parse_text(text: str, source: str) -> list[Document]:
@@ -287,7 +297,11 @@ def _from_json(text: str, source: str) -> list[Document]:
     except json.JSONDecodeError as exc:
         raise ParseError(f"invalid JSON: {exc.msg}", origin=Origin(source, 0, exc.lineno)) from None
     except RecursionError:
-        raise ParseError("invalid JSON: nested too deeply", origin=Origin(source, 0)) from None
+        raise ParseError(f"invalid JSON: {bounds.NESTED}", origin=Origin(source, 0)) from None
+    try:
+        bounds.measure_data(data)
+    except bounds.Exceeded as exc:
+        raise ParseError(f"invalid JSON: {exc}", origin=Origin(source, 0)) from None
     return list(_objects(data, Origin(source, 0, 1), None))
 
 
@@ -295,6 +309,7 @@ def _from_yaml(text: str, source: str, *, lenient: bool = False) -> Iterator[Doc
     _check_printable(text, source)
     loader = KubeSafeLoader(text)
     kept = _Text(text, KubeSafeLoader)
+    anchored = "&" in text  # without an anchor there is no alias: nothing expands
     index = 0
     try:
         while True:
@@ -302,12 +317,24 @@ def _from_yaml(text: str, source: str, *, lenient: bool = False) -> Iterator[Doc
                 if not loader.check_node():
                     break
                 node = loader.get_node()
+                if anchored and node is not None:
+                    bounds.measure_yaml(node)
                 data = plain_data(node, loader)
                 if data is _NOT_PLAIN:
+                    if not anchored and node is not None:
+                        bounds.measure_yaml(node)  # deeper than plain_data goes
                     data = loader.construct_document(node)
+            except bounds.Exceeded as exc:
+                # an expansion names its document's first line; nesting, like a parser's, none
+                line = node.start_mark.line + 1 if node is not None else None
+                if str(exc) == bounds.NESTED:
+                    line = None
+                raise ParseError(
+                    f"invalid YAML: {exc}", origin=Origin(source, index, line)
+                ) from None
             except RecursionError:
                 raise ParseError(
-                    "invalid YAML: nested too deeply", origin=Origin(source, index)
+                    f"invalid YAML: {bounds.NESTED}", origin=Origin(source, index)
                 ) from None
             except yaml.MarkedYAMLError as exc:
                 raise _marked_error(exc, source, index) from None
@@ -336,8 +363,8 @@ _SCALARS = {
     f"tag:yaml.org,2002:{name}": getattr(yaml.constructor.SafeConstructor, f"construct_yaml_{name}")
     for name in ("null", "bool", "int", "float")
 }
-#: Collections nested deeper than this are left to PyYAML, so that its recursion limit (read
-#: as "nested too deeply") stays where it was.
+#: Collections nested deeper than this are left to PyYAML's constructor, after
+#: `bounds.measure_yaml` has refused those nested deeper than `bounds.MAX_DEPTH`.
 _PLAIN_DEPTH = 64
 _NOT_PLAIN: Any = object()
 _BUSY: Any = object()
@@ -441,7 +468,7 @@ def _marked_error(exc: yaml.MarkedYAMLError, source: str, index: int) -> ParseEr
     problem = _one_line(exc.problem or "")
     context = _one_line(exc.context or "")
     if problem == "exceeded maximum nesting depth":
-        return ParseError("invalid YAML: nested too deeply", origin=Origin(source, index))
+        return ParseError(f"invalid YAML: {bounds.NESTED}", origin=Origin(source, index))
     if problem and context:
         where = _position(context_mark)
         if where and where != _position(problem_mark):
@@ -528,11 +555,30 @@ def to_model(doc: Document) -> tuple[Resource | None, list[FieldError]]:
     if model is None:
         known = ", ".join(f"{k} ({v})" for v, k in MODELS)
         return None, [err(f'no kind "{kind}" in version "{api_version}"; vcflow knows {known}')]
+    if model is not JobFlow and isinstance(data.get("spec"), dict):
+        data = {**data, "spec": without_nulls(data["spec"])}
     try:
         obj = model.from_dict(data)
     except pydantic.ValidationError as exc:
         return None, [err(message, path, loc) for path, loc, message in schema_errors(exc, data)]
     return obj, []
+
+
+def without_nulls(data: dict[str, Any]) -> dict[str, Any]:
+    """`data` without its null-valued keys, at every depth: in Kubernetes a null field is an
+    absent one (the API server prunes them from a vcjob's or JobTemplate's spec, and a pod's
+    fields are omitted when empty), so `priorityClassName: null` in a pod template must not
+    come back in every pod's YAML. A JobFlow keeps its nulls: in `patch.jobSpec` a null
+    deletes the template's value (merge-patch rules). Items of lists stay as they are."""
+    return {k: _pruned(v) for k, v in data.items() if v is not None}
+
+
+def _pruned(value: Any) -> Any:
+    if type(value) is dict:
+        return without_nulls(value)
+    if type(value) is list:
+        return [_pruned(item) for item in value]
+    return value
 
 
 def schema_errors(

@@ -13,7 +13,7 @@ from dataclasses import replace
 import typer
 
 from vcflow.api import gcpause
-from vcflow.api.errors import FieldError, InputError, Origin, ValidationFailed
+from vcflow.api.errors import FieldError, Origin, ValidationFailed
 from vcflow.api.loading import Document
 from vcflow.cli import kinds, manifests, options
 from vcflow.cli.validate import FilenameOption
@@ -30,8 +30,7 @@ def apply(ctx: typer.Context, filename: FilenameOption) -> None:
     """
     loaded = manifests.load(filename)
     loaded.raise_if_invalid()
-    if not loaded.items:
-        raise InputError("no objects passed to apply")
+    loaded.require_objects("apply")
     with statedir.writing(options.state_dir(ctx)) as store:
         apply_and_report(store, loaded)
 
@@ -45,10 +44,14 @@ def apply_and_report(store: Store, loaded: manifests.Manifests) -> list[ApplyRes
     except ValidationFailed as exc:
         where = _Documents(loaded)
         raise ValidationFailed([where.locate(e) for e in exc.errors]) from None
-    warnings = [w for result in results for w in result.warnings]
-    if warnings:
+    if any(result.warnings for result in results):
         where = _Documents(loaded)
-        typer.echo("\n".join(f"Warning: {where.locate(w)}" for w in warnings), err=True)
+        warnings = [
+            w
+            for result in results
+            for w in manifests.by_line([where.locate(w) for w in result.warnings])
+        ]
+        typer.echo("\n".join(f"Warning: {w}" for w in warnings), err=True)
     if results:  # one write: a flush per line costs more than the line on big batches
         typer.echo(
             "\n".join(f"{kinds.of(r.object).ref(r.object.name)} {r.outcome}" for r in results)

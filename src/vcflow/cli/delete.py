@@ -91,6 +91,7 @@ def _from_manifests(files: list[str]) -> list[Target]:
     unreadable: list[FieldError] = [e for e in loaded.errors if e not in own]
     if unreadable:
         raise ValidationFailed(unreadable)
+    loaded.require_objects("delete")
     return [(kinds.of(item.obj), item.obj.namespace, item.obj.name) for item in loaded.items]
 
 

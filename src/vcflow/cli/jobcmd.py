@@ -2,7 +2,9 @@
 `vcctl job suspend` / `resume` do (AbortJob / ResumeJob) and as Volcano's TerminateJob.
 
 The Command is stored owned by the job (so deleting the job removes it); the local runtime
-executes and deletes it. Without a running runtime it waits in the store.
+executes and deletes it. Without a running runtime it waits in the store. A job in a phase
+where the command would change nothing (a Terminated job resumed, a Completed one suspended)
+gets no Command: one line says why, exit 1 (README "Commands that would do nothing").
 """
 
 from __future__ import annotations
@@ -12,29 +14,57 @@ from typing import Annotated
 import typer
 
 from vcflow.api.command import command_for
-from vcflow.api.errors import NotFound
-from vcflow.api.phases import Action
+from vcflow.api.errors import NotFound, VcflowError
+from vcflow.api.phases import Action, JobPhase
 from vcflow.api.vcjob import VCJob
 from vcflow.cli import kinds, options
 from vcflow.local import statedir
+from vcflow.reconcile.vcjob import lifecycle
 
 KindArg = Annotated[str, typer.Argument(metavar="KIND", help="vcjob (vj, job).")]
 NamesArg = Annotated[list[str], typer.Argument(metavar="NAME")]
 
 
+#: What each command can act on, for the line that says it would do nothing.
+_CAN = {
+    Action.ABORT_JOB: "only a Pending or Running vcjob can be suspended",
+    Action.TERMINATE_JOB: "only a Pending or Running vcjob can be terminated",
+    Action.RESUME_JOB: "only a suspended vcjob (Aborting or Aborted) can be resumed",
+}
+
+
 def _send(
     ctx: typer.Context, kind: str, job_names: list[str], namespace: str, action: Action, verb: str
 ) -> None:
+    """Send `action` to each job; a missing job, or one in a phase where the command would
+    change nothing (`lifecycle.COMMAND_PHASES`), is a problem line and no Command."""
     if kinds.resolve(kind) is not kinds.VCJOB:
         raise typer.BadParameter("only vcjobs take this command", param_hint="KIND")
+    problems: list[str] = []
     with statedir.writing(options.state_dir(ctx)) as store:
         for name in dict.fromkeys(job_names):
             try:
                 job = store.get(VCJob, namespace, name)
             except NotFound:
-                raise kinds.VCJOB.not_found(name) from None
+                problems.append(str(kinds.VCJOB.not_found(name)))
+                continue
+            if not lifecycle.command_takes_effect(job.phase, action):
+                problems.append(_does_nothing(job, action, verb))
+                continue
             store.create(command_for(job, action))
             typer.echo(f"{kinds.VCJOB.ref(name)} {verb}")
+        if problems:
+            raise VcflowError("\n".join(problems))
+
+
+def _does_nothing(job: VCJob, action: Action, verb: str) -> str:
+    ref = kinds.VCJOB.ref(job.name)
+    if job.phase == JobPhase.RESTARTING:
+        return (
+            f"{ref} is Restarting: Volcano drops a command sent while a job restarts, so it "
+            f"would not be {verb}; try again once it is Pending or Running"
+        )
+    return f"{ref} is {job.phase or 'new'}: it would not be {verb} ({_CAN[action]})"
 
 
 def suspend(

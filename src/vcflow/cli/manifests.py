@@ -17,7 +17,7 @@ import typer
 
 from vcflow.admission import review as admission
 from vcflow.api import gcpause, loading
-from vcflow.api.errors import FieldError, Origin, ParseError, ValidationFailed
+from vcflow.api.errors import FieldError, InputError, Origin, ParseError, ValidationFailed
 from vcflow.api.jobtemplate import JobTemplate
 from vcflow.api.loading import Document
 from vcflow.api.meta import Resource
@@ -55,6 +55,19 @@ class Manifests:
         """ValidationFailed with every problem, unless there is none."""
         if self.errors:
             raise ValidationFailed(list(self.errors))
+
+    def require_objects(self, verb: str) -> None:
+        """NoObjects (kubectl's `error: no objects passed to <verb>`) when the paths held no
+        object: empty files, only comments or `---`, directories without manifests."""
+        if not self.items and not self.errors:
+            raise NoObjects(verb)
+
+
+class NoObjects(InputError):
+    """The manifests given hold no object at all; nothing is done."""
+
+    def __init__(self, verb: str) -> None:
+        super().__init__(f"error: no objects passed to {verb}")
 
 
 def load(paths: Sequence[str]) -> Manifests:
@@ -148,8 +161,13 @@ def _review(
         )
         found = [_locate(e, doc) for e in admission.review(obj, context=context)]
         problems[i] += admission.errors_only(found)
-        warnings += admission.warnings_only(found)
+        warnings += by_line(admission.warnings_only(found))
     return warnings
+
+
+def by_line(found: Sequence[FieldError]) -> list[FieldError]:
+    """One object's problems in the order of their lines (stable; unknown lines first)."""
+    return sorted(found, key=lambda e: e.origin.line or 0)
 
 
 def _locate(error: FieldError, doc: Document) -> FieldError:

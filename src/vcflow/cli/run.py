@@ -113,8 +113,7 @@ def run(
     """
     loaded = manifests.load(filename)
     loaded.raise_if_invalid()
-    if not loaded.items:
-        raise InputError("no objects passed to run")
+    loaded.require_objects("run")
     if not any(isinstance(obj, JobFlow | VCJob) for obj in loaded.objects):
         raise InputError(
             "nothing to run: no JobFlow or vcjob among the objects "

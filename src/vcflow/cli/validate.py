@@ -1,4 +1,5 @@
-"""`vcflow validate -f PATH...`: schema and admission checks of manifests; nothing is written.
+"""`vcflow validate -f PATH...`: schema and admission checks of manifests, against each other
+and never against a store (none is opened); nothing is written.
 
 Like `kubectl apply --dry-run`: one `<kind>.<group>/<name> validated` line per good object on
 stdout, `Warning: …` lines on stderr, and every problem raised at once as ValidationFailed for
@@ -25,12 +26,15 @@ FilenameOption = Annotated[
 
 
 def validate(filename: FilenameOption) -> None:
-    """Check manifests as the store would on apply, without writing anything.
+    """Check manifests (schema and admission rules) without a store; nothing is written.
 
     All objects are checked together: a JobFlow's entries are resolved against the
-    JobTemplates of its namespace given alongside it.
+    JobTemplates of its namespace given alongside it. Nothing already applied is read:
+    `apply` also checks the objects against the store (a template it holds, a JobFlow's
+    spec that cannot change).
     """
     loaded = manifests.load(filename)
+    loaded.require_objects("validate")
     manifests.echo_warnings(loaded)
     for item in loaded.valid:
         typer.echo(f"{manifests.reference(item.obj)} validated")

@@ -10,6 +10,7 @@ so a flow applied together with its templates resolves them.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Protocol, TypeVar
 
 from vcflow.admission import review
@@ -62,10 +63,12 @@ def review_write(
     store: Lister,
     old: Resource | None = None,
     batch: Sequence[Resource] | Batch = (),
+    warnings: bool = True,
 ) -> list[FieldError]:
-    """Every problem admission finds (errors and warnings), with the store as context."""
+    """Every problem admission finds (errors and, unless `warnings` is False, the warnings
+    that cost a walk of the object), with the store as context."""
     given = batch if isinstance(batch, Batch) else Batch(store, batch)
-    context = _context(obj, operation, store, given)
+    context = replace(_context(obj, operation, store, given), unknown_fields=warnings)
     return review.review(obj, operation=operation, old=old, context=context)
 
 
@@ -76,8 +79,10 @@ def check(
     store: Lister,
     old: Resource | None = None,
 ) -> list[FieldError]:
-    """Raise ValidationFailed with every error; return the warnings (which do not reject)."""
-    found = review_write(obj, operation=operation, store=store, old=old)
+    """Raise ValidationFailed with every error; return the cheap warnings (which do not
+    reject). Its callers, create and update, report none, so unknown fields go unlooked
+    for: every vcjob a flow creates passes here."""
+    found = review_write(obj, operation=operation, store=store, old=old, warnings=False)
     return raise_errors(found)
 
 

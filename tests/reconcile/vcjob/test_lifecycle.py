@@ -283,3 +283,26 @@ def test_inputs_are_not_modified(make: Any) -> None:
         JobContext(job, current, Group.ADMITTED), Request(action=Action.RESTART_JOB), NOW
     )
     assert (job.to_dict(), {n: p.to_dict() for n, p in current.items()}) == before
+
+
+PHASES = ["", *JobPhase]
+
+
+@pytest.mark.parametrize("action", [Action.ABORT_JOB, Action.TERMINATE_JOB, Action.RESUME_JOB])
+@pytest.mark.parametrize("phase", PHASES)
+def test_a_command_takes_effect_where_the_dispatch_table_does_more_than_sync(
+    phase: str, action: Action
+) -> None:
+    """`command_takes_effect` (what the CLI refuses to send) agrees with §6.1: where it says
+    no, the command is handled as a plain SyncJob would be, or lost while Restarting (B4)."""
+    seen = rules.Seen(phase or P, 0, Counts(), 1)
+    op, sync = lifecycle.dispatch(phase, action), lifecycle.dispatch(phase, Action.SYNC_JOB)
+    acts = (op.primitive, op.soft, op.rule(ONE, seen)) != (
+        sync.primitive,
+        sync.soft,
+        sync.rule(ONE, seen),
+    )
+    if phase == RS:
+        assert not lifecycle.command_takes_effect(phase, action)
+    else:
+        assert lifecycle.command_takes_effect(phase, action) == acts

@@ -52,6 +52,17 @@ def test_pod_identity(make: Any) -> None:
     assert pods.container_env(pod, {}) == {}  # no plugin, no variable
 
 
+def test_a_pod_has_no_null_fields_the_job_did_not_set(make: Any) -> None:
+    """The job's scheduler and priority class fill a pod's only when the job has them: an
+    empty one was assigned as None, and every pod's YAML showed `priorityClassName: null`."""
+    job = make.vcjob(make.job("j", make.task("w", 1)))
+    pod = pods.build_pod(job, jobspec.task_specs(job)[0], 0)
+    spec = pod.to_dict()["spec"]
+    assert "priorityClassName" not in spec
+    assert spec["schedulerName"] == "volcano"  # the webhook's default, from the job
+    assert None not in spec.values()
+
+
 def test_env_and_svc(make: Any) -> None:
     job = make.vcjob(
         make.job("j", make.task("ps", 1), make.task("a-b", 2), plugins={"env": [], "svc": []})

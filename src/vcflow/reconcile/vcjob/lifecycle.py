@@ -49,6 +49,16 @@ _STOPS = {
     Action.COMPLETE_JOB: JobPhase.COMPLETING,
 }
 _RETAINED = frozenset({PodPhase.SUCCEEDED, PodPhase.FAILED})
+_STOPPABLE = frozenset({"", JobPhase.PENDING, JobPhase.RUNNING})
+#: The phases in which a user's command (`vcctl job suspend|resume`, TerminateJob) does what
+#: it asks (§6.1): AbortJob and TerminateJob stop a new, Pending or Running job; ResumeJob
+#: restarts a suspended one. In every other phase the controller handles it as that phase's
+#: own kill or sync, and drops it while Restarting (B4): the command changes nothing.
+COMMAND_PHASES: Mapping[Action, frozenset[str]] = {
+    Action.ABORT_JOB: _STOPPABLE,
+    Action.TERMINATE_JOB: _STOPPABLE,
+    Action.RESUME_JOB: frozenset({JobPhase.ABORTING, JobPhase.ABORTED}),
+}
 
 
 class Primitive(Enum):
@@ -84,6 +94,11 @@ def handle(ctx: JobContext, request: Request, now: datetime) -> Decision:
         ctx = replace(ctx, delayed=delayed)
     decision = _run(operation, ctx, request, resolved.action, now)
     return replace(decision, events=events + decision.events) if events else decision
+
+
+def command_takes_effect(phase: str, action: Action) -> bool:
+    """Does a user's `action` sent to a job in `phase` change it (COMMAND_PHASES)?"""
+    return phase in COMMAND_PHASES.get(action, frozenset())
 
 
 def dispatch(phase: str, action: Action) -> Operation:

@@ -113,11 +113,15 @@ def _owner(job: VCJob) -> OwnerReference:
 
 
 def _fill_spec(pod_spec: PodSpec, job: VCJob) -> None:
+    """The job's scheduler and priority class where the template has none. Only a value is
+    assigned: an assigned None would show as `priorityClassName: null` in every pod."""
     spec = job.spec
     pod_spec.restart_policy = pod_spec.restart_policy or DEFAULT_RESTART_POLICY
     if spec is not None:
-        pod_spec.scheduler_name = pod_spec.scheduler_name or spec.scheduler_name
-        pod_spec.priority_class_name = pod_spec.priority_class_name or spec.priority_class_name
+        if not pod_spec.scheduler_name and spec.scheduler_name:
+            pod_spec.scheduler_name = spec.scheduler_name
+        if not pod_spec.priority_class_name and spec.priority_class_name:
+            pod_spec.priority_class_name = spec.priority_class_name
 
 
 def _containers(pod_spec: PodSpec) -> list[Container]:
