@@ -311,3 +311,25 @@ def test_deleting_a_pod_with_no_run_active_removes_it(
     assert 'pod "f-a-t-0" deleted' in result.stdout
     assert pods(state_dir) == {}
     assert not (state_dir / podfs.PODS / "default" / "f-a-t-0").exists()
+
+
+def test_a_run_that_nothing_moves_any_more_ends_and_says_why(
+    vc: Vc, manifest: Path, state_dir: Path
+) -> None:
+    """A job with no pods (every task has 0 replicas: Volcano keeps it Running) and a job
+    that can never fit the machine: nothing will ever change, so the run ends, exit 1."""
+    manifest.write_text(
+        template("empty", "true")
+        .replace("replicas: 1", "replicas: 0")
+        .replace("minAvailable: 1", "minAvailable: 0")
+        + template("huge", "true", cpu="1000")
+        + jobflow("f", "empty", "huge")
+    )
+    began = time.monotonic()
+    result = vc("run", "-f", manifest, "--no-live", "--timeout", "60")
+    assert result.exit_code == 1, result.output
+    assert time.monotonic() - began < 15
+    assert "nothing is running and nothing can start:" in result.stderr
+    assert "f-empty is Running with no pod left to run" in result.stderr
+    assert "f-huge is Pending (Unschedulable:" in result.stderr
+    assert "timeout" not in result.stderr

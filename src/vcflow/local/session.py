@@ -18,6 +18,7 @@ The caller holds the state directory's controller lock (`statedir`).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,7 +30,7 @@ from vcflow.api.phases import Action, FlowPhase
 from vcflow.api.vcjob import VCJob
 from vcflow.controller.manager import Manager
 from vcflow.local.flowwatch import FlowWatch
-from vcflow.local.progress import JobProgress, Progress
+from vcflow.local.progress import NOT_CREATED, JobProgress, Progress
 from vcflow.local.result import RunResult, build
 from vcflow.reconcile.vcjob.resources import UNLIMITED, Capacity
 from vcflow.runtime.executor import Executor
@@ -38,6 +39,9 @@ from vcflow.runtime.run import CREATE_BATCH, STOP_GRACE, Ending, Loop
 from vcflow.store.base import Store
 
 Note = Callable[[str], None]
+#: seconds a run may sit with nothing running, nothing due, before it is stalled
+STALL_AFTER = 2.0
+DEPENDENCIES = "Dependencies"
 #: seconds the pods get to end on SIGTERM when the timeout passes
 TIMEOUT_GRACE = 2.0
 
@@ -73,6 +77,9 @@ class LocalRun:
         self._waiting_said = False
         self.runner: PodRunner | None = None
         self.executor: Executor | None = None
+        self.controllers: Manager | None = None
+        self._idle_since: float | None = None
+        self.stalled = False
 
     def run(
         self, *, stop: Callable[[], bool] = _never, on_tick: Callable[[], None] | None = None
@@ -88,6 +95,7 @@ class LocalRun:
             executor.start()
             self.progress.resyncing = False
             controllers = Manager(self.store, create_batch=CREATE_BATCH)
+            self.controllers = controllers
             loop = Loop(self.store, controllers, executor, poll=self.options.poll, on_tick=on_tick)
             outcome = loop.run(
                 self._done,
@@ -135,13 +143,53 @@ class LocalRun:
         self._refresh_flows()
         if self.options.fail_fast:
             self._fail_fast()
-        if not self.progress.all_ended():
-            return False
         assert self.executor is not None
+        if not self.progress.all_ended():
+            return self._stalled()
         if self.executor.busy():
             self._say_waiting()
             return False
         return True
+
+    def _stalled(self) -> bool:
+        """Nothing runs, no timer is set and no controller has work due, for `STALL_AFTER`
+        seconds, while a flow has not ended: nothing will move any more (a job that creates
+        no pods, one that can never fit, an entry whose template is missing). The run ends
+        and says why rather than waiting forever."""
+        assert self.executor is not None and self.controllers is not None
+        idle = (
+            not self.executor.busy()
+            and self.executor.next_wakeup() is None
+            and self.controllers.next_due() is None
+        )
+        now = time.monotonic()
+        if not idle:
+            self._idle_since = None
+            return False
+        if self._idle_since is None:
+            self._idle_since = now
+            return False
+        if now - self._idle_since < STALL_AFTER:
+            return False
+        self.refresh_waiting(every=True)
+        self.stalled = True
+        self.note("nothing is running and nothing can start: " + self._why_stuck())
+        return True
+
+    def _why_stuck(self) -> str:
+        reasons = []
+        for job in self.progress.every_job():
+            if job.ended or job.deleted:
+                continue
+            if job.phase == NOT_CREATED:
+                if job.waiting and not job.waiting.startswith(DEPENDENCIES):
+                    reasons.append(f"{job.job} waits ({job.waiting})")
+            elif job.reason:
+                reasons.append(f"{job.job} is {job.phase} ({job.reason}: {job.message})")
+            else:
+                reasons.append(f"{job.job} is {job.phase} with no pod left to run")
+        shown = "; ".join(reasons[:5]) + ("; ..." if len(reasons) > 5 else "")
+        return shown or "the flows wait for jobs that will not run"
 
     def _say_waiting(self) -> None:
         if self._waiting_said:

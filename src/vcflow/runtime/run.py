@@ -23,6 +23,7 @@ from vcflow.store.base import Store
 
 POLL = 0.1
 STOP_GRACE = 5.0
+RECHECK = 0.5  # seconds between two `done()` checks when nothing was written
 #: vcjobs a flow sync creates at a time (`Manager(create_batch=...)`): the runtime takes each
 #: batch to its launched pods before the next is created, so a wide flow's pods start while
 #: the rest of its vcjobs are still being created (the pod server runs them on another core)
@@ -91,14 +92,16 @@ class Loop:
         stop_grace: float = STOP_GRACE,
     ) -> Outcome:
         end = None if timeout is None else time.monotonic() + timeout
-        checked = -1
+        checked, checked_at = -1, 0.0
         while True:
             if stop():
                 return self._interrupt(stop_grace)
             self.settle()
             rv = self.store.resource_version()
-            if rv != checked:
-                checked = rv
+            # after every write, and once in a while without one (`done` may end a run
+            # that nothing moves any more)
+            if rv != checked or time.monotonic() - checked_at >= RECHECK:
+                checked, checked_at = rv, time.monotonic()
                 if done():
                     self._tick()
                     return Outcome(Ending.DONE)
