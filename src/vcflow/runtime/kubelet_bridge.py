@@ -79,7 +79,7 @@ def pod_request(pod: Pod, job: VCJob | None, pod_dir: Path | None = None) -> Pod
 def status_data(pod: Pod, run: RunStatus, now: datetime) -> dict[str, Any] | None:
     """The pod's new status (wire form) from its process status; None when there is
     nothing to write: not claimed yet, unchanged, or only claimed — the supervisor writes
-    its claim before starting anything and writes again at most `podproc.COALESCE` after
+    its claim before starting anything and writes again at most `supervisor.COALESCE` after
     the first container started (at once if the pod ended), so skipping the claim saves a
     store write and a job sync per pod and hides only a ~2 ms `ContainerCreating`."""
     if not run.lost and (not run.claimed or (run.seq <= 1 and not run.finished)):

@@ -15,11 +15,11 @@ Guarantees:
   returns a handle on it; a different uid replaces an *ended* pod of that name (LaunchError
   while it runs). A spec.json that does not parse is a launch that died half-way: no
   supervisor can have claimed it, and `launch` writes it again. A supervisor claims a pod
-  before starting anything and only one claim can succeed (`podproc`), so a request lost in
+  before starting anything and only one claim can succeed (`supervisor`), so a request lost in
   a crash is repaired without a second start: the pod server starts launched-but-unclaimed
   pods when it starts, `adopt` asks again for an unclaimed pod, and so does `wait` for one
   still unclaimed after `claim_timeout` (2 s).
-- **Detached.** Supervisors run in sessions of their own (`supervisor`) and outlive the
+- **Detached.** Supervisors run in sessions of their own (`podserver`) and outlive the
   control plane, SIGKILL included; a new `PodRunner` on the state directory adopts their pods.
   A dead supervisor is reported as `SupervisorLost` (`status`); `terminate` reaps its pod.
 - **Durable status.** Every status write is atomic; `fsync=True` also makes it survive an OS
@@ -56,7 +56,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Literal
 
-from vcflow.runtime import podfs, supervisor
+from vcflow.runtime import podfs, podserver
 from vcflow.runtime.launch import LaunchError, PodRequest, build_spec, prepare_pod_dir
 from vcflow.runtime.status import PodHandle, adopt, read_status
 
@@ -71,7 +71,7 @@ class PodRunner:
         *,
         mode: Mode = "server",
         fsync: bool = False,
-        server_idle: float = supervisor.DEFAULT_IDLE,
+        server_idle: float = podserver.DEFAULT_IDLE,
         sweep_interval: float = 0.5,
         claim_timeout: float = 2.0,
     ) -> None:
@@ -256,7 +256,7 @@ class PodRunner:
             except BrokenPipeError:  # the server closed it (it exits, or died)
                 self._close_server_fifo()
                 self._start_server()
-        raise LaunchError(f"cannot reach the pod server; see {self.runtime_dir / supervisor.LOG}")
+        raise LaunchError(f"cannot reach the pod server; see {self.runtime_dir / podserver.LOG}")
 
     def _server_fifo(self) -> int:
         """The pod server's FIFO, opened once and kept (-1 while no server reads it): an open
@@ -266,7 +266,7 @@ class PodRunner:
         if self._to_server < 0:
             with contextlib.suppress(OSError):
                 self._to_server = os.open(
-                    self.runtime_dir / supervisor.FIFO, os.O_WRONLY | os.O_NONBLOCK
+                    self.runtime_dir / podserver.FIFO, os.O_WRONLY | os.O_NONBLOCK
                 )
         return self._to_server
 
@@ -278,27 +278,27 @@ class PodRunner:
 
     def _start_server(self) -> None:
         """Start a pod server unless one runs, and wait until it reads its FIFO."""
-        fifo = str(self.runtime_dir / supervisor.FIFO)
-        lock = os.open(self.runtime_dir / supervisor.START_LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+        fifo = str(self.runtime_dir / podserver.FIFO)
+        lock = os.open(self.runtime_dir / podserver.START_LOCK, os.O_RDWR | os.O_CREAT, 0o644)
         try:
             fcntl.flock(lock, fcntl.LOCK_EX)
             if _has_reader(fifo):
                 return
             pid = self._spawn_detached(
                 ["serve", str(self.runtime_dir), str(self.pods_dir), str(self.server_idle)],
-                self.runtime_dir / supervisor.LOG,
+                self.runtime_dir / podserver.LOG,
             )
             end = time.monotonic() + SERVER_START_TIMEOUT
             while not _has_reader(fifo):
                 if _exited(pid) or time.monotonic() > end:
-                    log = self.runtime_dir / supervisor.LOG
+                    log = self.runtime_dir / podserver.LOG
                     raise LaunchError(f"the pod server did not start; see {log}")
                 time.sleep(0.002)
         finally:
             os.close(lock)
 
     def _spawn_detached(self, args: list[str], log: Path) -> int:
-        argv = [sys.executable, "-m", "vcflow.runtime.supervisor", *args]
+        argv = [sys.executable, "-m", "vcflow.runtime.podserver", *args]
         actions: list[tuple[int, ...] | tuple[int, int, str, int, int]] = [
             (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
             (os.POSIX_SPAWN_OPEN, 1, str(log), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644),
@@ -316,7 +316,7 @@ class PodRunner:
 
     def stop_server(self) -> None:
         """Ask a running pod server to exit now (pods keep running)."""
-        fifo = str(self.runtime_dir / supervisor.FIFO)
+        fifo = str(self.runtime_dir / podserver.FIFO)
         with contextlib.suppress(OSError):
             fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
             try:
