@@ -28,13 +28,13 @@ from vcflow.api.vcjob import VCJob
 from vcflow.reconcile.vcjob import kubelet, pods
 from vcflow.runtime.launch import PodFile, PodRequest
 from vcflow.runtime.status import RunStatus
+from vcflow.runtime.statusfile import DEFAULT_GRACE
 
 #: Kept on every pod the runtime creates, so a deleted pod stays (Terminating, with its
 #: deletionTimestamp) until its processes have ended; the runtime then removes it.
 FINALIZER = "vcflow.io/pod-process"
 SVC_DIR = "etc/volcano"
 COMPONENT = "vc-controller-manager"
-DEFAULT_GRACE = 30.0
 #: The exit code a container that could not be started reports (as a runtime would).
 CANNOT_RUN = 128
 

@@ -56,7 +56,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Literal
 
-from vcflow.runtime import podfs, podserver
+from vcflow.runtime import podfs, podserver, statusfile
 from vcflow.runtime.launch import LaunchError, PodRequest, build_spec, prepare_pod_dir
 from vcflow.runtime.status import PodHandle, adopt, read_status
 
@@ -154,17 +154,15 @@ class PodRunner:
         ends Failed (reason Terminated) unless it ended already. Returns at once; `wait`
         sees the end. A pod whose supervisor died gets a reaper (`reaper`)."""
         pod_dir = handle.pod_dir
-        podfs.write_bytes(str(pod_dir / podfs.TERMINATE), f"{max(0.0, grace_seconds)}".encode())
+        statusfile.request_stop(str(pod_dir), grace_seconds)
         status = read_status(pod_dir)
         if not status.claimed:
             self._ask("run", pod_dir)  # the supervisor sees `terminate` as it claims
         elif status.lost:
             self._ask("reap", pod_dir)
         elif not status.finished:
-            raw = podfs.read_json(str(pod_dir / podfs.STATUS)) or {}
-            sup = (raw.get("vcflow") or {}).get("supervisor") or {}
-            pid = int(sup.get("pid") or 0)
-            if podfs.same_process(pid, sup.get("start")):
+            pid, start = statusfile.supervisor(statusfile.read(str(pod_dir)) or {})
+            if podfs.same_process(pid, start):
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGUSR1)  # "look at the terminate files"
             else:

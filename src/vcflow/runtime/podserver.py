@@ -48,7 +48,7 @@ import traceback
 from types import FrameType
 from typing import Protocol
 
-from vcflow.runtime import podfs
+from vcflow.runtime import podfs, statusfile
 from vcflow.runtime.reaper import Reaper
 from vcflow.runtime.supervisor import PodSupervisor
 
@@ -96,7 +96,7 @@ class Loop:
     def add_pod(self, pod_dir: str) -> None:
         """Claim and start the pod in `pod_dir`, unless it is claimed already."""
         pod_dir = os.path.abspath(pod_dir)
-        if pod_dir in self.tasks or os.path.exists(os.path.join(pod_dir, podfs.STATUS)):
+        if pod_dir in self.tasks or statusfile.claimed(pod_dir):
             return
         try:
             sup = PodSupervisor(pod_dir, self.owner, self.registry)
@@ -258,7 +258,7 @@ def unclaimed(pods_dir: str) -> list[str]:
             with contextlib.suppress(FileNotFoundError):
                 for pod in os.scandir(ns.path):
                     launched = os.path.exists(os.path.join(pod.path, podfs.SPEC))
-                    if launched and not os.path.exists(os.path.join(pod.path, podfs.STATUS)):
+                    if launched and not statusfile.claimed(pod.path):
                         found.append(pod.path)
     return found
 

@@ -31,7 +31,7 @@ Stops, both ending the pod Failed (unless it already ended by itself):
   across restarts: every group SIGKILLed at once (exit code 137); reason `DeadlineExceeded`.
 
 Status writes: at the claim (before anything starts), at the end, and in between at most
-`COALESCE` (2 ms) after a change; each one atomic (`podfs.write_json`, fsync'd when the spec
+`COALESCE` (2 ms) after a change; each one atomic (`statusfile.write`, fsync'd when the spec
 says so) and announced on the events FIFO — but the claim, which a write within `COALESCE`
 follows (the containers start at once), or the end: waking the control plane for it cost it a
 status read per pod and nothing used it. A supervisor killed within those 2 ms of starting
@@ -53,11 +53,10 @@ import signal
 import time
 from typing import Any
 
-from vcflow.runtime import podfs, spawn
-from vcflow.runtime.podfs import FAILED, FINAL, PENDING, RUNNING, SUCCEEDED
+from vcflow.runtime import podfs, spawn, statusfile
+from vcflow.runtime.statusfile import DEFAULT_GRACE, FAILED, FINAL, PENDING, RUNNING, SUCCEEDED
 
 BACKOFF_INITIAL, BACKOFF_MAX, BACKOFF_RESET = 0.1, 5.0, 10.0
-DEFAULT_GRACE = 30.0
 #: A status change waits this long for the next one, so that a container that exits at once
 #: costs one status write, not two. The end of a pod is written at once.
 COALESCE = 0.002
@@ -175,7 +174,7 @@ class PodSupervisor:
         return True
 
     def check_terminate(self) -> None:
-        if not self.term_requested and os.path.exists(os.path.join(self.dir, podfs.TERMINATE)):
+        if not self.term_requested and statusfile.stop_requested(self.dir):
             self.term_requested = True
 
     def exited(self, pid: int, status: int, now: float) -> None:
@@ -296,7 +295,7 @@ class PodSupervisor:
         self.registry[result] = self
         if not self.spare:  # while the container starts, ready the next status write
             self.spare = True
-            podfs.make_spare(os.path.join(self.dir, podfs.STATUS))
+            statusfile.make_spare(self.dir)
 
     def ended(
         self, c: Container, code: int, sig: int | None, reason: str, message: str | None, now: float
@@ -327,11 +326,7 @@ class PodSupervisor:
         return [c for c in (*self.inits, *self.mains) if c.state == RUN]
 
     def grace(self) -> float:
-        try:
-            with open(os.path.join(self.dir, podfs.TERMINATE), "rb") as f:
-                return max(0.0, float(f.read().decode().strip()))
-        except (OSError, ValueError):
-            return self.grace_default
+        return statusfile.stop_grace(self.dir, self.grace_default)
 
     def begin_stop(self, reason: str, message: str, grace: float, now: float) -> None:
         self.stop = (reason, message)
@@ -368,13 +363,11 @@ class PodSupervisor:
         if self.inits:
             data["initContainerStatuses"] = [c.wire() for c in self.inits]
         data["containerStatuses"] = [c.wire() for c in self.mains]
-        data["vcflow"] = {
-            "seq": self.seq,
-            "supervisor": {"pid": self.owner[0], "start": self.owner[1]},
-            "processes": {c.name: c.record() for c in self.running()},
-        }
-        path = os.path.join(self.dir, podfs.STATUS)
-        ok = podfs.write_json(path, data, fsync=self.fsync, exclusive=claim)
+        processes = {c.name: c.record() for c in self.running()}
+        record = statusfile.supervised(
+            data, seq=self.seq, supervisor=self.owner, processes=processes
+        )
+        ok = statusfile.write(self.dir, record, fsync=self.fsync, claim=claim)
         self.spare = False
         if ok and not claim:  # the claim: the next write follows within COALESCE
             podfs.notify(self.events, self.dir)
