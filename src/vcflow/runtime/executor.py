@@ -1,12 +1,12 @@
 """The runtime shell: watches vcjobs, pods and Commands in the store and carries out the pure
 vcjob runtime's decisions (`vcflow.reconcile.vcjob`, see its package docstring for the
 contract) with real processes. It meets the JobFlow controller only through the store.
-This module is the job controller's and the scheduler's side; `podshell.PodShell`, its base,
-the kubelet's (pod cache, processes, pod status).
+This module is the job controller's and the scheduler's side; it keeps the store's pods in a
+`podcache.PodCache` and has a `node.Node`, the kubelet's side (processes, pod status).
 
 Per job it keeps a `JobRecord` (the stored vcjob with the webhook's defaults, the PodGroup
-state, the delayed actions, the scheduler's verdict, the job's pods by name); one FIFO of
-(job, request) serves every job. The pod cache is written through: each write's result is
+state, the delayed actions, the scheduler's verdict); one FIFO of (job, request) serves every
+job. The pod cache is written through: each write's result is
 observed at once (the requests it causes are queued then), and the store's events for
 writes already seen (by resourceVersion) are skipped, so other writers' changes — the
 controller's vcjobs, the garbage collector's deletions, Commands — are the only ones the
@@ -31,6 +31,7 @@ from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Generic, TypeVar
 
 from vcflow.api import clock as clocks
 from vcflow.api import names
@@ -46,14 +47,17 @@ from vcflow.reconcile.vcjob.model import Decision, DelayedAction, Group, JobCont
 from vcflow.reconcile.vcjob.model import Request as JobRequest
 from vcflow.reconcile.vcjob.spec import with_defaults
 from vcflow.runtime import kubelet_bridge as bridge
-from vcflow.runtime.pods import PodRunner
-from vcflow.runtime.podshell import PodShell, W, launched_uid
+from vcflow.runtime.node import Node
+from vcflow.runtime.podcache import PodCache, job_key_of
+from vcflow.runtime.runner import H, Runner
 from vcflow.store.base import EventType, Expired, Store, WatchEvent, poll
+from vcflow.store.events import Recorder
 
 Key = names.ObjectKey
 #: Called with a vcjob whenever the runtime sees it change, and with `deleted=True` last.
 Observer = Callable[[VCJob, bool], None]
 WATCHED: tuple[type[Resource], ...] = (VCJob, Pod, Command)
+W = TypeVar("W", bound=Resource)
 
 
 @dataclass
@@ -62,7 +66,6 @@ class JobRecord:
     group: Group = Group.NONE
     delayed: dict[str, DelayedAction] = field(default_factory=dict)
     unschedulable: str = ""
-    pods: dict[str, Pod] = field(default_factory=dict)
     seq: int = 0  # creation order, the scheduler's tie-break
 
 
@@ -71,18 +74,22 @@ def _rv(obj: Resource) -> int:
     return int(text) if text and text.isdigit() else 0
 
 
-class Executor(PodShell):
+class Executor(Generic[H]):
     def __init__(
         self,
         store: Store,
-        runner: PodRunner,
+        runner: Runner[H],
         *,
         capacity: jobres.Capacity = jobres.UNLIMITED,
         priorities: Mapping[str, int] | None = None,
         clock: clocks.Clock | None = None,
         observer: Observer | None = None,
     ) -> None:
-        super().__init__(store, runner, clock or clocks.SystemClock())
+        self.store, self.runner = store, runner
+        self.clock = clock or clocks.SystemClock()
+        self.recorder = Recorder(store, self.clock)
+        self.pods = PodCache()
+        self.node = Node(store, runner, self.clock, self.pods, self)
         self.capacity = capacity
         self.priorities = dict(priorities or {})
         self.observer = observer
@@ -91,8 +98,11 @@ class Executor(PodShell):
         self.timed: set[Key] = set()  # jobs with a delayed action or a TTL
         self.unwritten: set[Key] = set()  # jobs whose status changed since the last flush
         # jobs a scheduler pass must look at (`gang.needs_pass`), kept as jobs and pods
-        # change (`touched`): a pass costs the jobs waiting to start, not every job running
+        # change (`touched`, and the pod cache's): a pass costs the jobs waiting to start,
+        # not every job running
         self.needy: set[Key] = set()
+        self.touched: set[Key] = set()
+        self.dirty = True  # a job changed in a way the scheduler looks at
         self.bound: list[Pod] = []  # pods bound in the open transaction, to launch after it
         self.seq = 0
         self.rv = 0
@@ -102,9 +112,6 @@ class Executor(PodShell):
         record = self.jobs.get(key)
         return record.job if record is not None else None
 
-    def _enqueue(self, key: Key, request: JobRequest) -> None:
-        self.queue.append((key, request))
-
     # -- start and watch ------------------------------------------------------------------
 
     def start(self) -> None:
@@ -112,20 +119,15 @@ class Executor(PodShell):
         has not ended is adopted (or launched, if it never was), every Command is run."""
         self.rv = self.store.resource_version()
         for pod in self.store.list(Pod):
-            self._cache_pod(pod)
+            self.pods.put(pod)
         for job in self.store.list(VCJob):
             record = self._add_job(job)
-            if any(p.placed and not p.deleting for p in record.pods.values()):
+            if any(p.placed and not p.deleting for p in self.pods.of_job(job.key).values()):
                 record.group = Group.ADMITTED
                 self._job_changed(job.key, record)
-        for pod in list(self.pods.values()):
+        for pod in self.pods.every():
             if pod.placed and (pod.deleting or pod.phase in kubelet.ALIVE):
-                handle = self.runner.adopt(pod.namespace, pod.name)
-                if handle is not None and launched_uid(handle) == pod.metadata.uid:
-                    self._track(pod.key, handle)
-                    self._sync_status(pod.key, handle)
-                elif not pod.deleting:
-                    self._launch(pod)
+                self.node.resume(pod, self._job(job_key_of(pod)))
         for command in self.store.list(Command):
             self._command(command)
         self.started = True
@@ -153,15 +155,10 @@ class Executor(PodShell):
 
     def _reset(self) -> None:
         self.jobs.clear()
-        self.pods.clear()
-        self.by_job.clear()
+        self.pods.reset()
+        self.node.seen.clear()
         self.queue.clear()
-        self.live.clear()
-        self.seen.clear()
-        self.held.clear()
-        self.used = {}
         self.touched.clear()
-        self.deleting.clear()
         self.timed.clear()
         self.needy.clear()
         self.start()
@@ -180,7 +177,7 @@ class Executor(PodShell):
             if not deleted:
                 self._observe_pod(pod)
             elif cached is not None and cached.metadata.uid == pod.metadata.uid:
-                self._pod_gone(pod.key, cached)
+                self.pod_gone(pod.key, cached)
         elif event.model is VCJob:
             record = self.jobs.get(event.key)
             if not deleted and record is not None and _rv(record.job) >= event.resource_version:
@@ -209,7 +206,7 @@ class Executor(PodShell):
     def _add_job(self, job: VCJob) -> JobRecord:
         key = job.key
         self.seq += 1
-        record = JobRecord(with_defaults(job), pods=self.by_job.setdefault(key, {}), seq=self.seq)
+        record = JobRecord(with_defaults(job), seq=self.seq)
         self.jobs[key] = record
         self._job_changed(key, record)
         self.queue.append((key, events.job_created(record.job)))
@@ -230,8 +227,6 @@ class Executor(PodShell):
         self.needy.discard(key)
         self.touched.discard(key)
         self.dirty = True
-        if not self.by_job.get(key):
-            self.by_job.pop(key, None)
         if any(k == key for k, _ in self.queue):
             self.queue = deque((k, r) for k, r in self.queue if k != key)
         if record is not None and self.observer is not None:
@@ -247,6 +242,47 @@ class Executor(PodShell):
                     self.queue.append((record.job.key, request))
         with contextlib.suppress(NotFound):
             self.store.delete(Command, command.namespace, command.name, force=True)
+
+    # -- pods -----------------------------------------------------------------------------
+
+    def _observe_pod(self, pod: Pod) -> None:
+        """Cache the pod and queue the request its change makes for its job."""
+        old = self.pods.put(pod)
+        job_key = job_key_of(pod)
+        record = self.jobs.get(job_key)
+        if record is None:
+            return
+        if old is None:
+            request = events.pod_created(pod)
+        else:
+            siblings = self.pods.of_job(job_key).values()
+            request = events.pod_updated(record.job, old, pod, siblings)
+        self.queue.append((job_key, request))
+
+    def pod_written(self, pod: Pod) -> None:
+        """(`node.PodEvents`) The node wrote `pod`."""
+        self._observe_pod(self._wrote(pod))
+
+    def pod_gone(self, key: Key, pod: Pod) -> None:
+        """(`node.PodEvents`) The pod is no longer in the store: forgotten, its processes
+        killed, and its job told."""
+        self.pods.remove(key)
+        self.node.forget(key)
+        job_key = job_key_of(pod)
+        if job_key in self.jobs:
+            self.queue.append((job_key, events.pod_deleted(pod)))
+
+    def poll(self, timeout: float) -> bool:
+        """Write the pods' process changes (`node.Node.poll`)."""
+        return self.node.poll(timeout)
+
+    def wait(self, timeout: float) -> bool:
+        """Block until a process changes or `timeout` passes (`node.Node.wait`)."""
+        return self.node.wait(timeout)
+
+    def terminate_all(self, grace: float, patience: float, *, evict: bool = False) -> int:
+        """Stop every running pod (`node.Node.terminate_all`); the count stopped."""
+        return self.node.terminate_all(grace, patience, evict=evict)
 
     # -- the settle loop ------------------------------------------------------------------
 
@@ -275,8 +311,8 @@ class Executor(PodShell):
                         self._handle(*self.queue.popleft())
                     elif not (
                         self._fire_timers()
-                        or self._reap_terminating()
-                        or self.poll(0)
+                        or self.node.reap_terminating()
+                        or self.node.poll(0)
                         or self.pump()
                         or self._schedule()
                         or self.flush()
@@ -287,14 +323,18 @@ class Executor(PodShell):
             bound, self.bound = self.bound, []
             with self.store.transaction():  # (their first statuses)
                 for pod in bound:
-                    self._launch(pod)
+                    self.node.launch(pod, self._job(job_key_of(pod)))
 
     def _handle(self, key: Key, request: JobRequest) -> None:
         record = self.jobs.get(key)
         if record is None:
             return
         ctx = JobContext(
-            record.job, dict(record.pods), record.group, dict(record.delayed), record.unschedulable
+            record.job,
+            dict(self.pods.of_job(key)),
+            record.group,
+            dict(record.delayed),
+            record.unschedulable,
         )
         self._apply(key, record, lifecycle.handle(ctx, request, self.clock.now()))
 
@@ -302,10 +342,12 @@ class Executor(PodShell):
         job = record.job
         if decision.group is not record.group or decision.status.phase != job.phase:
             self.dirty = True
-        for name in decision.delete:
-            pod = record.pods.get(name)
-            if pod is not None and not pod.deleting:
-                self._delete_pod(pod)
+        if decision.delete:
+            mine = self.pods.of_job(key)
+            for name in decision.delete:
+                pod = mine.get(name)
+                if pod is not None and not pod.deleting:
+                    self.node.delete(pod)
         for pod in decision.create:
             # the store writes a copy: only the metadata this changes is copied here
             meta = pod.metadata.model_copy(update={"finalizers": [bridge.FINALIZER]})
@@ -389,27 +431,31 @@ class Executor(PodShell):
     # -- the scheduler --------------------------------------------------------------------
 
     def _schedule(self) -> bool:
-        if not self.dirty:
+        cache = self.pods
+        if not (self.dirty or cache.dirty):
             return False
-        self.dirty = False
-        for key in self.touched:
+        self.dirty = cache.dirty = False
+        touched = cache.touched  # (the jobs whose pods changed, and those that changed)
+        touched |= self.touched
+        self.touched.clear()
+        for key in touched:
             record = self.jobs.get(key)
             if record is not None and gang.needs_pass(
-                gang.GangJob(record.job, record.group), list(record.pods.values())
+                gang.GangJob(record.job, record.group), list(cache.of_job(key).values())
             ):
                 self.needy.add(key)
             else:
                 self.needy.discard(key)
-        self.touched.clear()
+        touched.clear()
         needy = sorted((self.jobs[k] for k in self.needy), key=lambda r: r.seq)
         if not needy:
             return False
         placement = gang.schedule(
             [gang.GangJob(r.job, r.group) for r in needy],
-            [p for r in needy for p in r.pods.values()],
+            [p for r in needy for p in cache.of_job(r.job.key).values()],
             self.capacity,
             self.priorities,
-            used=self.used,
+            used=cache.used,
         )
         changed = False
         for key in placement.admitted:
@@ -418,7 +464,9 @@ class Executor(PodShell):
             self.queue.append((key, events.group_changed()))
             changed = True
         for key in placement.placed:
-            self.bound.append(self._bind(self.pods[key]))  # launched once committed (`settle`)
+            pod = cache.get(key)
+            assert pod is not None  # (placed from the cache's pods)
+            self.bound.append(self.node.bind(pod))  # launched once committed (`settle`)
             changed = True
         for key, why in placement.unschedulable.items():
             record = self.jobs[key]

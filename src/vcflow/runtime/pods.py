@@ -168,14 +168,16 @@ class PodRunner:
             else:
                 self._ask("reap", pod_dir)
 
-    def remove(self, handle: PodHandle) -> None:
-        """Delete an ended pod's directory (logs included), so its name can run again."""
+    def remove(self, handle: PodHandle) -> bool:
+        """Delete an ended pod's directory (logs included), so its name can run again;
+        True (done at once)."""
         status = read_status(handle.pod_dir)
         if status.launched and (not status.finished or status.lost):
             raise LaunchError(
                 f"pod {handle.namespace}/{handle.name} has not ended; terminate it and wait"
             )
         shutil.rmtree(handle.pod_dir, ignore_errors=True)
+        return True
 
     # -- waiting -------------------------------------------------------------------------
 

@@ -154,6 +154,15 @@ class PodHandle:
         self.namespace = pod_dir.parent.name
         self.name = pod_dir.name
         self.last: RunStatus | None = None
+        self._uid = ""
+
+    @property
+    def uid(self) -> str:
+        """The uid of the pod it was launched for (its spec.json), '' until one is readable."""
+        if not self._uid:
+            spec = podfs.read_json(str(self.pod_dir / podfs.SPEC))
+            self._uid = str(spec.get("uid") or "") if isinstance(spec, dict) else ""
+        return self._uid
 
     def status(self) -> RunStatus:
         self.last = read_status(self.pod_dir)
