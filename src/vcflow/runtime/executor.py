@@ -116,7 +116,8 @@ class Executor(Generic[H]):
 
     def start(self) -> None:
         """Resync from the store: every vcjob gets a sync request, every placed pod that
-        has not ended is adopted (or launched, if it never was), every Command is run."""
+        has not ended is tracked or adopted (or launched, if it never was), every Command is
+        run."""
         self.rv = self.store.resource_version()
         for pod in self.store.list(Pod):
             self.pods.put(pod)
@@ -125,6 +126,7 @@ class Executor(Generic[H]):
             if any(p.placed and not p.deleting for p in self.pods.of_job(job.key).values()):
                 record.group = Group.ADMITTED
                 self._job_changed(job.key, record)
+        self.node.reconcile()
         for pod in self.pods.every():
             if pod.placed and (pod.deleting or pod.phase in kubelet.ALIVE):
                 self.node.resume(pod, self._job(job_key_of(pod)))
@@ -154,10 +156,12 @@ class Executor(Generic[H]):
         return obj
 
     def _reset(self) -> None:
+        """The watch expired: list the store again. The node keeps the runs it tracks, but
+        those whose pod went meanwhile (`node.Node.reconcile`)."""
         self.jobs.clear()
         self.pods.reset()
-        self.node.seen.clear()
         self.queue.clear()
+        self.unwritten.clear()
         self.touched.clear()
         self.timed.clear()
         self.needy.clear()

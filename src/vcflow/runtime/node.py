@@ -28,6 +28,8 @@ from vcflow.store.base import Store
 from vcflow.store.events import Recorder
 
 Key = names.ObjectKey
+#: How long `reconcile` waits for the processes of a pod replaced by another of its name.
+RECONCILE_PATIENCE = 10.0
 
 
 class PodEvents(Protocol):
@@ -84,8 +86,9 @@ class Node(Generic[H]):
         self._sync_status(pod.key, handle)
 
     def resume(self, pod: Pod, job: VCJob | None) -> None:
-        """A placed pod found at start: adopt its run, or launch it if it never was."""
-        handle = self.runner.adopt(pod.namespace, pod.name)
+        """A placed pod found at start: go on with its run (tracked already, or adopted),
+        or launch it if it never was."""
+        handle = self.handles.get(pod.key) or self.runner.adopt(pod.namespace, pod.name)
         if handle is not None and handle.uid == pod.metadata.uid:
             self._track(pod.key, handle)
             self._sync_status(pod.key, handle)
@@ -100,9 +103,31 @@ class Node(Generic[H]):
         """The pod is gone from the store: kill what it runs, drop its handle."""
         self.asked_to_stop.discard(key)
         handle = self.active.pop(key, None)
-        self.handles.pop(key, None)
+        launched = self.handles.pop(key, None)
+        if launched is not None:
+            self.seen.pop(id(launched), None)
         if handle is not None:
             self.runner.terminate(handle, 0)
+
+    def reconcile(self, patience: float = RECONCILE_PATIENCE) -> None:
+        """After the cache was listed again (the watch expired): kill and forget the runs
+        whose pod is gone from the store meanwhile, or is now another pod of that name (its
+        uid differs); the rest stay tracked. Waits up to `patience` s for the runs of the
+        replaced pods to end, so that the new pods can launch in their directories."""
+        stale = []
+        for key, handle in self.handles.items():
+            pod = self.cache.get(key)
+            if pod is None or pod.metadata.uid != handle.uid:
+                stale.append((key, handle, pod is not None))
+        replaced = []
+        for key, handle, reused in stale:
+            if key in self.active and reused:
+                replaced.append(handle)
+            self.forget(key)
+        end = time.monotonic() + patience
+        while replaced and time.monotonic() < end:
+            self.runner.wait(replaced, end - time.monotonic())
+            replaced = [h for h in replaced if h.last is None or not h.last.finished]
 
     # -- status ---------------------------------------------------------------------------
 
@@ -135,7 +160,7 @@ class Node(Generic[H]):
     def _sync_status(self, key: Key, handle: H) -> None:
         run = handle.last
         pod = self.cache.get(key)
-        if run is None or pod is None:
+        if run is None or pod is None or self.handles.get(key) is not handle:
             return
         if run.lost and key not in self.asked_to_stop:
             self.asked_to_stop.add(key)

@@ -105,7 +105,7 @@ class PodRunner:
         existing = podfs.read_json(spec_path)
         if isinstance(existing, dict):
             if existing.get("uid") == request.uid:
-                return self._handle(pod_dir)
+                return self._handle(pod_dir, request.uid)
             self._replace_stale(pod_dir, request)
         spec = build_spec(request, pod_dir, fsync=self.fsync, notify=self.events)
         prepare_pod_dir(pod_dir, request)
@@ -114,7 +114,7 @@ class PodRunner:
         if not podfs.create(spec_path, body, exclusive=not half_done, fsync=self.fsync):
             return self._handle(pod_dir)  # a concurrent launch won
         self._ask("run", pod_dir)
-        return self._handle(pod_dir)
+        return self._handle(pod_dir, request.uid)
 
     def _replace_stale(self, pod_dir: Path, request: PodRequest) -> None:
         status = read_status(pod_dir)
@@ -125,8 +125,8 @@ class PodRunner:
             )
         shutil.rmtree(pod_dir)
 
-    def _handle(self, pod_dir: Path) -> PodHandle:
-        handle = PodHandle(pod_dir)
+    def _handle(self, pod_dir: Path, uid: str = "") -> PodHandle:
+        handle = PodHandle(pod_dir, uid)
         handle.status()
         return handle
 

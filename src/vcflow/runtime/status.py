@@ -149,12 +149,12 @@ class PodHandle:
     """A launched pod, by its directory. `status()` reads it afresh; `last` is what the
     latest `status()` (or `PodRunner.wait`) saw."""
 
-    def __init__(self, pod_dir: Path) -> None:
+    def __init__(self, pod_dir: Path, uid: str = "") -> None:
         self.pod_dir = pod_dir
         self.namespace = pod_dir.parent.name
         self.name = pod_dir.name
         self.last: RunStatus | None = None
-        self._uid = ""
+        self._uid = uid
 
     @property
     def uid(self) -> str:
