@@ -1,22 +1,22 @@
 """The runtime shell: watches vcjobs, pods and Commands in the store and carries out the pure
 vcjob runtime's decisions (`vcflow.reconcile.vcjob`, see its package docstring for the
-contract) with real processes. It meets the JobFlow controller only through the store.
-This module is the job controller's and the scheduler's side; it keeps the store's pods in a
+contract) with the pods a `runner.Runner` runs (local processes; a simulated kubelet in the
+conformance runner). It meets the JobFlow controller only through the store. This module is
+the job controller's and the scheduler's side; it keeps the store's pods in a
 `podcache.PodCache` and has a `node.Node`, the kubelet's side (processes, pod status).
 
 Per job it keeps a `JobRecord` (the stored vcjob with the webhook's defaults, the PodGroup
 state, the delayed actions, the scheduler's verdict); one FIFO of (job, request) serves every
-job. The pod cache is written through: each write's result is
-observed at once (the requests it causes are queued then), and the store's events for
-writes already seen (by resourceVersion) are skipped, so other writers' changes — the
-controller's vcjobs, the garbage collector's deletions, Commands — are the only ones the
-watch adds. A job's status is written once per burst (`flush`, when idle), however many
-requests changed it.
+job. The caches are written through: each write's result is observed at once (the requests
+it causes are queued then), and the store's events for writes already seen (by
+resourceVersion) are skipped, so other writers' changes — the controller's vcjobs, the
+garbage collector's deletions, Commands — are the only ones the watch adds. A job's status
+is written once per burst (`flush`, when idle), however many requests changed it.
 
 Pods are created with a finalizer (`kubelet_bridge.FINALIZER`): a deleted pod stays
 Terminating until its processes ended; then the runtime removes the finalizer (the store
 removes the pod) and the pod directory. `settle()` works until idle: requests, due timers
-(delayed actions, `ttlSecondsAfterFinished`; `activeDeadlineSeconds` is the supervisor's),
+(delayed actions, `ttlSecondsAfterFinished`; `activeDeadlineSeconds` is the runner's),
 Terminating pods, process changes, the store's events, one gang-scheduler pass, the status
 flush — all in one store transaction (one commit), cut short when pods were bound: they are
 launched only once their binding is committed, so a pod never runs unless the store has it.
@@ -85,7 +85,7 @@ class Executor(Generic[H]):
         clock: clocks.Clock | None = None,
         observer: Observer | None = None,
     ) -> None:
-        self.store, self.runner = store, runner
+        self.store = store
         self.clock = clock or clocks.SystemClock()
         self.recorder = Recorder(store, self.clock)
         self.pods = PodCache()
@@ -276,10 +276,6 @@ class Executor(Generic[H]):
         if job_key in self.jobs:
             self.queue.append((job_key, events.pod_deleted(pod)))
 
-    def poll(self, timeout: float) -> bool:
-        """Write the pods' process changes (`node.Node.poll`)."""
-        return self.node.poll(timeout)
-
     def wait(self, timeout: float) -> bool:
         """Block until a process changes or `timeout` passes (`node.Node.wait`)."""
         return self.node.wait(timeout)
@@ -397,11 +393,14 @@ class Executor(Generic[H]):
 
     def next_wakeup(self) -> float | None:
         """Seconds until the earliest timer (0 if one is due), None without timers."""
-        now = self.clock.now()
-        dues = [d for key in self.timed for d in self._dues(self.jobs[key])]
-        if not dues:
+        due = self.next_due()
+        if due is None:
             return None
-        return max(0.0, (min(dues) - now).total_seconds())
+        return max(0.0, (due - self.clock.now()).total_seconds())
+
+    def next_due(self) -> datetime | None:
+        """When the earliest timer is due (delayed actions, TTL), None without timers."""
+        return min((d for key in self.timed for d in self._dues(self.jobs[key])), default=None)
 
     @staticmethod
     def _dues(record: JobRecord) -> list[datetime]:
