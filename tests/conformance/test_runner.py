@@ -9,6 +9,8 @@ from typing import Any
 import pytest
 import yaml
 
+from vcflow.api.pod import Pod
+from vcflow.api.vcjob import VCJob
 from vcflow.conformance import (
     RUNNERS,
     Case,
@@ -22,6 +24,9 @@ from vcflow.conformance import (
 )
 from vcflow.conformance.__main__ import main
 from vcflow.conformance.cases import vcflow_steps
+from vcflow.conformance.runtime_world import RuntimeWorld
+from vcflow.runtime.executor import Executor
+from vcflow.runtime.kubelet_bridge import FINALIZER
 
 
 def flow(name: str, *entries: tuple[str, list[str]]) -> dict[str, Any]:
@@ -247,6 +252,23 @@ def test_runtime_cases_run(tmp_path: Path) -> None:
     assert run_file(str(write(tmp_path, runtime_case("k-runtime", steps)))).result == Passed(
         "2 steps"
     )
+
+
+def test_runtime_cases_drive_the_real_runtime_shell() -> None:
+    """The runtime harness is vcflow's runtime shell on a store, not a model of it: its pods
+    are the store's, carrying the runtime's finalizer, and the vcjob status is the one the
+    runtime wrote there."""
+    world = RuntimeWorld()
+    world.create_job(runtime_case("k-real", [])["job"])
+    assert isinstance(world.executor, Executor)
+    pod = world.store.get(Pod, "default", "r-w-0")
+    assert pod.metadata.finalizers == [FINALIZER]
+    world.pod_running("r-w-0")
+    world.settle()
+    world.pod_exit("r-w-0", 0)
+    world.settle()
+    assert world.store.get(VCJob, "default", "r").phase == "Completed"
+    assert world.phases_seen == {"r": ["Pending", "Running", "Completed"]}
 
 
 def test_runtime_case_failure_names_the_step(tmp_path: Path) -> None:

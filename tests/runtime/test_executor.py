@@ -149,7 +149,7 @@ def test_gang_scheduling_runs_jobs_one_after_the_other_on_small_capacity(
     most = [0]
 
     def count() -> None:
-        most[0] = max(most[0], len(executor.live))
+        most[0] = max(most[0], len(executor.pods.live))
 
     done = ("Completed",)
     drive(
@@ -267,10 +267,10 @@ def test_a_pod_that_ended_while_the_loop_waited_is_not_terminated_again(
     that pod's end and does not wait for it to end again."""
     store.create(vcjob("quick", "sleep 0.5"))
     executor = Executor(store, runners())
-    drive(executor, lambda: bool(executor.active))
+    drive(executor, lambda: bool(executor.node.active))
 
     def ended() -> bool:
-        return any(h.last is not None and h.last.finished for h in executor.seen.values())
+        return any(h.last is not None and h.last.finished for h in executor.node.seen.values())
 
     end = time.monotonic() + DEADLINE
     while not ended():

@@ -1,7 +1,9 @@
 """Checks of a runtime step's `expect` (conformance README "Runtime cases", Assertions)
-against the runtime harness's world; each problem is one short line. Job keys sit directly
-in `expect` for a single-job case and under `expect.jobs.<name>` otherwise; pod keys cover
-every job. vcflow's reading: `configmaps.<job>-svc` is the svc plugin's files for the job."""
+against the runtime harness's world (the store's vcjobs and pods, the phases the runtime's
+observer saw, the pods the watch log shows created); each problem is one short line. Job
+keys sit directly in `expect` for a single-job case and under `expect.jobs.<name>`
+otherwise; pod keys cover every job. vcflow's reading: `configmaps.<job>-svc` is the svc
+plugin's files for the job."""
 
 from __future__ import annotations
 
@@ -57,15 +59,15 @@ def check(world: RuntimeWorld, expect: Mapping[str, Any], single: str | None) ->
 
 
 def job(world: RuntimeWorld, name: str, want: Mapping[str, Any]) -> list[str]:
-    record = world.jobs.get(name)
-    if "exists" in want and (record is not None) != bool(want["exists"]):
-        return [f"job {name} exists: {record is not None}, expected {want['exists']}"]
-    if record is None:
+    found = world.job(name)
+    if "exists" in want and (found is not None) != bool(want["exists"]):
+        return [f"job {name} exists: {found is not None}, expected {want['exists']}"]
+    if found is None:
         return [f"job {name} does not exist"] if set(want) - {"exists"} else []
-    status = record.job.status
+    status = found.status
     have: dict[str, Any] = {
-        "phase": record.job.phase,
-        "phases_seen": record.phases_seen,
+        "phase": found.phase,
+        "phases_seen": world.phases_seen.get(name, []),
         "conditions": [c.status for c in (status.conditions or [])] if status else [],
         "taskStatusCount": {
             t: dict(s.phase or {})
@@ -96,7 +98,8 @@ def _normal(key: str, value: Any) -> Any:
 
 def pod_checks(world: RuntimeWorld, expect: Mapping[str, Any]) -> list[str]:
     out: list[str] = []
-    every = world.pods
+    every = world.pods()
+    world.count_creations()
     if "pods" in expect:
         have = {n: ("Terminating" if p.deleting else p.phase) for n, p in every.items()}
         if have != dict(expect["pods"] or {}):
@@ -121,7 +124,7 @@ def pod_checks(world: RuntimeWorld, expect: Mapping[str, Any]) -> list[str]:
         if have_count != count:
             out.append(f"restart_counts {name}: {have_count} != expected {count}")
     for name, meta in (expect.get("pod_meta") or {}).items():
-        out += _meta(world, str(name), meta or {})
+        out += _meta(world, every.get(str(name)), str(name), meta or {})
     for name, data in (expect.get("configmaps") or {}).items():
         out += _configmap(world, str(name), data or {})
     return out
@@ -132,12 +135,11 @@ def _restarts(pod: Pod) -> int:
     return statuses[0].restart_count if statuses else 0
 
 
-def _meta(world: RuntimeWorld, name: str, want: Mapping[str, Any]) -> list[str]:
-    pod = world.pods.get(name)
+def _meta(world: RuntimeWorld, pod: Pod | None, name: str, want: Mapping[str, Any]) -> list[str]:
     if pod is None:
         return [f"pod_meta: no pod {name}"]
-    record = world.jobs.get(pods.job_of(pod))
-    files = pods.svc_files(record.job) if record is not None else {}
+    owner = world.job(pods.job_of(pod))
+    files = pods.svc_files(owner) if owner is not None else {}
     spec = pod.spec
     have: dict[str, Any] = {
         "labels": pod.metadata.labels,
@@ -158,9 +160,9 @@ def _meta(world: RuntimeWorld, name: str, want: Mapping[str, Any]) -> list[str]:
 
 
 def _configmap(world: RuntimeWorld, name: str, want: Mapping[str, Any]) -> list[str]:
-    for record in world.jobs.values():
-        if pods.svc_configmap(record.job.name) == name:
-            have = pods.svc_files(record.job)
+    for found in world.jobs():
+        if pods.svc_configmap(found.name) == name:
+            have = pods.svc_files(found)
             return [f"configmap {name}: {p}" for p in _subset(have, want)]
     return [f"no configmap {name}"]
 

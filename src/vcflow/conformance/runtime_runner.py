@@ -1,8 +1,8 @@
-"""Runtime cases, run for real: vcflow's vcjob runtime (`vcflow.reconcile.vcjob`) with a
-simulated kubelet and scheduler and a virtual clock (`runtime_world`). The case's jobs are
-created at the start of step 1, each followed by a settle; a step's actions are applied one
-after another, each followed by a settle; then `expect_vcflow`/`expect` is checked
-(`runtime_checks`)."""
+"""Runtime cases, run for real: vcflow's runtime shell (`runtime.executor`: the job
+controller and the gang scheduler) on a memory store, with a simulated kubelet and a virtual
+clock (`runtime_world`). The case's jobs are created at the start of step 1, each followed by
+a settle; a step's actions are applied one after another, each followed by a settle; then
+`expect_vcflow`/`expect` is checked (`runtime_checks`)."""
 
 from __future__ import annotations
 

@@ -1,62 +1,43 @@
-"""The runtime harness's world (conformance README "Runtime cases", execution model): vcjobs
-and pods held in memory, the job controller's request queue, a simulated kubelet and
-scheduler, and a virtual clock. Every decision is made by `vcflow.reconcile.vcjob`; this
-module only applies decisions and turns changes into the requests of reference §4.2.
-
-`settle` is the README's loop: (1) handle the oldest queued request; (2) else fire the
-earliest due timer; (3) else, unless `hold_deletions`, remove Terminating pods; (4) else run
-one scheduler pass and loop again if it changed anything.
+"""The runtime harness's world (conformance README "Runtime cases"): vcflow's real runtime
+shell (`runtime.executor.Executor`) on a memory store, with a simulated kubelet
+(`kubelet_sim`) for the pods and a virtual clock. The case's actions are writes to the store
+(vcjobs, Commands, evictions) or moves of the simulated kubelet; `settle` is the executor's.
+What the checks read comes from the store — the vcjobs, the pods, the watch log for the pods
+created — and from the executor's observer for the phases each job went through.
 """
 
 from __future__ import annotations
 
-import itertools
-from collections import deque
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
 from vcflow.admission.jobtemplate import validate_vcjob
 from vcflow.admission.review import errors_only
 from vcflow.api import names
-from vcflow.api.clock import FakeClock, rfc3339
+from vcflow.api.clock import FakeClock
+from vcflow.api.command import Command
+from vcflow.api.meta import ObjectMeta, controller_reference
 from vcflow.api.phases import Action, JobPhase, PodPhase
 from vcflow.api.pod import Pod
 from vcflow.api.vcjob import VCJob
-from vcflow.reconcile.vcjob import events, gang, kubelet, lifecycle, pods, resources, ttl
+from vcflow.conformance.kubelet_sim import SimHandle, SimulatedKubelet
+from vcflow.reconcile.vcjob import kubelet, resources
 from vcflow.reconcile.vcjob import spec as jobspec
-from vcflow.reconcile.vcjob.model import Decision, DelayedAction, Group, JobContext, JobEvent
-from vcflow.reconcile.vcjob.model import Request as JobRequest
+from vcflow.runtime.executor import Executor
+from vcflow.runtime.kubelet_bridge import FINALIZER
+from vcflow.store.base import EventType
+from vcflow.store.memory import MemoryStore
 
 #: A settle that takes more steps than this is a livelock in the code under test.
 MAX_SETTLE_STEPS = 100_000
+#: Timers fired within one `wait` before the harness calls it a livelock.
+MAX_TIMERS = 10_000
 
 
 class HarnessError(Exception):
     """An action that is not possible as described (unknown or unplaced pod, wrong phase…),
     or a world that never settles; the case fails with this message."""
-
-
-@dataclass
-class JobRecord:
-    """One vcjob and what the controller keeps about it."""
-
-    job: VCJob
-    group: Group = Group.NONE
-    delayed: dict[str, DelayedAction] = field(default_factory=dict)
-    unschedulable: str = ""
-    phases_seen: list[str] = field(default_factory=list)
-    restarts_entered: int = 0
-    events: list[JobEvent] = field(default_factory=list)
-
-
-@dataclass(frozen=True, order=True)
-class _Timer:
-    due: datetime
-    rank: int  # 0 delayed action, 1 activeDeadlineSeconds, 2 TTL
-    target: str
-    key: str = ""
 
 
 class RuntimeWorld:
@@ -69,28 +50,69 @@ class RuntimeWorld:
         namespace: str = names.DEFAULT_NAMESPACE,
         clock: FakeClock | None = None,
     ) -> None:
-        self.capacity = capacity
-        self.priorities = dict(priorities or {})
         self.hold_deletions = hold_deletions
         self.namespace = namespace
         self.clock = clock or FakeClock()
-        self.jobs: dict[str, JobRecord] = {}
-        self.pods: dict[str, Pod] = {}
-        self.queue: deque[tuple[str, JobRequest]] = deque()
-        self.created: list[str] = []
+        self.store = MemoryStore(clock=self.clock)
+        self.kubelet = SimulatedKubelet(self.clock, hold_deletions=hold_deletions)
+        self.executor: Executor[SimHandle] = Executor(
+            self.store,
+            self.kubelet,
+            capacity=capacity,
+            priorities=priorities,
+            clock=self.clock,
+            observer=self._observe,
+        )
+        self.phases_seen: dict[str, list[str]] = {}  # this step's, by job name
+        self.restarts_entered: dict[str, int] = {}  # by job name, over the whole case
+        self._phase: dict[str, str] = {}  # last phase seen, by job uid
+        self.created: list[str] = []  # pods created during this step
         self.created_total = 0
-        self._uids = itertools.count(1)
+        self._counted_rv = 0  # the watch log is read for creations up to here
 
     @property
     def now(self) -> datetime:
         return self.clock.now()
 
     def begin_step(self) -> None:
+        self.count_creations()
         self.created = []
-        for record in self.jobs.values():
-            record.phases_seen = []
+        self.phases_seen = {}
 
-    # Actions ------------------------------------------------------------------------------
+    # -- views ------------------------------------------------------------------------------
+
+    def job(self, name: str) -> VCJob | None:
+        found = [j for j in self.store.list(VCJob, self.namespace) if j.name == name]
+        return found[0] if found else None
+
+    def jobs(self) -> list[VCJob]:
+        return self.store.list(VCJob, self.namespace)
+
+    def pods(self) -> dict[str, Pod]:
+        return {p.name: p for p in self.store.list(Pod, self.namespace)}
+
+    def count_creations(self) -> None:
+        """Pods created since the last count (`created`, `created_total`): the watch log's
+        ADDED events."""
+        for event in self.store.events_since(self._counted_rv, kinds=[Pod]):
+            if event.type is EventType.ADDED:
+                self.created.append(event.key.rsplit("/", 1)[-1])
+                self.created_total += 1
+        self._counted_rv = self.store.resource_version()
+
+    def _observe(self, job: VCJob, deleted: bool) -> None:
+        uid = job.metadata.uid
+        if deleted:
+            self._phase.pop(uid, None)
+            return
+        phase = job.phase
+        if phase != self._phase.get(uid, ""):
+            self._phase[uid] = phase
+            self.phases_seen.setdefault(job.name, []).append(phase)
+            if phase == JobPhase.RESTARTING:
+                self.restarts_entered[job.name] = self.restarts_entered.get(job.name, 0) + 1
+
+    # -- actions ----------------------------------------------------------------------------
 
     def create_job(self, data: Mapping[str, Any]) -> None:
         job = VCJob.from_dict(dict(data))
@@ -98,215 +120,99 @@ class RuntimeWorld:
         problems = errors_only(validate_vcjob(job))
         if problems:
             raise HarnessError(f"job {job.name} rejected by admission: {problems[0]}")
-        if job.name in self.jobs:
+        if self.job(job.name) is not None:
             raise HarnessError(f"job {job.name} already exists")
-        job = jobspec.with_defaults(job)  # (its metadata is the parsed job's, ours to set)
-        job.metadata.uid = self._uid()
-        job.metadata.creation_timestamp = rfc3339(self.now)
-        self.jobs[job.name] = JobRecord(job)
-        self._enqueue(job.name, events.job_created(job))
+        self.store.create(jobspec.with_defaults(job))
         self.settle()
 
     def pod_running(self, name: str) -> None:
         pod = self._pod(name)
         if not pod.placed or pod.deleting or pod.phase != PodPhase.PENDING:
-            raise HarnessError(f"pod {name} cannot start: {self._describe(pod)}")
-        self._update_pod(pod, kubelet.start(pod, self.now))
+            raise HarnessError(f"pod {name} cannot start: {_describe(pod)}")
+        self.kubelet.start(self._launched(pod))
 
     def pod_exit(self, name: str, code: int) -> None:
         pod = self._pod(name)
         if not pod.placed or pod.deleting or pod.phase not in kubelet.ALIVE:
-            raise HarnessError(f"pod {name} cannot exit: {self._describe(pod)}")
-        self._update_pod(pod, kubelet.exit_container(pod, code, self.now))
+            raise HarnessError(f"pod {name} cannot exit: {_describe(pod)}")
+        self.kubelet.exit(self._launched(pod), code)
 
     def pod_evicted(self, name: str) -> None:
-        self._remove_pod(self._pod(name))
+        """Deleted by someone else, at once: the pod goes, finalizer and all."""
+        pod = self._pod(name)
+        with self.store.transaction():
+            last = self.store.delete(Pod, pod.namespace, pod.name, force=True)
+            if last.deleting:
+                last.metadata.finalizers = [f for f in last.metadata.finalizers if f != FINALIZER]
+                last.metadata.resource_version = ""
+                self.store.update(last, admit=False)
 
     def pods_gone(self, which: list[str] | None) -> None:
         """`which` None: every Terminating pod."""
         if not self.hold_deletions:
             raise HarnessError("pods_gone needs hold_deletions: true")
-        chosen = [self._pod(n) for n in which] if which is not None else self._terminating()
+        every = self.pods()
+        if which is None:
+            chosen = [p for p in every.values() if p.deleting]
+        else:
+            chosen = [self._pod(n) for n in which]
         for pod in chosen:
             if not pod.deleting:
                 raise HarnessError(f"pod {pod.name} is not Terminating")
-            self._remove_pod(pod)
+        self.kubelet.release(p.key for p in chosen)
 
     def command(self, job_name: str, action: str) -> None:
-        record = self.jobs.get(job_name)
-        if record is None:
+        job = self.job(job_name)
+        if job is None:
             raise HarnessError(f"command for unknown job {job_name}")
         if action not in {a.value for a in Action}:
             raise HarnessError(f"unknown command action {action!r}")
-        self._enqueue(job_name, events.command(Action(action), record.job))
+        ref = controller_reference(job, block_owner_deletion=False)
+        command = Command(
+            metadata=ObjectMeta(name=f"{job.name}-{action.lower()}", namespace=job.namespace),
+            action=action,
+            target_object=ref,
+        )
+        self.store.create(command, admit=False)
 
     def wait(self, seconds: float) -> None:
+        """Advance the clock to each timer due in the next `seconds` — the executor's
+        (delayed actions, TTL) and the kubelet's (activeDeadlineSeconds) — and settle there."""
         end = self.now + timedelta(seconds=seconds)
-        while (timer := self._next_timer()) is not None and timer.due <= end:
-            self._advance_to(timer.due)
+        for _ in range(MAX_TIMERS):
+            due = min(
+                (d for d in (self.executor.next_due(), self.kubelet.next_due()) if d is not None),
+                default=None,
+            )
+            if due is None or due > end:
+                break
+            self._advance_to(due)
+            self.kubelet.fire_due()
             self.settle()
+        else:
+            raise HarnessError(f"more than {MAX_TIMERS} timers within {seconds} s")
         self._advance_to(end)
         self.settle()
 
-    # The settle loop ----------------------------------------------------------------------
-
     def settle(self) -> None:
-        for _ in range(MAX_SETTLE_STEPS):
-            if self.queue:
-                self._handle(*self.queue.popleft())
-                continue
-            timer = self._next_timer()
-            if timer is not None and timer.due <= self.now:
-                self._fire(timer)
-                continue
-            if not self.hold_deletions and self._terminating():
-                for pod in self._terminating():
-                    self._remove_pod(pod)
-                continue
-            if not self._schedule():
-                return
-        raise HarnessError(f"the world did not settle within {MAX_SETTLE_STEPS} steps")
+        try:
+            self.executor.settle(max_steps=MAX_SETTLE_STEPS)
+        except RuntimeError as exc:
+            raise HarnessError(str(exc)) from None
 
-    def _handle(self, job_name: str, request: JobRequest) -> None:
-        record = self.jobs.get(job_name)
-        if record is None:
-            return  # deleted job: cache cleanup only
-        ctx = JobContext(
-            record.job,
-            self.pods_of(job_name),
-            record.group,
-            dict(record.delayed),
-            record.unschedulable,
-        )
-        self._apply(record, lifecycle.handle(ctx, request, self.now))
-
-    def _apply(self, record: JobRecord, decision: Decision) -> None:
-        for name in decision.delete:
-            pod = self.pods[name]
-            doomed = pods.marked_out_of_sync(pod)
-            doomed.metadata.deletion_timestamp = rfc3339(self.now)
-            self._update_pod(pod, doomed)
-        for pod in decision.create:
-            self._create_pod(pod)
-        record.group = decision.group
-        record.delayed = dict(decision.delayed)
-        record.events += decision.events
-        old = record.job
-        if (old.status.to_dict() if old.status else {}) != decision.status.to_dict():
-            new = old.clone()
-            new.status = decision.status
-            record.job = new
-            if new.phase != old.phase:
-                record.phases_seen.append(new.phase)
-                record.restarts_entered += int(new.phase == JobPhase.RESTARTING)
-            request = events.job_updated(old, new)
-            if request is not None:
-                self._enqueue(new.name, request)
-
-    def _next_timer(self) -> _Timer | None:
-        return min(self._timers(), default=None)
-
-    def _timers(self) -> Iterator[_Timer]:
-        for name, record in self.jobs.items():
-            for key, delayed in record.delayed.items():
-                yield _Timer(delayed.due, 0, name, key)
-            expiry = ttl.expires_at(record.job)
-            if expiry is not None:
-                yield _Timer(expiry, 2, name)
-        for name, pod in self.pods.items():
-            due = kubelet.deadline(pod)
-            if due is not None:
-                yield _Timer(due, 1, name)
-
-    def _fire(self, timer: _Timer) -> None:
-        if timer.rank == 0:
-            record = self.jobs[timer.target]
-            delayed = record.delayed.pop(timer.key)
-            self._enqueue(timer.target, events.delayed_due(delayed))
-        elif timer.rank == 1:
-            pod = self.pods[timer.target]
-            self._update_pod(pod, kubelet.exceed_deadline(pod, self.now))
-        else:
-            self._delete_job(timer.target)
-
-    def _schedule(self) -> bool:
-        jobs = [gang.GangJob(r.job, r.group) for r in self.jobs.values()]
-        placement = gang.schedule(jobs, self.pods.values(), self.capacity, self.priorities)
-        changed = False
-        for key in placement.admitted:
-            name = _name(key)
-            self.jobs[name].group = Group.ADMITTED
-            self._enqueue(name, events.group_changed())
-            changed = True
-        for key in placement.placed:
-            pod = self.pods[_name(key)]
-            self._update_pod(pod, kubelet.place(pod, self.now))
-            changed = True
-        for key, why in placement.unschedulable.items():
-            record = self.jobs[_name(key)]
-            if record.unschedulable != why:
-                record.unschedulable = why
-                self._enqueue(record.job.name, events.group_changed())
-                changed = True
-        return changed
-
-    # Pods ---------------------------------------------------------------------------------
-
-    def pods_of(self, job_name: str) -> dict[str, Pod]:
-        return {n: p for n, p in self.pods.items() if pods.job_of(p) == job_name}
-
-    def _create_pod(self, pod: Pod) -> None:
-        if pod.name in self.pods:
-            raise HarnessError(f"the controller created pod {pod.name}, which already exists")
-        created = pod.clone()
-        created.metadata.uid = self._uid()
-        created.metadata.creation_timestamp = rfc3339(self.now)
-        self.pods[pod.name] = created
-        self.created.append(pod.name)
-        self.created_total += 1
-        self._enqueue(pods.job_of(created), events.pod_created(created))
-
-    def _update_pod(self, old: Pod, new: Pod) -> None:
-        self.pods[new.name] = new
-        job_name = pods.job_of(new)
-        record = self.jobs.get(job_name)
-        if record is not None:
-            siblings = self.pods_of(job_name).values()
-            self._enqueue(job_name, events.pod_updated(record.job, old, new, siblings))
-
-    def _remove_pod(self, pod: Pod) -> None:
-        del self.pods[pod.name]
-        self._enqueue(pods.job_of(pod), events.pod_deleted(pod))
-
-    def _terminating(self) -> list[Pod]:
-        return [p for p in self.pods.values() if p.deleting]
-
-    def _delete_job(self, name: str) -> None:
-        """TTL: the job and all its pods disappear at once."""
-        del self.jobs[name]
-        for pod_name in list(self.pods_of(name)):
-            del self.pods[pod_name]
-        self.queue = deque((j, r) for j, r in self.queue if j != name)
+    # -- plumbing ---------------------------------------------------------------------------
 
     def _pod(self, name: str) -> Pod:
-        pod = self.pods.get(name)
+        pod = self.pods().get(name)
         if pod is None:
             raise HarnessError(f"no pod {name}")
         return pod
 
-    @staticmethod
-    def _describe(pod: Pod) -> str:
-        state = "Terminating" if pod.deleting else pod.phase
-        return f"{state}, {'placed' if pod.placed else 'not placed'}"
-
-    # Plumbing -----------------------------------------------------------------------------
-
-    def _enqueue(self, job_name: str, request: JobRequest) -> None:
-        if job_name in self.jobs:
-            self.queue.append((job_name, request))
-
-    def _uid(self) -> str:
-        return f"00000000-0000-4000-8000-{next(self._uids):012d}"
+    def _launched(self, pod: Pod) -> names.ObjectKey:
+        run = self.kubelet.runs.get(pod.key)
+        if run is None or run.uid != pod.metadata.uid:
+            raise HarnessError(f"pod {pod.name} is placed but was never launched")
+        return pod.key
 
     def _advance_to(self, moment: datetime) -> None:
         seconds = (moment - self.now).total_seconds()
@@ -314,5 +220,6 @@ class RuntimeWorld:
             self.clock.advance(seconds)
 
 
-def _name(key: str) -> str:
-    return key.rsplit("/", 1)[-1]
+def _describe(pod: Pod) -> str:
+    state = "Terminating" if pod.deleting else pod.phase
+    return f"{state}, {'placed' if pod.placed else 'not placed'}"

@@ -36,6 +36,7 @@ from vcflow.reconcile.vcjob.resources import UNLIMITED, Capacity
 from vcflow.runtime.executor import Executor
 from vcflow.runtime.pods import PodRunner
 from vcflow.runtime.run import CREATE_BATCH, STOP_GRACE, Ending, Loop
+from vcflow.runtime.status import PodHandle
 from vcflow.store.base import Store
 
 Note = Callable[[str], None]
@@ -76,7 +77,7 @@ class LocalRun:
         self._failed_handled: set[str] = set()
         self._waiting_said = False
         self.runner: PodRunner | None = None
-        self.executor: Executor | None = None
+        self.executor: Executor[PodHandle] | None = None
         self.controllers: Manager | None = None
         self._idle_since: float | None = None
         self.stalled = False

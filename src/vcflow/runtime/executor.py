@@ -1,22 +1,22 @@
 """The runtime shell: watches vcjobs, pods and Commands in the store and carries out the pure
 vcjob runtime's decisions (`vcflow.reconcile.vcjob`, see its package docstring for the
-contract) with real processes. It meets the JobFlow controller only through the store.
-This module is the job controller's and the scheduler's side; `podshell.PodShell`, its base,
-the kubelet's (pod cache, processes, pod status).
+contract) with the pods a `runner.Runner` runs (local processes; a simulated kubelet in the
+conformance runner). It meets the JobFlow controller only through the store. This module is
+the job controller's and the scheduler's side; it keeps the store's pods in a
+`podcache.PodCache` and has a `node.Node`, the kubelet's side (processes, pod status).
 
 Per job it keeps a `JobRecord` (the stored vcjob with the webhook's defaults, the PodGroup
-state, the delayed actions, the scheduler's verdict, the job's pods by name); one FIFO of
-(job, request) serves every job. The pod cache is written through: each write's result is
-observed at once (the requests it causes are queued then), and the store's events for
-writes already seen (by resourceVersion) are skipped, so other writers' changes — the
-controller's vcjobs, the garbage collector's deletions, Commands — are the only ones the
-watch adds. A job's status is written once per burst (`flush`, when idle), however many
-requests changed it.
+state, the delayed actions, the scheduler's verdict); one FIFO of (job, request) serves every
+job. The caches are written through: each write's result is observed at once (the requests
+it causes are queued then), and the store's events for writes already seen (by
+resourceVersion) are skipped, so other writers' changes — the controller's vcjobs, the
+garbage collector's deletions, Commands — are the only ones the watch adds. A job's status
+is written once per burst (`flush`, when idle), however many requests changed it.
 
 Pods are created with a finalizer (`kubelet_bridge.FINALIZER`): a deleted pod stays
 Terminating until its processes ended; then the runtime removes the finalizer (the store
 removes the pod) and the pod directory. `settle()` works until idle: requests, due timers
-(delayed actions, `ttlSecondsAfterFinished`; `activeDeadlineSeconds` is the supervisor's),
+(delayed actions, `ttlSecondsAfterFinished`; `activeDeadlineSeconds` is the runner's),
 Terminating pods, process changes, the store's events, one gang-scheduler pass, the status
 flush — all in one store transaction (one commit), cut short when pods were bound: they are
 launched only once their binding is committed, so a pod never runs unless the store has it.
@@ -31,6 +31,7 @@ from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Generic, TypeVar
 
 from vcflow.api import clock as clocks
 from vcflow.api import names
@@ -46,14 +47,17 @@ from vcflow.reconcile.vcjob.model import Decision, DelayedAction, Group, JobCont
 from vcflow.reconcile.vcjob.model import Request as JobRequest
 from vcflow.reconcile.vcjob.spec import with_defaults
 from vcflow.runtime import kubelet_bridge as bridge
-from vcflow.runtime.pods import PodRunner
-from vcflow.runtime.podshell import PodShell, W, launched_uid
+from vcflow.runtime.node import Node
+from vcflow.runtime.podcache import PodCache, job_key_of
+from vcflow.runtime.runner import H, Runner
 from vcflow.store.base import EventType, Expired, Store, WatchEvent, poll
+from vcflow.store.events import Recorder
 
 Key = names.ObjectKey
 #: Called with a vcjob whenever the runtime sees it change, and with `deleted=True` last.
 Observer = Callable[[VCJob, bool], None]
 WATCHED: tuple[type[Resource], ...] = (VCJob, Pod, Command)
+W = TypeVar("W", bound=Resource)
 
 
 @dataclass
@@ -62,7 +66,6 @@ class JobRecord:
     group: Group = Group.NONE
     delayed: dict[str, DelayedAction] = field(default_factory=dict)
     unschedulable: str = ""
-    pods: dict[str, Pod] = field(default_factory=dict)
     seq: int = 0  # creation order, the scheduler's tie-break
 
 
@@ -86,18 +89,22 @@ def _rv(obj: Resource) -> int:
     return int(text) if text and text.isdigit() else 0
 
 
-class Executor(PodShell):
+class Executor(Generic[H]):
     def __init__(
         self,
         store: Store,
-        runner: PodRunner,
+        runner: Runner[H],
         *,
         capacity: jobres.Capacity = jobres.UNLIMITED,
         priorities: Mapping[str, int] | None = None,
         clock: clocks.Clock | None = None,
         observer: Observer | None = None,
     ) -> None:
-        super().__init__(store, runner, clock or clocks.SystemClock())
+        self.store = store
+        self.clock = clock or clocks.SystemClock()
+        self.recorder = Recorder(store, self.clock)
+        self.pods = PodCache()
+        self.node = Node(store, runner, self.clock, self.pods, self)
         self.capacity = capacity
         self.priorities = dict(priorities or {})
         self.observer = observer
@@ -106,8 +113,11 @@ class Executor(PodShell):
         self.timed: set[Key] = set()  # jobs with a delayed action or a TTL
         self.unwritten: set[Key] = set()  # jobs whose status changed since the last flush
         # jobs a scheduler pass must look at (`gang.needs_pass`), kept as jobs and pods
-        # change (`touched`): a pass costs the jobs waiting to start, not every job running
+        # change (`touched`, and the pod cache's): a pass costs the jobs waiting to start,
+        # not every job running
         self.needy: set[Key] = set()
+        self.touched: set[Key] = set()
+        self.dirty = True  # a job changed in a way the scheduler looks at
         self.bound: list[Pod] = []  # pods bound in the open transaction, to launch after it
         self.seq = 0
         self.rv = 0
@@ -117,33 +127,24 @@ class Executor(PodShell):
         record = self.jobs.get(key)
         return record.job if record is not None else None
 
-    def _enqueue(self, key: Key, request: JobRequest) -> None:
-        self.queue.append((key, request))
-
     # -- start and watch ------------------------------------------------------------------
 
     def start(self) -> None:
         """Resync from the store: every vcjob gets a sync request, every placed pod that
-        has not ended is adopted (or launched, if it never was), every Command is run."""
+        has not ended is tracked or adopted (or launched, if it never was), every Command is
+        run."""
         self.rv = self.store.resource_version()
         for pod in self.store.list(Pod):
-            self._cache_pod(pod)
+            self.pods.put(pod)
         for job in self.store.list(VCJob):
             record = self._add_job(job)
-            if any(p.placed and not p.deleting for p in record.pods.values()):
+            if any(p.placed and not p.deleting for p in self.pods.of_job(job.key).values()):
                 record.group = Group.ADMITTED
                 self._job_changed(job.key, record)
-        for pod in list(self.pods.values()):
+        self.node.reconcile()
+        for pod in self.pods.every():
             if pod.placed and (pod.deleting or pod.phase in kubelet.ALIVE):
-                handle = self.runner.adopt(pod.namespace, pod.name)
-                if handle is not None and launched_uid(handle) == pod.metadata.uid:
-                    self._track(pod.key, handle)
-                    # written by the first `poll`, after the jobs' syncs of the store's
-                    # state: what a process did while no runtime ran is then handled as
-                    # of when it did it (`Request.at`), not as of now
-                    self.seen[id(handle)] = handle
-                elif not pod.deleting:
-                    self._launch(pod)
+                self.node.resume(pod, self._job(job_key_of(pod)))
         for command in self.store.list(Command):
             self._command(command)
         self.started = True
@@ -170,16 +171,13 @@ class Executor(PodShell):
         return obj
 
     def _reset(self) -> None:
+        """The watch expired: list the store again. The node keeps the runs it tracks, but
+        those whose pod went meanwhile (`node.Node.reconcile`)."""
         self.jobs.clear()
-        self.pods.clear()
-        self.by_job.clear()
+        self.pods.reset()
         self.queue.clear()
-        self.live.clear()
-        self.seen.clear()
-        self.held.clear()
-        self.used = {}
+        self.unwritten.clear()
         self.touched.clear()
-        self.deleting.clear()
         self.timed.clear()
         self.needy.clear()
         self.start()
@@ -198,7 +196,7 @@ class Executor(PodShell):
             if not deleted:
                 self._observe_pod(pod)
             elif cached is not None and cached.metadata.uid == pod.metadata.uid:
-                self._pod_gone(pod.key, cached)
+                self.pod_gone(pod.key, cached)
         elif event.model is VCJob:
             record = self.jobs.get(event.key)
             if not deleted and record is not None and _rv(record.job) >= event.resource_version:
@@ -227,7 +225,7 @@ class Executor(PodShell):
     def _add_job(self, job: VCJob) -> JobRecord:
         key = job.key
         self.seq += 1
-        record = JobRecord(with_defaults(job), pods=self.by_job.setdefault(key, {}), seq=self.seq)
+        record = JobRecord(with_defaults(job), seq=self.seq)
         self.jobs[key] = record
         self._job_changed(key, record)
         self.queue.append((key, events.job_created(record.job)))
@@ -248,8 +246,6 @@ class Executor(PodShell):
         self.needy.discard(key)
         self.touched.discard(key)
         self.dirty = True
-        if not self.by_job.get(key):
-            self.by_job.pop(key, None)
         if any(k == key for k, _ in self.queue):
             self.queue = deque((k, r) for k, r in self.queue if k != key)
         if record is not None and self.observer is not None:
@@ -265,6 +261,43 @@ class Executor(PodShell):
                     self.queue.append((record.job.key, request))
         with contextlib.suppress(NotFound):
             self.store.delete(Command, command.namespace, command.name, force=True)
+
+    # -- pods -----------------------------------------------------------------------------
+
+    def _observe_pod(self, pod: Pod) -> None:
+        """Cache the pod and queue the request its change makes for its job."""
+        old = self.pods.put(pod)
+        job_key = job_key_of(pod)
+        record = self.jobs.get(job_key)
+        if record is None:
+            return
+        if old is None:
+            request = events.pod_created(pod)
+        else:
+            siblings = self.pods.of_job(job_key).values()
+            request = events.pod_updated(record.job, old, pod, siblings)
+        self.queue.append((job_key, request))
+
+    def pod_written(self, pod: Pod) -> None:
+        """(`node.PodEvents`) The node wrote `pod`."""
+        self._observe_pod(self._wrote(pod))
+
+    def pod_gone(self, key: Key, pod: Pod) -> None:
+        """(`node.PodEvents`) The pod is no longer in the store: forgotten, its processes
+        killed, and its job told."""
+        self.pods.remove(key)
+        self.node.forget(key)
+        job_key = job_key_of(pod)
+        if job_key in self.jobs:
+            self.queue.append((job_key, events.pod_deleted(pod)))
+
+    def wait(self, timeout: float) -> bool:
+        """Block until a process changes or `timeout` passes (`node.Node.wait`)."""
+        return self.node.wait(timeout)
+
+    def terminate_all(self, grace: float, patience: float, *, evict: bool = False) -> int:
+        """Stop every running pod (`node.Node.terminate_all`); the count stopped."""
+        return self.node.terminate_all(grace, patience, evict=evict)
 
     # -- the settle loop ------------------------------------------------------------------
 
@@ -299,8 +332,8 @@ class Executor(PodShell):
                         self._handle(*self.queue.popleft())
                     elif not (
                         self._fire_timers()
-                        or self._reap_terminating()
-                        or self.poll(0)
+                        or self.node.reap_terminating()
+                        or self.node.poll(0)
                         or self.pump()
                         or (schedule and self._schedule())
                         or self.flush()
@@ -311,18 +344,22 @@ class Executor(PodShell):
             bound, self.bound = self.bound, []
             with self.store.transaction():  # (their first statuses)
                 for pod in bound:
-                    self._launch(pod)
+                    self.node.launch(pod, self._job(job_key_of(pod)))
 
     def busy(self) -> bool:
         """Does a pod process still run, or a deleted pod wait for its processes to end?"""
-        return bool(self.active or self.deleting)
+        return bool(self.node.active or self.pods.deleting)
 
     def _handle(self, key: Key, request: JobRequest) -> None:
         record = self.jobs.get(key)
         if record is None:
             return
         ctx = JobContext(
-            record.job, dict(record.pods), record.group, dict(record.delayed), record.unschedulable
+            record.job,
+            dict(self.pods.of_job(key)),
+            record.group,
+            dict(record.delayed),
+            record.unschedulable,
         )
         now = self.clock.now()
         at = _as_of(request, record.job, now)
@@ -337,10 +374,12 @@ class Executor(PodShell):
         job = record.job
         if decision.group is not record.group or decision.status.phase != job.phase:
             self.dirty = True
-        for name in decision.delete:
-            pod = record.pods.get(name)
-            if pod is not None and not pod.deleting:
-                self._delete_pod(pod)
+        if decision.delete:
+            mine = self.pods.of_job(key)
+            for name in decision.delete:
+                pod = mine.get(name)
+                if pod is not None and not pod.deleting:
+                    self.node.delete(pod)
         for pod in decision.create:
             # the store writes a copy: only the metadata this changes is copied here
             meta = pod.metadata.model_copy(update={"finalizers": [bridge.FINALIZER]})
@@ -386,11 +425,14 @@ class Executor(PodShell):
 
     def next_wakeup(self) -> float | None:
         """Seconds until the earliest timer (0 if one is due), None without timers."""
-        now = self.clock.now()
-        dues = [d for key in self.timed for d in self._dues(self.jobs[key])]
-        if not dues:
+        due = self.next_due()
+        if due is None:
             return None
-        return max(0.0, (min(dues) - now).total_seconds())
+        return max(0.0, (due - self.clock.now()).total_seconds())
+
+    def next_due(self) -> datetime | None:
+        """When the earliest timer is due (delayed actions, TTL), None without timers."""
+        return min((d for key in self.timed for d in self._dues(self.jobs[key])), default=None)
 
     @staticmethod
     def _dues(record: JobRecord) -> list[datetime]:
@@ -424,27 +466,31 @@ class Executor(PodShell):
     # -- the scheduler --------------------------------------------------------------------
 
     def _schedule(self) -> bool:
-        if not self.dirty:
+        cache = self.pods
+        if not (self.dirty or cache.dirty):
             return False
-        self.dirty = False
-        for key in self.touched:
+        self.dirty = cache.dirty = False
+        touched = cache.touched  # (the jobs whose pods changed, and those that changed)
+        touched |= self.touched
+        self.touched.clear()
+        for key in touched:
             record = self.jobs.get(key)
             if record is not None and gang.needs_pass(
-                gang.GangJob(record.job, record.group), list(record.pods.values())
+                gang.GangJob(record.job, record.group), list(cache.of_job(key).values())
             ):
                 self.needy.add(key)
             else:
                 self.needy.discard(key)
-        self.touched.clear()
+        touched.clear()
         needy = sorted((self.jobs[k] for k in self.needy), key=lambda r: r.seq)
         if not needy:
             return False
         placement = gang.schedule(
             [gang.GangJob(r.job, r.group) for r in needy],
-            [p for r in needy for p in r.pods.values()],
+            [p for r in needy for p in cache.of_job(r.job.key).values()],
             self.capacity,
             self.priorities,
-            used=self.used,
+            used=cache.used,
         )
         changed = False
         for key in placement.admitted:
@@ -456,7 +502,9 @@ class Executor(PodShell):
             self.dirty = True
             changed = True
         for key in placement.placed:
-            self.bound.append(self._bind(self.pods[key]))  # launched once committed (`settle`)
+            pod = cache.get(key)
+            assert pod is not None  # (placed from the cache's pods)
+            self.bound.append(self.node.bind(pod))  # launched once committed (`settle`)
             changed = True
         for key, why in placement.unschedulable.items():
             record = self.jobs[key]

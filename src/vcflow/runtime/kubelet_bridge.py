@@ -28,13 +28,13 @@ from vcflow.api.vcjob import VCJob
 from vcflow.reconcile.vcjob import kubelet, pods
 from vcflow.runtime.launch import PodFile, PodRequest
 from vcflow.runtime.status import RunStatus
+from vcflow.runtime.statusfile import DEFAULT_GRACE
 
 #: Kept on every pod the runtime creates, so a deleted pod stays (Terminating, with its
 #: deletionTimestamp) until its processes have ended; the runtime then removes it.
 FINALIZER = "vcflow.io/pod-process"
 SVC_DIR = "etc/volcano"
 COMPONENT = "vc-controller-manager"
-DEFAULT_GRACE = 30.0
 #: The exit code a container that could not be started reports (as a runtime would).
 CANNOT_RUN = 128
 
@@ -79,7 +79,7 @@ def pod_request(pod: Pod, job: VCJob | None, pod_dir: Path | None = None) -> Pod
 def status_data(pod: Pod, run: RunStatus, now: datetime) -> dict[str, Any] | None:
     """The pod's new status (wire form) from its process status; None when there is
     nothing to write: not claimed yet, unchanged, or only claimed — the supervisor writes
-    its claim before starting anything and writes again at most `podproc.COALESCE` after
+    its claim before starting anything and writes again at most `supervisor.COALESCE` after
     the first container started (at once if the pod ended), so skipping the claim saves a
     store write and a job sync per pod and hides only a ~2 ms `ContainerCreating`."""
     if not run.lost and (not run.claimed or (run.seq <= 1 and not run.finished)):

@@ -8,6 +8,7 @@ Layout (`<state>` is the state directory)::
                         `PodRunner.launch`: it is also the marker "this pod was launched"
         status.json     written only by the pod's supervisor (or its reaper); the first write,
                         published with link(2), is the *claim*: whoever creates it runs the pod
+                        (its format, and the terminate file's: `statusfile`)
         terminate       the grace period in seconds, written by `terminate` before it signals
         supervisor.log  the supervisor's own output (exec mode; the server has server.log)
         reap.lock       held by the reaper of a pod whose supervisor died
@@ -42,9 +43,6 @@ WORK = "work"
 PODS = "pods"
 RUNTIME = "runtime"
 EVENTS_FIFO = "events.fifo"
-
-PENDING, RUNNING, SUCCEEDED, FAILED = "Pending", "Running", "Succeeded", "Failed"
-FINAL = (SUCCEEDED, FAILED)
 
 
 def utc_now() -> str:

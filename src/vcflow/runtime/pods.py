@@ -15,11 +15,11 @@ Guarantees:
   returns a handle on it; a different uid replaces an *ended* pod of that name (LaunchError
   while it runs). A spec.json that does not parse is a launch that died half-way: no
   supervisor can have claimed it, and `launch` writes it again. A supervisor claims a pod
-  before starting anything and only one claim can succeed (`podproc`), so a request lost in
+  before starting anything and only one claim can succeed (`supervisor`), so a request lost in
   a crash is repaired without a second start: the pod server starts launched-but-unclaimed
   pods when it starts, `adopt` asks again for an unclaimed pod, and so does `wait` for one
   still unclaimed after `claim_timeout` (2 s).
-- **Detached.** Supervisors run in sessions of their own (`supervisor`) and outlive the
+- **Detached.** Supervisors run in sessions of their own (`podserver`) and outlive the
   control plane, SIGKILL included; a new `PodRunner` on the state directory adopts their pods.
   A dead supervisor is reported as `SupervisorLost` (`status`); `terminate` reaps its pod.
 - **Durable status.** Every status write is atomic; `fsync=True` also makes it survive an OS
@@ -56,7 +56,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Literal
 
-from vcflow.runtime import podfs, supervisor
+from vcflow.runtime import podfs, podserver, statusfile
 from vcflow.runtime.launch import LaunchError, PodRequest, build_spec, prepare_pod_dir
 from vcflow.runtime.status import PodHandle, adopt, read_status
 
@@ -71,7 +71,7 @@ class PodRunner:
         *,
         mode: Mode = "server",
         fsync: bool = False,
-        server_idle: float = supervisor.DEFAULT_IDLE,
+        server_idle: float = podserver.DEFAULT_IDLE,
         sweep_interval: float = 0.5,
         claim_timeout: float = 2.0,
     ) -> None:
@@ -105,7 +105,7 @@ class PodRunner:
         existing = podfs.read_json(spec_path)
         if isinstance(existing, dict):
             if existing.get("uid") == request.uid:
-                return self._handle(pod_dir)
+                return self._handle(pod_dir, request.uid)
             self._replace_stale(pod_dir, request)
         spec = build_spec(request, pod_dir, fsync=self.fsync, notify=self.events)
         prepare_pod_dir(pod_dir, request)
@@ -114,7 +114,7 @@ class PodRunner:
         if not podfs.create(spec_path, body, exclusive=not half_done, fsync=self.fsync):
             return self._handle(pod_dir)  # a concurrent launch won
         self._ask("run", pod_dir)
-        return self._handle(pod_dir)
+        return self._handle(pod_dir, request.uid)
 
     def _replace_stale(self, pod_dir: Path, request: PodRequest) -> None:
         status = read_status(pod_dir)
@@ -125,8 +125,8 @@ class PodRunner:
             )
         shutil.rmtree(pod_dir)
 
-    def _handle(self, pod_dir: Path) -> PodHandle:
-        handle = PodHandle(pod_dir)
+    def _handle(self, pod_dir: Path, uid: str = "") -> PodHandle:
+        handle = PodHandle(pod_dir, uid)
         handle.status()
         return handle
 
@@ -154,30 +154,30 @@ class PodRunner:
         ends Failed (reason Terminated) unless it ended already. Returns at once; `wait`
         sees the end. A pod whose supervisor died gets a reaper (`reaper`)."""
         pod_dir = handle.pod_dir
-        podfs.write_bytes(str(pod_dir / podfs.TERMINATE), f"{max(0.0, grace_seconds)}".encode())
+        statusfile.request_stop(str(pod_dir), grace_seconds)
         status = read_status(pod_dir)
         if not status.claimed:
             self._ask("run", pod_dir)  # the supervisor sees `terminate` as it claims
         elif status.lost:
             self._ask("reap", pod_dir)
         elif not status.finished:
-            raw = podfs.read_json(str(pod_dir / podfs.STATUS)) or {}
-            sup = (raw.get("vcflow") or {}).get("supervisor") or {}
-            pid = int(sup.get("pid") or 0)
-            if podfs.same_process(pid, sup.get("start")):
+            pid, start = statusfile.supervisor(statusfile.read(str(pod_dir)) or {})
+            if podfs.same_process(pid, start):
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGUSR1)  # "look at the terminate files"
             else:
                 self._ask("reap", pod_dir)
 
-    def remove(self, handle: PodHandle) -> None:
-        """Delete an ended pod's directory (logs included), so its name can run again."""
+    def remove(self, handle: PodHandle) -> bool:
+        """Delete an ended pod's directory (logs included), so its name can run again;
+        True (done at once)."""
         status = read_status(handle.pod_dir)
         if status.launched and (not status.finished or status.lost):
             raise LaunchError(
                 f"pod {handle.namespace}/{handle.name} has not ended; terminate it and wait"
             )
         shutil.rmtree(handle.pod_dir, ignore_errors=True)
+        return True
 
     # -- waiting -------------------------------------------------------------------------
 
@@ -256,7 +256,7 @@ class PodRunner:
             except BrokenPipeError:  # the server closed it (it exits, or died)
                 self._close_server_fifo()
                 self._start_server()
-        raise LaunchError(f"cannot reach the pod server; see {self.runtime_dir / supervisor.LOG}")
+        raise LaunchError(f"cannot reach the pod server; see {self.runtime_dir / podserver.LOG}")
 
     def _server_fifo(self) -> int:
         """The pod server's FIFO, opened once and kept (-1 while no server reads it): an open
@@ -266,7 +266,7 @@ class PodRunner:
         if self._to_server < 0:
             with contextlib.suppress(OSError):
                 self._to_server = os.open(
-                    self.runtime_dir / supervisor.FIFO, os.O_WRONLY | os.O_NONBLOCK
+                    self.runtime_dir / podserver.FIFO, os.O_WRONLY | os.O_NONBLOCK
                 )
         return self._to_server
 
@@ -278,27 +278,27 @@ class PodRunner:
 
     def _start_server(self) -> None:
         """Start a pod server unless one runs, and wait until it reads its FIFO."""
-        fifo = str(self.runtime_dir / supervisor.FIFO)
-        lock = os.open(self.runtime_dir / supervisor.START_LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+        fifo = str(self.runtime_dir / podserver.FIFO)
+        lock = os.open(self.runtime_dir / podserver.START_LOCK, os.O_RDWR | os.O_CREAT, 0o644)
         try:
             fcntl.flock(lock, fcntl.LOCK_EX)
             if _has_reader(fifo):
                 return
             pid = self._spawn_detached(
                 ["serve", str(self.runtime_dir), str(self.pods_dir), str(self.server_idle)],
-                self.runtime_dir / supervisor.LOG,
+                self.runtime_dir / podserver.LOG,
             )
             end = time.monotonic() + SERVER_START_TIMEOUT
             while not _has_reader(fifo):
                 if _exited(pid) or time.monotonic() > end:
-                    log = self.runtime_dir / supervisor.LOG
+                    log = self.runtime_dir / podserver.LOG
                     raise LaunchError(f"the pod server did not start; see {log}")
                 time.sleep(0.002)
         finally:
             os.close(lock)
 
     def _spawn_detached(self, args: list[str], log: Path) -> int:
-        argv = [sys.executable, "-m", "vcflow.runtime.supervisor", *args]
+        argv = [sys.executable, "-m", "vcflow.runtime.podserver", *args]
         actions: list[tuple[int, ...] | tuple[int, int, str, int, int]] = [
             (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
             (os.POSIX_SPAWN_OPEN, 1, str(log), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644),
@@ -316,7 +316,7 @@ class PodRunner:
 
     def stop_server(self) -> None:
         """Ask a running pod server to exit now (pods keep running)."""
-        fifo = str(self.runtime_dir / supervisor.FIFO)
+        fifo = str(self.runtime_dir / podserver.FIFO)
         with contextlib.suppress(OSError):
             fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
             try:

@@ -1,7 +1,7 @@
 """Ending a pod whose supervisor died before the pod ended (`SupervisorLost`).
 
 The processes such a pod started may still run, in the process groups its last status
-recorded. A `Reaper` (run by a pod server or by `python -m vcflow.runtime.supervisor reap`)
+recorded. A `Reaper` (run by a pod server or by `python -m vcflow.runtime.podserver reap`)
 sends SIGTERM to those groups — skipping a pid that now belongs to another process (its start
 time differs) — SIGKILL to what is left after the grace period (the pod's `terminate` file,
 default 30 s), and writes the final status: Failed, reason `SupervisorLost`, each container
@@ -17,11 +17,8 @@ import os
 import signal
 from typing import Any
 
-from vcflow.runtime import podfs
+from vcflow.runtime import podfs, statusfile
 
-SUPERVISOR_LOST = "SupervisorLost"
-UNREADABLE = "the pod's status file was unreadable (cut short by an OS crash?): its end is unknown"
-DEFAULT_GRACE = 30.0
 POLL = 0.05
 
 
@@ -44,28 +41,19 @@ class Reaper:
         except BlockingIOError:
             return self._done()
         try:
-            status = podfs.load_json(os.path.join(self.dir, podfs.STATUS))
+            status = statusfile.load(self.dir)
         except (FileNotFoundError, NotADirectoryError):
             return self._done()
-        except ValueError:
-            status = None
-        if not isinstance(status, dict):  # cut short: no process known to signal
-            status, self.message = {}, UNREADABLE
-        if status.get("phase") in podfs.FINAL:
-            return self._done()
-        extra = status.get("vcflow") or {}
-        sup = extra.get("supervisor") or {}
-        if podfs.same_process(sup.get("pid"), sup.get("start")):
+        except statusfile.Unreadable:  # cut short: no process known to signal
+            status, self.message = {}, statusfile.UNREADABLE
+        if statusfile.is_final(status) or statusfile.supervisor_alive(status):
             return self._done()
         self.status = status
-        for proc in (extra.get("processes") or {}).values():
-            current = podfs.process_start(proc["pid"])
-            if current is None or proc.get("start") is None or current == proc["start"]:
-                self.groups.append(proc["pid"])
-        grace = DEFAULT_GRACE
-        terminate = os.path.join(self.dir, podfs.TERMINATE)
-        with contextlib.suppress(OSError, ValueError), open(terminate) as f:
-            grace = max(0.0, float(f.read().strip()))
+        for pid, start in statusfile.processes(status):
+            current = podfs.process_start(pid)
+            if current is None or start is None or current == start:
+                self.groups.append(pid)
+        grace = statusfile.stop_grace(self.dir)
         _signal(self.groups, signal.SIGTERM)
         self.kill_at = now + grace
         self.next_poll = now
@@ -102,16 +90,9 @@ class Reaper:
                     }
                 }
                 container["ready"] = container["started"] = False
-        status["phase"] = podfs.FAILED
-        status["reason"] = SUPERVISOR_LOST
-        status["message"] = self.message
-        extra = status.setdefault("vcflow", {})
-        extra["processes"] = {}
-        extra["seq"] = int(extra.get("seq") or 0) + 1
         spec = podfs.read_json(os.path.join(self.dir, podfs.SPEC)) or {}
-        podfs.write_json(
-            os.path.join(self.dir, podfs.STATUS), status, fsync=bool(spec.get("fsync"))
-        )
+        final = statusfile.ended_lost(status, self.message)
+        statusfile.write(self.dir, final, fsync=bool(spec.get("fsync")))
         podfs.notify(spec.get("notify"), self.dir)
 
     def _done(self) -> bool:

@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Protocol
+from typing import Any, Protocol
 
 from vcflow.runtime.executor import Executor
 from vcflow.store.base import Store
@@ -56,7 +56,7 @@ class Loop:
         self,
         store: Store,
         controllers: Reconciler,
-        executor: Executor,
+        executor: Executor[Any],
         *,
         poll: float = POLL,
         on_tick: Callable[[], None] | None = None,

@@ -21,11 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vcflow.runtime import podfs
-from vcflow.runtime.podfs import FAILED, FINAL, PENDING
-
-SUPERVISOR_LOST = "SupervisorLost"
-UNREADABLE = "the pod's status file is unreadable (cut short by an OS crash?): its end is unknown"
+from vcflow.runtime import podfs, statusfile
+from vcflow.runtime.statusfile import FAILED, FINAL, PENDING, SUPERVISOR_LOST
 
 
 @dataclass(frozen=True)
@@ -103,35 +100,31 @@ class RunStatus:
 
 
 def read_status(pod_dir: Path) -> RunStatus:
-    path = str(pod_dir / podfs.STATUS)
+    where = str(pod_dir)
     try:
-        raw = podfs.load_json(path)  # (one read: absent and unreadable told apart)
+        raw = statusfile.load(where)  # (one read: absent and unreadable told apart)
     except (FileNotFoundError, NotADirectoryError):
         launched = (pod_dir / podfs.SPEC).exists()
         return RunStatus(phase=PENDING, launched=launched)
-    except ValueError:
-        raw = None
-    if not isinstance(raw, dict):
-        lost = {"phase": FAILED, "reason": SUPERVISOR_LOST, "message": UNREADABLE}
-        return _parse(lost, alive=False, lost=True)
-    if raw.get("phase") in FINAL:
+    except statusfile.Unreadable:
+        return _parse(statusfile.unreadable(), alive=False, lost=True)
+    if statusfile.is_final(raw):
         return _parse(raw, alive=False)
-    sup = (raw.get("vcflow") or {}).get("supervisor") or {}
-    if podfs.same_process(sup.get("pid"), sup.get("start")):
+    if statusfile.supervisor_alive(raw):
         return _parse(raw, alive=True)
-    again = podfs.read_json(path)  # it may have written the end just before exiting
-    if isinstance(again, dict) and again.get("phase") in FINAL:
+    again = statusfile.read(where)  # it may have written the end just before exiting
+    if again is not None and statusfile.is_final(again):
         return _parse(again, alive=False)
     lost = dict(raw, phase=FAILED, reason=SUPERVISOR_LOST)
     lost["message"] = (
-        f"the pod's supervisor (pid {sup.get('pid')}) died before the pod ended; "
-        "its processes may still run until the pod is terminated"
+        f"the pod's supervisor (pid {statusfile.supervisor(raw)[0]}) died before the pod "
+        "ended; its processes may still run until the pod is terminated"
     )
     return _parse(lost, alive=False, lost=True)
 
 
 def _parse(raw: dict[str, Any], *, alive: bool, lost: bool = False) -> RunStatus:
-    wire = {k: v for k, v in raw.items() if k != "vcflow"}
+    wire = statusfile.wire(raw)
     return RunStatus(
         phase=str(raw.get("phase") or PENDING),
         reason=raw.get("reason"),
@@ -147,7 +140,7 @@ def _parse(raw: dict[str, Any], *, alive: bool, lost: bool = False) -> RunStatus
         claimed=True,
         supervisor_alive=alive,
         lost=lost,
-        seq=int((raw.get("vcflow") or {}).get("seq") or 0),
+        seq=statusfile.seq(raw),
         wire=wire,
     )
 
@@ -156,11 +149,20 @@ class PodHandle:
     """A launched pod, by its directory. `status()` reads it afresh; `last` is what the
     latest `status()` (or `PodRunner.wait`) saw."""
 
-    def __init__(self, pod_dir: Path) -> None:
+    def __init__(self, pod_dir: Path, uid: str = "") -> None:
         self.pod_dir = pod_dir
         self.namespace = pod_dir.parent.name
         self.name = pod_dir.name
         self.last: RunStatus | None = None
+        self._uid = uid
+
+    @property
+    def uid(self) -> str:
+        """The uid of the pod it was launched for (its spec.json), '' until one is readable."""
+        if not self._uid:
+            spec = podfs.read_json(str(self.pod_dir / podfs.SPEC))
+            self._uid = str(spec.get("uid") or "") if isinstance(spec, dict) else ""
+        return self._uid
 
     def status(self) -> RunStatus:
         self.last = read_status(self.pod_dir)

@@ -1,312 +1,379 @@
-"""`python -m vcflow.runtime.supervisor`: the processes that run pods apart from the control
-plane, so that pods outlive it (SIGKILL included) and are never started twice.
+"""The pod supervisor: runs one pod's containers as the kubelet would, and records its status.
 
-    run   <pod dir>                                  supervise one pod, exit when it ended
-    reap  <pod dir>                                  end a pod whose supervisor died (`reaper`)
-    serve <runtime dir> <pods dir> [idle seconds]    the pod server
+`PodSupervisor` is the state machine of one pod; `podserver.Loop` drives one (exec mode) or
+many (the pod server) of them in one single-threaded process. A supervisor claims its pod by
+publishing the first `status.json` with link(2) — a second one for the same pod finds it there
+and gives up, so a pod never starts twice — then:
 
-Both kinds drive pod state machines (`podproc.PodSupervisor`) with one `Loop`: a single
-thread, select() on a self-pipe that SIGCHLD wakes, waitpid(-1) to reap container processes,
-a timer heap for back-offs, deadlines and grace periods. Signals: SIGUSR1 = "a terminate file
-was written, look" (sent by `PodRunner.terminate`); SIGTERM = terminate every pod of this
-process (grace from its terminate file, else its spec's default) and exit once they ended.
+1. init containers one at a time, in order; each must exit 0 before the next starts;
+2. then every regular container at once, each in its own process group (`spawn`);
+3. a container that exits is restarted in place when the restart policy says so (Always:
+   every exit; OnFailure: a non-zero exit; init containers: a non-zero exit unless Never),
+   with `restartCount` + 1 and the previous run in `lastState`. Back-off between restarts:
+   0.1 s doubling to 5 s, reset after a run of 10 s — the kubelet's is 10 s doubling to
+   5 min, reset after 10 min; this is one machine and nothing is pulled, so it is shorter;
+4. the pod ends as the kubelet decides: Never → Succeeded when every container exited 0,
+   Failed when one did not (once all ended), or at once when an init container fails;
+   OnFailure → Succeeded when all exited 0; Always → never by itself.
 
-Modes (`pods.PodRunner(mode=...)`):
+Phases: Pending (claimed, init containers) → Running (regular containers started) →
+Succeeded | Failed. Exit codes: the exit status, 128+N when killed by signal N.
 
-- **server** (default): one *pod server* per state directory supervises every pod, started
-  detached (own session) by the first launch; `launch` writes `run <pod dir>` to its FIFO
-  (`<state>/runtime/server.fifo`). No interpreter start and no fork per pod: a pod costs
-  its container processes, two or three small status writes (`podproc.COALESCE`) and a few
-  syscalls: ~1-1.5 ms in all, most of it creating inodes (`podfs`). The
-  trade-off: if the server itself dies (SIGKILL, OOM), *every* pod it was running becomes
-  `SupervisorLost` (their processes keep running until terminated: `reaper`) — where a
-  supervisor per pod would lose one. The control plane dying loses nothing either way.
-  A fork per pod was measured: ~2 ms of CPU per pod (copy-on-write of the interpreter),
-  more than the budget, so the server supervises in-process.
-- **exec**: the control plane starts `python -m vcflow.runtime.supervisor run <pod dir>`
-  per pod (new session): full isolation, one interpreter start (~30-40 ms) per pod.
+When a container's main process exits, whatever it left in its process group is SIGKILLed
+(a container's processes end with it, as in a container).
 
-The server holds `server.lock` (flock) while it lives, so there is one per state directory.
-At start, and after it closed its FIFO to exit, it scans `<pods dir>` for pods `launched` but
-not claimed (no `status.json`) and runs them — so a request lost with a dead server, or
-written while it exits, still runs, once (the claim decides); if that scan finds any, it opens
-the FIFO again and goes on. It exits when it runs no pod and got no request for `idle` seconds
-(default 60), or at once when idle after a `stop` request. Output: `<state>/runtime/server.log`.
+Stops, both ending the pod Failed (unless it already ended by itself):
+- terminate (a `terminate` file in the pod dir holding the grace period, which the driver is
+  told to look at with SIGUSR1; a terminate file present at the claim counts too): SIGTERM to
+  every running container group, SIGKILL after the grace period; reason `Terminated`.
+  Containers not started yet never start.
+- `activeDeadlineSeconds`, enforced here, counted from the claim (the pod's `startTime`)
+  across restarts: every group SIGKILLed at once (exit code 137); reason `DeadlineExceeded`.
+
+Status writes: at the claim (before anything starts), at the end, and in between at most
+`COALESCE` (2 ms) after a change; each one atomic (`statusfile.write`, fsync'd when the spec
+says so) and announced on the events FIFO — but the claim, which a write within `COALESCE`
+follows (the containers start at once), or the end: waking the control plane for it cost it a
+status read per pod and nothing used it. A supervisor killed within those 2 ms of starting
+a container leaves that process unrecorded, so a reaper cannot kill it. The driver turns an
+unexpected error into `abort`: containers killed, pod Failed with reason `SupervisorError`.
+
+A recorded process carries its start time (`podfs.process_start`), which tells a reaper a
+pid reused by another process. It is read when a status first records the process, not as
+it starts: a container that ends within `COALESCE` (a short job's often does) is reaped before
+any status records it, and costs no read. The read is still exact: until the supervisor
+reaps its child, the pid cannot be reused, and a zombie's /proc entry keeps its start time.
 """
 
 from __future__ import annotations
 
 import contextlib
-import fcntl
-import heapq
 import os
-import select
 import signal
-import sys
 import time
-import traceback
-from types import FrameType
-from typing import Protocol
+from typing import Any
 
-from vcflow.runtime import podfs
-from vcflow.runtime.podproc import PodSupervisor
-from vcflow.runtime.reaper import Reaper
+from vcflow.runtime import podfs, spawn, statusfile
+from vcflow.runtime.statusfile import DEFAULT_GRACE, FAILED, FINAL, PENDING, RUNNING, SUCCEEDED
 
-FIFO, LOCK, LOG, START_LOCK = "server.fifo", "server.lock", "server.log", "start.lock"
-DEFAULT_IDLE = 60.0
+BACKOFF_INITIAL, BACKOFF_MAX, BACKOFF_RESET = 0.1, 5.0, 10.0
+#: A status change waits this long for the next one, so that a container that exits at once
+#: costs one status write, not two. The end of a pod is written at once.
+COALESCE = 0.002
+TERMINATED, DEADLINE_EXCEEDED = "Terminated", "DeadlineExceeded"
+SUPERVISOR_ERROR = "SupervisorError"
+WAITING, RUN, DONE = "waiting", "running", "terminated"
 
 
-class Task(Protocol):
+class Container:
+    """One container of the pod and its current run."""
+
+    def __init__(self, spec: dict[str, Any], init: bool) -> None:
+        self.name: str = spec["name"]
+        self.init = init
+        self.argv: list[str] | None = spec.get("argv")
+        self.env: dict[str, str] = spec.get("env") or {}
+        self.cwd: str = spec["workingDir"]
+        self.state = WAITING
+        self.waiting_reason = "PodInitializing"
+        self.pid = 0
+        self.pid_start: int | None = None
+        self.runs = 0
+        self.restart_count = 0
+        self.failures = 0
+        self.due: float | None = 0.0 if not init else None
+        self.started_mono = 0.0
+        self.started_at: str | None = None
+        self.terminated: dict[str, Any] | None = None
+        self.last: dict[str, Any] | None = None
+
+    def record(self) -> dict[str, Any]:
+        """The running process as a reaper needs it; its start time is read the first time
+        (see the module docstring)."""
+        if self.pid_start is None:
+            self.pid_start = podfs.process_start(self.pid, zombie=True)
+        return {"pid": self.pid, "start": self.pid_start}
+
+    def wire(self) -> dict[str, Any]:
+        """The container status, in the wire form of `api.pod.ContainerStatus`."""
+        state: dict[str, Any]
+        if self.state == RUN:
+            state = {"running": {"startedAt": self.started_at}}
+        elif self.state == DONE:
+            state = {"terminated": self.terminated}
+        else:
+            state = {"waiting": {"reason": self.waiting_reason}}
+        out: dict[str, Any] = {
+            "name": self.name,
+            "ready": self.state == RUN and not self.init,
+            "started": self.state == RUN,
+            "restartCount": self.restart_count,
+            "state": state,
+        }
+        if self.last is not None:
+            out["lastState"] = {"terminated": self.last}
+        return out
+
+
+class PodSupervisor:
+    """One pod's state machine. The driver (`podserver.Loop`) calls `claim` once, then
+    `exited` for each container process it reaps, `step` whenever something happened or
+    `wake_at` passed, and `check_terminate` when asked to; it is done when `finished`."""
+
+    def __init__(
+        self, pod_dir: str, owner: tuple[int, int | None], registry: dict[int, PodSupervisor]
+    ) -> None:
+        self.dir = os.path.abspath(pod_dir)
+        spec = podfs.read_json(os.path.join(self.dir, podfs.SPEC))
+        if not isinstance(spec, dict):
+            raise ValueError(f"{self.dir}: no readable {podfs.SPEC}")
+        self.inits = [Container(c, True) for c in spec.get("initContainers") or []]
+        self.mains = [Container(c, False) for c in spec.get("containers") or []]
+        if self.inits:
+            self.inits[0].due = 0.0
+        self.policy: str = spec.get("restartPolicy") or "Always"
+        self.deadline: float | None = spec.get("activeDeadlineSeconds")
+        self.grace_default = float(spec.get("terminationGracePeriodSeconds") or DEFAULT_GRACE)
+        self.backoff: list[float] = spec.get("backoff") or [BACKOFF_INITIAL, BACKOFF_MAX]
+        self.fsync = bool(spec.get("fsync"))
+        self.events: str | None = spec.get("notify")
+        self.phase = PENDING
+        self.reason: str | None = None
+        self.message: str | None = None
+        self.start_time = podfs.utc_now()
+        self.t0 = time.monotonic()
+        self.next_init = 0
+        self.mains_started = False
+        self.stop: tuple[str, str] | None = None
+        self.kill_at = 0.0
+        self.killed = False
+        self.term_requested = False
+        self.registry = registry
+        self.by_pid: dict[int, Container] = {}
+        self.seq = 0
+        self.dirty = False
+        self.write_at: float | None = None
+        self.spare = False
+        self.claimed = False
+        self.owner = owner
+
     @property
-    def finished(self) -> bool: ...
+    def finished(self) -> bool:
+        return self.phase in FINAL
 
-    def step(self, now: float) -> None: ...
+    def claim(self) -> bool:
+        """Publish the first status; False (and nothing started) if another has the pod."""
+        if not self.write(claim=True):
+            return False
+        self.claimed = True
+        work = os.path.join(self.dir, podfs.WORK)
+        if any(c.cwd == work for c in (*self.inits, *self.mains)):
+            with contextlib.suppress(OSError):  # then the container cannot run, and says why
+                os.makedirs(work, exist_ok=True)
+        self.check_terminate()
+        return True
 
-    def wake_at(self) -> float | None: ...
+    def check_terminate(self) -> None:
+        if not self.term_requested and statusfile.stop_requested(self.dir):
+            self.term_requested = True
 
+    def exited(self, pid: int, status: int, now: float) -> None:
+        """Container process `pid` ended with wait status `status`."""
+        container = self.by_pid.pop(pid, None)
+        self.registry.pop(pid, None)
+        if container is not None:
+            _killpg(pid, signal.SIGKILL)  # what the main process left behind
+            code, sig = spawn.exit_code(status)
+            reason = "Completed" if code == 0 else "Error"
+            self.ended(container, code, sig, reason, None, now)
 
-class Loop:
-    """Drives pod supervisors and reapers in this (single-threaded) process."""
-
-    def __init__(self) -> None:
-        me = os.getpid()
-        self.owner = (me, podfs.process_start(me))
-        self.registry: dict[int, PodSupervisor] = {}
-        self.tasks: dict[str, Task] = {}
-        self.timers: list[tuple[float, str]] = []
-        self.scheduled: dict[str, float] = {}
-        self.check_terminate = False
-        self.terminate_all = False
-        self.wake_r, wake_w = os.pipe()
-        for fd in (self.wake_r, wake_w):
-            os.set_blocking(fd, False)
-        signal.set_wakeup_fd(wake_w, warn_on_full_buffer=False)
-        signal.signal(signal.SIGCHLD, self._on_signal)
-        signal.signal(signal.SIGUSR1, self._on_signal)
-        signal.signal(signal.SIGTERM, self._on_signal)
-        signal.signal(signal.SIGHUP, signal.SIG_IGN)
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-    def _on_signal(self, signum: int, frame: FrameType | None) -> None:
-        if signum == signal.SIGUSR1:
-            self.check_terminate = True
-        elif signum == signal.SIGTERM:
-            self.terminate_all = True
-
-    def add_pod(self, pod_dir: str) -> None:
-        """Claim and start the pod in `pod_dir`, unless it is claimed already."""
-        pod_dir = os.path.abspath(pod_dir)
-        if pod_dir in self.tasks or os.path.exists(os.path.join(pod_dir, podfs.STATUS)):
+    def step(self, now: float) -> None:
+        """Decide what to start, restart, kill or finish; write the status if it changed."""
+        self._step(now)
+        if not self.dirty:
             return
-        try:
-            sup = PodSupervisor(pod_dir, self.owner, self.registry)
-            claimed = sup.claim()
-        except (OSError, ValueError) as exc:
-            _log(f"{pod_dir}: cannot supervise: {exc}")
+        if self.finished or (self.write_at is not None and now >= self.write_at):
+            self.write()
+        elif self.write_at is None:
+            self.write_at = now + COALESCE
+
+    def _step(self, now: float) -> None:
+        if self.finished:
             return
-        if claimed:
-            if self.terminate_all:
-                sup.term_requested = True
-            self.tasks[pod_dir] = sup
-            self._step(pod_dir, time.monotonic())
-
-    def add_reaper(self, pod_dir: str) -> None:
-        pod_dir = os.path.abspath(pod_dir)
-        if pod_dir in self.tasks:
-            return
-        reaper = Reaper(pod_dir)
-        now = time.monotonic()
-        with contextlib.suppress(OSError):
-            if reaper.begin(now):
-                self.tasks[pod_dir] = reaper
-                self._step(pod_dir, now)
-
-    def run_once(self, fds: list[int], limit: float | None) -> list[int]:
-        """Handle what happened, then wait (at most `limit` s) for more — not at all when a
-        task ended, so that the caller sees it; the `fds` ready."""
-        count = len(self.tasks)
-        now = time.monotonic()
-        due = self._reap(now)
-        if self.check_terminate or self.terminate_all:
-            for pod_dir, task in self.tasks.items():
-                if isinstance(task, PodSupervisor):
-                    task.check_terminate()
-                    task.term_requested |= self.terminate_all
-                    due.add(pod_dir)
-            self.check_terminate = False
-        while self.timers and self.timers[0][0] <= now:
-            when, pod_dir = heapq.heappop(self.timers)
-            if self.scheduled.get(pod_dir) == when:
-                del self.scheduled[pod_dir]
-                due.add(pod_dir)
-        for pod_dir in due:
-            self._step(pod_dir, now)
-        timeout = 0.0 if len(self.tasks) < count else limit
-        if self.timers:
-            until = max(0.0, self.timers[0][0] - time.monotonic())
-            timeout = until if timeout is None else min(timeout, until)
-        ready, _, _ = select.select([self.wake_r, *fds], [], [], timeout)
-        with contextlib.suppress(BlockingIOError):
-            while os.read(self.wake_r, 4096):
-                pass
-        return [fd for fd in ready if fd != self.wake_r]
-
-    def _reap(self, now: float) -> set[str]:
-        due: set[str] = set()
-        while self.registry:
-            try:
-                pid, status = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                break
-            if pid == 0:
-                break
-            sup = self.registry.get(pid)
-            if sup is not None:
-                sup.exited(pid, status, now)
-                due.add(sup.dir)
-        return due
-
-    def _step(self, pod_dir: str, now: float) -> None:
-        task = self.tasks.get(pod_dir)
-        if task is None:
-            return
-        try:
-            task.step(now)
-        except Exception as exc:
-            _log(f"{pod_dir}: {traceback.format_exc()}")
-            if isinstance(task, PodSupervisor):
-                with contextlib.suppress(Exception):
-                    task.abort(f"{type(exc).__name__}: {exc}")
-            del self.tasks[pod_dir]
-            return
-        if task.finished:
-            del self.tasks[pod_dir]
-            self.scheduled.pop(pod_dir, None)
-            return
-        when = task.wake_at()
-        if when is not None and self.scheduled.get(pod_dir) != when:
-            self.scheduled[pod_dir] = when
-            heapq.heappush(self.timers, (when, pod_dir))
-
-
-class Server:
-    def __init__(self, runtime_dir: str, pods_dir: str, idle: float) -> None:
-        self.runtime_dir, self.pods_dir, self.idle = runtime_dir, pods_dir, idle
-        self.stopping = False
-
-    def serve(self) -> int:
-        lock = os.open(os.path.join(self.runtime_dir, LOCK), os.O_RDWR | os.O_CREAT, 0o644)
-        fcntl.flock(lock, fcntl.LOCK_EX)  # waits for a server on its way out
-        fifo = os.path.join(self.runtime_dir, FIFO)
-        with contextlib.suppress(FileExistsError):
-            os.mkfifo(fifo, 0o600)
-        loop = Loop()
-        while True:
-            rfd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
-            wfd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)  # so read() never sees EOF
-            self.scan(loop)
-            self.listen(loop, rfd)
-            os.close(rfd)
-            os.close(wfd)
-            self.scan(loop)  # requests written before the FIFO closed and never read
-            if not loop.tasks:
-                return 0
-
-    def listen(self, loop: Loop, rfd: int) -> None:
-        pending = b""
-        last = time.monotonic()
-        while True:
-            if loop.tasks:
-                last = time.monotonic()
-                limit = None
-            elif self.stopping or loop.terminate_all:
-                return
-            else:
-                limit = last + self.idle - time.monotonic()
-                if limit <= 0:
+        if self.stop is None:
+            stop = self._stop_wanted(now)
+            if stop is not None:
+                done = self.completion() if self.mains_started else None
+                if done is not None:
+                    self.finish(done)
                     return
-            if loop.run_once([rfd], limit):
-                data = _read_all(rfd)
-                last = time.monotonic()
-                *lines, pending = (pending + data).split(b"\n")
-                for line in lines:
-                    self.handle(loop, line.decode(errors="replace"))
+                self.begin_stop(*stop, now)
+        if self.stop is not None:
+            if not self.killed and now >= self.kill_at:
+                self.killed = True
+                for c in self.running():
+                    _killpg(c.pid, signal.SIGKILL)
+            if not self.running():
+                self.finish(FAILED, *self.stop)
+            return
+        self.advance(now)
 
-    def handle(self, loop: Loop, line: str) -> None:
-        verb, _, pod_dir = line.partition(" ")
-        if verb == "run" and pod_dir:
-            loop.add_pod(pod_dir)
-        elif verb == "reap" and pod_dir:
-            loop.add_reaper(pod_dir)
-        elif verb == "stop":
-            self.stopping = True
-        elif line:
-            _log(f"unknown request {line!r}")
+    def _stop_wanted(self, now: float) -> tuple[str, str, float] | None:
+        if self.term_requested:
+            return TERMINATED, "the pod was terminated", self.grace()
+        if self.deadline is not None and now >= self.t0 + self.deadline:
+            message = "Pod was active on the node longer than the specified deadline"
+            return DEADLINE_EXCEEDED, message, 0.0
+        return None
 
-    def scan(self, loop: Loop) -> None:
-        for pod_dir in unclaimed(self.pods_dir):
-            loop.add_pod(pod_dir)
+    def advance(self, now: float) -> None:
+        while self.next_init < len(self.inits):
+            c = self.inits[self.next_init]
+            if c.state == RUN:
+                return
+            if c.state == DONE:
+                if c.terminated and c.terminated["exitCode"] == 0:
+                    self.next_init += 1
+                    if self.next_init < len(self.inits):
+                        self.inits[self.next_init].due = now
+                    continue
+                self.finish(FAILED)
+                return
+            if c.due is None or c.due > now:
+                return
+            self.start(c, now)
+        if not self.mains_started:
+            self.mains_started = True
+            self.phase = RUNNING
+            self.dirty = True
+        for c in self.mains:
+            if c.state == WAITING and c.due is not None and c.due <= now:
+                self.start(c, now)
+        done = self.completion()
+        if done is not None:
+            self.finish(done)
+
+    def completion(self) -> str | None:
+        if any(c.state != DONE for c in self.mains):
+            return None
+        ok = all(c.terminated and c.terminated["exitCode"] == 0 for c in self.mains)
+        return SUCCEEDED if ok else FAILED
+
+    def wake_at(self) -> float | None:
+        """When `step` has something to do by itself (monotonic time), if ever."""
+        if self.finished:
+            return None
+        times = [c.due for c in (*self.inits, *self.mains) if c.state == WAITING and c.due]
+        if self.stop is None and self.deadline is not None:
+            times.append(self.t0 + self.deadline)
+        if self.stop is not None and not self.killed:
+            times.append(self.kill_at)
+        if self.write_at is not None:
+            times.append(self.write_at)
+        return min(times) if times else None
+
+    # -- containers ----------------------------------------------------------------------
+
+    def start(self, c: Container, now: float) -> None:
+        if c.runs:
+            c.restart_count += 1
+        c.runs += 1
+        c.due = None
+        c.started_mono = now
+        c.started_at = podfs.utc_now()
+        log_fd = spawn.open_log(self.dir, c.name, c.restart_count)
+        try:
+            result = spawn.spawn(c.argv, c.env, c.cwd, log_fd, self.dir)
+        finally:
+            os.close(log_fd)
+        self.dirty = True
+        if isinstance(result, spawn.StartFailure):
+            self.ended(c, result.exit_code, None, result.reason, result.message, now)
+            return
+        c.state, c.pid, c.pid_start = RUN, result, None  # read when recorded (`record`)
+        self.by_pid[result] = c
+        self.registry[result] = self
+        if not self.spare:  # while the container starts, ready the next status write
+            self.spare = True
+            statusfile.make_spare(self.dir)
+
+    def ended(
+        self, c: Container, code: int, sig: int | None, reason: str, message: str | None, now: float
+    ) -> None:
+        record: dict[str, Any] = {"exitCode": code, "reason": reason}
+        if sig is not None:
+            record["signal"] = sig
+        if message:
+            record["message"] = message
+        record["startedAt"] = c.started_at
+        record["finishedAt"] = podfs.utc_now()
+        c.state, c.pid, c.terminated = DONE, 0, record
+        self.dirty = True
+        if self.stop is None and self._restarts(c, code):
+            c.last, c.state, c.waiting_reason = record, WAITING, "CrashLoopBackOff"
+            if now - c.started_mono >= BACKOFF_RESET:
+                c.failures = 0
+            initial, cap = self.backoff
+            c.due = now + min(initial * 2**c.failures, cap)
+            c.failures += 1
+
+    def _restarts(self, c: Container, code: int) -> bool:
+        if c.init:
+            return code != 0 and self.policy != "Never"
+        return self.policy == "Always" or (self.policy == "OnFailure" and code != 0)
+
+    def running(self) -> list[Container]:
+        return [c for c in (*self.inits, *self.mains) if c.state == RUN]
+
+    def grace(self) -> float:
+        return statusfile.stop_grace(self.dir, self.grace_default)
+
+    def begin_stop(self, reason: str, message: str, grace: float, now: float) -> None:
+        self.stop = (reason, message)
+        self.kill_at = now + grace
+        self.killed = grace <= 0
+        for c in self.running():
+            _killpg(c.pid, signal.SIGKILL if self.killed else signal.SIGTERM)
+
+    def finish(self, phase: str, reason: str | None = None, message: str | None = None) -> None:
+        self.phase, self.reason, self.message = phase, reason, message
+        self.dirty = True
+
+    def abort(self, message: str) -> None:
+        """After an unexpected error: kill what runs, end the pod Failed."""
+        for c in self.running():
+            _killpg(c.pid, signal.SIGKILL)
+            self.registry.pop(c.pid, None)
+        if self.claimed:
+            self.finish(FAILED, SUPERVISOR_ERROR, message)
+            self.write()
+
+    # -- status --------------------------------------------------------------------------
+
+    def write(self, claim: bool = False) -> bool:
+        self.seq += 1
+        self.dirty = False
+        self.write_at = None
+        data: dict[str, Any] = {"phase": self.phase}
+        if self.reason:
+            data["reason"] = self.reason
+        if self.message:
+            data["message"] = self.message
+        data["startTime"] = self.start_time
+        if self.inits:
+            data["initContainerStatuses"] = [c.wire() for c in self.inits]
+        data["containerStatuses"] = [c.wire() for c in self.mains]
+        processes = {c.name: c.record() for c in self.running()}
+        record = statusfile.supervised(
+            data, seq=self.seq, supervisor=self.owner, processes=processes
+        )
+        ok = statusfile.write(self.dir, record, fsync=self.fsync, claim=claim)
+        self.spare = False
+        if ok and not claim:  # the claim: the next write follows within COALESCE
+            podfs.notify(self.events, self.dir)
+        return ok
 
 
-def unclaimed(pods_dir: str) -> list[str]:
-    """Pod dirs launched (spec.json) but not claimed (no status.json)."""
-    found: list[str] = []
-    with contextlib.suppress(FileNotFoundError):
-        for ns in os.scandir(pods_dir):
-            if not ns.is_dir():
-                continue
-            with contextlib.suppress(FileNotFoundError):
-                for pod in os.scandir(ns.path):
-                    launched = os.path.exists(os.path.join(pod.path, podfs.SPEC))
-                    if launched and not os.path.exists(os.path.join(pod.path, podfs.STATUS)):
-                        found.append(pod.path)
-    return found
-
-
-def run_pod(pod_dir: str) -> int:
-    """Exec mode: supervise the one pod, return when it ended."""
-    loop = Loop()
-    loop.add_pod(pod_dir)
-    while loop.tasks:
-        loop.run_once([], None)
-    return 0
-
-
-def reap_pod(pod_dir: str) -> int:
-    loop = Loop()
-    loop.add_reaper(pod_dir)
-    while loop.tasks:
-        loop.run_once([], None)
-    return 0
-
-
-def _read_all(fd: int) -> bytes:
-    chunks = []
-    with contextlib.suppress(BlockingIOError):
-        while chunk := os.read(fd, 65536):
-            chunks.append(chunk)
-    return b"".join(chunks)
-
-
-def _log(message: str) -> None:
-    print(f"{podfs.utc_now()} vcflow supervisor {os.getpid()}: {message}", file=sys.stderr)
-    sys.stderr.flush()
-
-
-def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
-    if len(args) >= 2:
-        os.chdir(args[1])  # pin no other directory
-    if len(args) == 2 and args[0] == "run":
-        return run_pod(args[1])
-    if len(args) == 2 and args[0] == "reap":
-        return reap_pod(args[1])
-    if len(args) in (3, 4) and args[0] == "serve":
-        idle = float(args[3]) if len(args) == 4 else DEFAULT_IDLE
-        return Server(args[1], args[2], idle).serve()
-    print(__doc__, file=sys.stderr)
-    return 2
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+def _killpg(pgid: int, sig: int) -> None:
+    with contextlib.suppress(OSError):  # ESRCH: the group is empty
+        os.killpg(pgid, sig)

@@ -21,7 +21,6 @@ from vcflow.api.pod import Pod
 from vcflow.runtime import kubelet_bridge as bridge
 from vcflow.runtime.launch import LaunchError
 from vcflow.runtime.pods import PodRunner
-from vcflow.runtime.podshell import launched_uid
 from vcflow.runtime.status import PodHandle
 from vcflow.store.base import Store
 
@@ -49,7 +48,7 @@ def finish_deletions(
     removed: list[str] = []
     for pod in doomed:
         handle = runner.adopt(pod.namespace, pod.name)
-        if handle is None or launched_uid(handle) != pod.metadata.uid:
+        if handle is None or handle.uid != pod.metadata.uid:
             handle = None  # never launched (or the directory is another pod's)
         elif handle.last is not None and (handle.last.lost or not handle.last.finished):
             runner.terminate(handle, bridge.grace_seconds(pod))

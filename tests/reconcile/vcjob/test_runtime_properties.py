@@ -1,5 +1,5 @@
 """Properties of the vcjob runtime over random jobs and random pod event sequences, driven
-through the conformance harness's world (the same code the runtime shell will drive):
+through the conformance harness's world (the real runtime shell with a simulated kubelet):
 
 - a job never has more live pods than replicas (per task and in total);
 - `retryCount` counts exactly the entries into Restarting (restart actions in
@@ -105,7 +105,7 @@ def admitted(data: dict[str, Any]) -> bool:
 
 def play(world: RuntimeWorld, move: tuple[Any, ...]) -> None:
     """Apply one random move to whatever pod it can apply to; skip it otherwise."""
-    every = sorted(world.pods.values(), key=lambda p: p.name)
+    every = sorted(world.pods().values(), key=lambda p: p.name)
     kind = move[0]
     if kind == "run":
         ready = [p for p in every if p.placed and not p.deleting and p.phase == PodPhase.PENDING]
@@ -130,18 +130,19 @@ def play(world: RuntimeWorld, move: tuple[Any, ...]) -> None:
 
 
 def check_invariants(world: RuntimeWorld, job: VCJob) -> None:
-    record = world.jobs["p"]
+    now = world.job("p")
+    assert now is not None
     shape = jobspec.shape(job)
-    live = [p for p in world.pods.values() if not p.deleting and p.phase in kubelet.ALIVE]
+    live = [p for p in world.pods().values() if not p.deleting and p.phase in kubelet.ALIVE]
     for task in shape.tasks:
         assert sum(pods.task_of(p) == task.name for p in live) <= task.replicas
     assert len(live) <= shape.total_replicas
-    status = record.job.status
+    status = now.status
     retry = (status.retry_count if status else None) or 0
-    assert retry == record.restarts_entered
+    assert retry == world.restarts_entered.get("p", 0)
     assert retry <= shape.max_retry
     if retry >= shape.max_retry:
-        assert record.job.phase == JobPhase.FAILED
+        assert now.phase == JobPhase.FAILED
 
 
 def finish(world: RuntimeWorld, code: int) -> None:
@@ -149,9 +150,10 @@ def finish(world: RuntimeWorld, code: int) -> None:
     with `code` (0 under OnFailure, which would restart it otherwise)."""
     for _ in range(30):
         world.settle()
-        waiting = [p for p in world.pods.values() if p.placed and _startable(p)]
-        running = [p for p in world.pods.values() if not p.deleting and p.phase == "Running"]
-        held = world.hold_deletions and any(p.deleting for p in world.pods.values())
+        every = world.pods().values()
+        waiting = [p for p in every if p.placed and _startable(p)]
+        running = [p for p in every if not p.deleting and p.phase == "Running"]
+        held = world.hold_deletions and any(p.deleting for p in every)
         if not (waiting or running or held):
             return
         for pod in waiting:
@@ -171,14 +173,15 @@ def check_end(world: RuntimeWorld) -> None:
     """Every pod ended → an end phase. Pods left waiting are only those the gang rule can
     never place: Failed pods do not count towards it (reference §10.4), so a replacement
     next to a Failed pod may wait forever, as in Volcano."""
-    record = world.jobs["p"]
-    left = [p for p in world.pods.values() if p.deleting or p.phase in kubelet.ALIVE]
+    job = world.job("p")
+    assert job is not None
+    everyone = list(world.pods().values())
+    left = [p for p in everyone if p.deleting or p.phase in kubelet.ALIVE]
     if not left:
-        assert record.job.phase in END_PHASES
+        assert job.phase in END_PHASES
         return
     assert all(not p.placed and not p.deleting for p in left)
-    shape = jobspec.shape(record.job)
-    everyone = list(world.pods.values())
+    shape = jobspec.shape(job)
     assert not gang.is_ready(shape, everyone, frozenset(p.name for p in left))
 
 
@@ -195,7 +198,8 @@ def test_lifecycle_invariants(
     assume(admitted(data))
     world = RuntimeWorld(hold_deletions=hold)
     world.create_job(data)
-    job = world.jobs["p"].job
+    job = world.job("p")
+    assert job is not None
     check_invariants(world, job)
     for move in moves:
         play(world, move)

@@ -2,8 +2,9 @@
 `volcano-vcjob.md` §4–§7, §11), its gang scheduler on one machine (§10) and the kubelet's
 part of a pod's life (§9), with the choices of SEMANTICS "The local vcjob runtime".
 
-Nothing here does I/O or reads a clock. The runtime shell and the conformance runner drive
-the same functions; this is the contract between them:
+Nothing here does I/O or reads a clock. The runtime shell (`vcflow.runtime.executor`, which
+the conformance runner drives too, with a simulated kubelet) calls these functions; this is
+the contract between them:
 
 State a shell keeps per job, besides the stored vcjob and its pods: the PodGroup state
 (`model.Group`), the pending delayed actions (`model.DelayedAction` by pod name), and the

@@ -2,9 +2,10 @@
 under the pod's `restartPolicy` (in-place restarts with `restartCount`), and
 `activeDeadlineSeconds` counted from the pod's start on the node.
 
-The runtime shell calls these when it binds a pod and when its processes start and exit; the
-conformance runner calls them for the cases' `pod_running`/`pod_exit` actions. Each function
-returns a new pod and leaves its argument alone. Pure: `now` is passed in.
+The conformance harness's simulated kubelet (`conformance.kubelet_sim`) moves the cases' pods
+with these; real pods get the same states from their supervisor (`runtime.supervisor`), and
+the runtime shell uses the constants and readers. Each function returns a new pod and leaves
+its argument alone. Pure: `now` is passed in.
 """
 
 from __future__ import annotations

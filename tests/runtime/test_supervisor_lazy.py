@@ -18,7 +18,7 @@ import pytest
 
 from vcflow.runtime import podfs
 from vcflow.runtime.launch import build_spec, prepare_pod_dir
-from vcflow.runtime.podproc import COALESCE, PodSupervisor
+from vcflow.runtime.supervisor import COALESCE, PodSupervisor
 
 from .conftest import eventually, make_runner, pod, request, sh, shut_down, wait_until
 

@@ -1,0 +1,312 @@
+"""`python -m vcflow.runtime.podserver`: the processes that run pods apart from the control
+plane, so that pods outlive it (SIGKILL included) and are never started twice.
+
+    run   <pod dir>                                  supervise one pod, exit when it ended
+    reap  <pod dir>                                  end a pod whose supervisor died (`reaper`)
+    serve <runtime dir> <pods dir> [idle seconds]    the pod server
+
+Both kinds drive pod state machines (`supervisor.PodSupervisor`) with one `Loop`: a single
+thread, select() on a self-pipe that SIGCHLD wakes, waitpid(-1) to reap container processes,
+a timer heap for back-offs, deadlines and grace periods. Signals: SIGUSR1 = "a terminate file
+was written, look" (sent by `PodRunner.terminate`); SIGTERM = terminate every pod of this
+process (grace from its terminate file, else its spec's default) and exit once they ended.
+
+Modes (`pods.PodRunner(mode=...)`):
+
+- **server** (default): one *pod server* per state directory supervises every pod, started
+  detached (own session) by the first launch; `launch` writes `run <pod dir>` to its FIFO
+  (`<state>/runtime/server.fifo`). No interpreter start and no fork per pod: a pod costs
+  its container processes, two or three small status writes (`supervisor.COALESCE`) and a few
+  syscalls: ~1-1.5 ms in all, most of it creating inodes (`podfs`). The
+  trade-off: if the server itself dies (SIGKILL, OOM), *every* pod it was running becomes
+  `SupervisorLost` (their processes keep running until terminated: `reaper`) — where a
+  supervisor per pod would lose one. The control plane dying loses nothing either way.
+  A fork per pod was measured: ~2 ms of CPU per pod (copy-on-write of the interpreter),
+  more than the budget, so the server supervises in-process.
+- **exec**: the control plane starts `python -m vcflow.runtime.podserver run <pod dir>`
+  per pod (new session): full isolation, one interpreter start (~30-40 ms) per pod.
+
+The server holds `server.lock` (flock) while it lives, so there is one per state directory.
+At start, and after it closed its FIFO to exit, it scans `<pods dir>` for pods `launched` but
+not claimed (no `status.json`) and runs them — so a request lost with a dead server, or
+written while it exits, still runs, once (the claim decides); if that scan finds any, it opens
+the FIFO again and goes on. It exits when it runs no pod and got no request for `idle` seconds
+(default 60), or at once when idle after a `stop` request. Output: `<state>/runtime/server.log`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import heapq
+import os
+import select
+import signal
+import sys
+import time
+import traceback
+from types import FrameType
+from typing import Protocol
+
+from vcflow.runtime import podfs, statusfile
+from vcflow.runtime.reaper import Reaper
+from vcflow.runtime.supervisor import PodSupervisor
+
+FIFO, LOCK, LOG, START_LOCK = "server.fifo", "server.lock", "server.log", "start.lock"
+DEFAULT_IDLE = 60.0
+
+
+class Task(Protocol):
+    @property
+    def finished(self) -> bool: ...
+
+    def step(self, now: float) -> None: ...
+
+    def wake_at(self) -> float | None: ...
+
+
+class Loop:
+    """Drives pod supervisors and reapers in this (single-threaded) process."""
+
+    def __init__(self) -> None:
+        me = os.getpid()
+        self.owner = (me, podfs.process_start(me))
+        self.registry: dict[int, PodSupervisor] = {}
+        self.tasks: dict[str, Task] = {}
+        self.timers: list[tuple[float, str]] = []
+        self.scheduled: dict[str, float] = {}
+        self.check_terminate = False
+        self.terminate_all = False
+        self.wake_r, wake_w = os.pipe()
+        for fd in (self.wake_r, wake_w):
+            os.set_blocking(fd, False)
+        signal.set_wakeup_fd(wake_w, warn_on_full_buffer=False)
+        signal.signal(signal.SIGCHLD, self._on_signal)
+        signal.signal(signal.SIGUSR1, self._on_signal)
+        signal.signal(signal.SIGTERM, self._on_signal)
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+    def _on_signal(self, signum: int, frame: FrameType | None) -> None:
+        if signum == signal.SIGUSR1:
+            self.check_terminate = True
+        elif signum == signal.SIGTERM:
+            self.terminate_all = True
+
+    def add_pod(self, pod_dir: str) -> None:
+        """Claim and start the pod in `pod_dir`, unless it is claimed already."""
+        pod_dir = os.path.abspath(pod_dir)
+        if pod_dir in self.tasks or statusfile.claimed(pod_dir):
+            return
+        try:
+            sup = PodSupervisor(pod_dir, self.owner, self.registry)
+            claimed = sup.claim()
+        except (OSError, ValueError) as exc:
+            _log(f"{pod_dir}: cannot supervise: {exc}")
+            return
+        if claimed:
+            if self.terminate_all:
+                sup.term_requested = True
+            self.tasks[pod_dir] = sup
+            self._step(pod_dir, time.monotonic())
+
+    def add_reaper(self, pod_dir: str) -> None:
+        pod_dir = os.path.abspath(pod_dir)
+        if pod_dir in self.tasks:
+            return
+        reaper = Reaper(pod_dir)
+        now = time.monotonic()
+        with contextlib.suppress(OSError):
+            if reaper.begin(now):
+                self.tasks[pod_dir] = reaper
+                self._step(pod_dir, now)
+
+    def run_once(self, fds: list[int], limit: float | None) -> list[int]:
+        """Handle what happened, then wait (at most `limit` s) for more — not at all when a
+        task ended, so that the caller sees it; the `fds` ready."""
+        count = len(self.tasks)
+        now = time.monotonic()
+        due = self._reap(now)
+        if self.check_terminate or self.terminate_all:
+            for pod_dir, task in self.tasks.items():
+                if isinstance(task, PodSupervisor):
+                    task.check_terminate()
+                    task.term_requested |= self.terminate_all
+                    due.add(pod_dir)
+            self.check_terminate = False
+        while self.timers and self.timers[0][0] <= now:
+            when, pod_dir = heapq.heappop(self.timers)
+            if self.scheduled.get(pod_dir) == when:
+                del self.scheduled[pod_dir]
+                due.add(pod_dir)
+        for pod_dir in due:
+            self._step(pod_dir, now)
+        timeout = 0.0 if len(self.tasks) < count else limit
+        if self.timers:
+            until = max(0.0, self.timers[0][0] - time.monotonic())
+            timeout = until if timeout is None else min(timeout, until)
+        ready, _, _ = select.select([self.wake_r, *fds], [], [], timeout)
+        with contextlib.suppress(BlockingIOError):
+            while os.read(self.wake_r, 4096):
+                pass
+        return [fd for fd in ready if fd != self.wake_r]
+
+    def _reap(self, now: float) -> set[str]:
+        due: set[str] = set()
+        while self.registry:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                break
+            if pid == 0:
+                break
+            sup = self.registry.get(pid)
+            if sup is not None:
+                sup.exited(pid, status, now)
+                due.add(sup.dir)
+        return due
+
+    def _step(self, pod_dir: str, now: float) -> None:
+        task = self.tasks.get(pod_dir)
+        if task is None:
+            return
+        try:
+            task.step(now)
+        except Exception as exc:
+            _log(f"{pod_dir}: {traceback.format_exc()}")
+            if isinstance(task, PodSupervisor):
+                with contextlib.suppress(Exception):
+                    task.abort(f"{type(exc).__name__}: {exc}")
+            del self.tasks[pod_dir]
+            return
+        if task.finished:
+            del self.tasks[pod_dir]
+            self.scheduled.pop(pod_dir, None)
+            return
+        when = task.wake_at()
+        if when is not None and self.scheduled.get(pod_dir) != when:
+            self.scheduled[pod_dir] = when
+            heapq.heappush(self.timers, (when, pod_dir))
+
+
+class Server:
+    def __init__(self, runtime_dir: str, pods_dir: str, idle: float) -> None:
+        self.runtime_dir, self.pods_dir, self.idle = runtime_dir, pods_dir, idle
+        self.stopping = False
+
+    def serve(self) -> int:
+        lock = os.open(os.path.join(self.runtime_dir, LOCK), os.O_RDWR | os.O_CREAT, 0o644)
+        fcntl.flock(lock, fcntl.LOCK_EX)  # waits for a server on its way out
+        fifo = os.path.join(self.runtime_dir, FIFO)
+        with contextlib.suppress(FileExistsError):
+            os.mkfifo(fifo, 0o600)
+        loop = Loop()
+        while True:
+            rfd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+            wfd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)  # so read() never sees EOF
+            self.scan(loop)
+            self.listen(loop, rfd)
+            os.close(rfd)
+            os.close(wfd)
+            self.scan(loop)  # requests written before the FIFO closed and never read
+            if not loop.tasks:
+                return 0
+
+    def listen(self, loop: Loop, rfd: int) -> None:
+        pending = b""
+        last = time.monotonic()
+        while True:
+            if loop.tasks:
+                last = time.monotonic()
+                limit = None
+            elif self.stopping or loop.terminate_all:
+                return
+            else:
+                limit = last + self.idle - time.monotonic()
+                if limit <= 0:
+                    return
+            if loop.run_once([rfd], limit):
+                data = _read_all(rfd)
+                last = time.monotonic()
+                *lines, pending = (pending + data).split(b"\n")
+                for line in lines:
+                    self.handle(loop, line.decode(errors="replace"))
+
+    def handle(self, loop: Loop, line: str) -> None:
+        verb, _, pod_dir = line.partition(" ")
+        if verb == "run" and pod_dir:
+            loop.add_pod(pod_dir)
+        elif verb == "reap" and pod_dir:
+            loop.add_reaper(pod_dir)
+        elif verb == "stop":
+            self.stopping = True
+        elif line:
+            _log(f"unknown request {line!r}")
+
+    def scan(self, loop: Loop) -> None:
+        for pod_dir in unclaimed(self.pods_dir):
+            loop.add_pod(pod_dir)
+
+
+def unclaimed(pods_dir: str) -> list[str]:
+    """Pod dirs launched (spec.json) but not claimed (no status.json)."""
+    found: list[str] = []
+    with contextlib.suppress(FileNotFoundError):
+        for ns in os.scandir(pods_dir):
+            if not ns.is_dir():
+                continue
+            with contextlib.suppress(FileNotFoundError):
+                for pod in os.scandir(ns.path):
+                    launched = os.path.exists(os.path.join(pod.path, podfs.SPEC))
+                    if launched and not statusfile.claimed(pod.path):
+                        found.append(pod.path)
+    return found
+
+
+def run_pod(pod_dir: str) -> int:
+    """Exec mode: supervise the one pod, return when it ended."""
+    loop = Loop()
+    loop.add_pod(pod_dir)
+    while loop.tasks:
+        loop.run_once([], None)
+    return 0
+
+
+def reap_pod(pod_dir: str) -> int:
+    loop = Loop()
+    loop.add_reaper(pod_dir)
+    while loop.tasks:
+        loop.run_once([], None)
+    return 0
+
+
+def _read_all(fd: int) -> bytes:
+    chunks = []
+    with contextlib.suppress(BlockingIOError):
+        while chunk := os.read(fd, 65536):
+            chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _log(message: str) -> None:
+    print(f"{podfs.utc_now()} vcflow supervisor {os.getpid()}: {message}", file=sys.stderr)
+    sys.stderr.flush()
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) >= 2:
+        os.chdir(args[1])  # pin no other directory
+    if len(args) == 2 and args[0] == "run":
+        return run_pod(args[1])
+    if len(args) == 2 and args[0] == "reap":
+        return reap_pod(args[1])
+    if len(args) in (3, 4) and args[0] == "serve":
+        idle = float(args[3]) if len(args) == 4 else DEFAULT_IDLE
+        return Server(args[1], args[2], idle).serve()
+    print(__doc__, file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,158 @@
+"""The pod directory's `status.json` and `terminate` files: their format, read and written only
+here. The pod's supervisor (`supervisor`) writes the status record, a reaper (`reaper`) the
+end of a pod whose supervisor died; the control plane reads it (`status`, `pods`) and asks
+for a stop with the terminate file. Standard library only: the pod server imports it.
+
+A record is the pod's status in the wire form of `api.pod.PodStatus` (phase, reason, message,
+startTime, initContainerStatuses, containerStatuses) plus vcflow's key `vcflow`: `seq` (one
+more at each write), `supervisor` ({pid, start} of the process supervising the pod) and
+`processes` (container name → {pid, start} of each running container's process group).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from vcflow.runtime import podfs
+
+Record = dict[str, Any]
+
+PENDING, RUNNING, SUCCEEDED, FAILED = "Pending", "Running", "Succeeded", "Failed"
+FINAL = (SUCCEEDED, FAILED)
+#: The reason of a pod that ended without its supervisor (it died, or its record is lost).
+SUPERVISOR_LOST = "SupervisorLost"
+UNREADABLE = "the pod's status file was unreadable (cut short by an OS crash?): its end is unknown"
+#: The grace period of a stop when neither the terminate file nor the pod's spec gives one
+#: (Kubernetes' `terminationGracePeriodSeconds` default).
+DEFAULT_GRACE = 30.0
+_VCFLOW = "vcflow"
+
+
+class Unreadable(ValueError):
+    """The status file exists but does not parse: every write publishes a whole file, so an
+    OS crash cut it short."""
+
+
+def _path(pod_dir: str) -> str:
+    return os.path.join(pod_dir, podfs.STATUS)
+
+
+def claimed(pod_dir: str) -> bool:
+    """Has a supervisor claimed the pod (its first record exists)?"""
+    return os.path.exists(_path(pod_dir))
+
+
+def load(pod_dir: str) -> Record:
+    """The record, in one read (absent and unreadable told apart): FileNotFoundError (or
+    NotADirectoryError) when the pod is not claimed, Unreadable when the file is cut short
+    (or is not a record)."""
+    try:
+        raw = podfs.load_json(_path(pod_dir))
+    except ValueError:
+        raise Unreadable(_path(pod_dir)) from None
+    if not isinstance(raw, dict):
+        raise Unreadable(_path(pod_dir))
+    return raw
+
+
+def read(pod_dir: str) -> Record | None:
+    """The record; None when there is none or it is unreadable."""
+    try:
+        return load(pod_dir)
+    except (FileNotFoundError, NotADirectoryError, Unreadable):
+        return None
+
+
+def write(pod_dir: str, record: Record, *, fsync: bool = False, claim: bool = False) -> bool:
+    """Publish `record` atomically (durable with `fsync`). `claim`: only if there is no record
+    yet (link(2)); False when another claimed the pod first."""
+    return podfs.write_json(_path(pod_dir), record, fsync=fsync, exclusive=claim)
+
+
+def make_spare(pod_dir: str) -> None:
+    """Ready the next `write`'s temp file now, off the critical path (`podfs.make_spare`)."""
+    podfs.make_spare(_path(pod_dir))
+
+
+def supervised(
+    status: Record,
+    *,
+    seq: int,
+    supervisor: tuple[int, int | None],
+    processes: dict[str, dict[str, Any]],
+) -> Record:
+    """The supervisor's record: `status` (wire form) with the `vcflow` key."""
+    status[_VCFLOW] = {
+        "seq": seq,
+        "supervisor": {"pid": supervisor[0], "start": supervisor[1]},
+        "processes": processes,
+    }
+    return status
+
+
+def ended_lost(record: Record, message: str) -> Record:
+    """The record of a pod ended without its supervisor: Failed, reason `SUPERVISOR_LOST`, no
+    process left, one write more. (Its containers are the caller's: `reaper`.)"""
+    record["phase"] = FAILED
+    record["reason"] = SUPERVISOR_LOST
+    record["message"] = message
+    extra = record.setdefault(_VCFLOW, {})
+    extra["processes"] = {}
+    extra["seq"] = seq(record) + 1
+    return record
+
+
+def unreadable() -> Record:
+    """What an unreadable record stands for: the pod ended, lost, its end unknown."""
+    return {"phase": FAILED, "reason": SUPERVISOR_LOST, "message": UNREADABLE}
+
+
+def is_final(record: Record) -> bool:
+    return record.get("phase") in FINAL
+
+
+def wire(record: Record) -> Record:
+    """The pod status alone (`api.pod.PodStatus` wire form)."""
+    return {k: v for k, v in record.items() if k != _VCFLOW}
+
+
+def seq(record: Record) -> int:
+    return int((record.get(_VCFLOW) or {}).get("seq") or 0)
+
+
+def supervisor(record: Record) -> tuple[int, int | None]:
+    """(pid, start time) of the process that supervises the pod; pid 0 when unknown."""
+    sup = (record.get(_VCFLOW) or {}).get("supervisor") or {}
+    return int(sup.get("pid") or 0), sup.get("start")
+
+
+def supervisor_alive(record: Record) -> bool:
+    return podfs.same_process(*supervisor(record))
+
+
+def processes(record: Record) -> list[tuple[int, int | None]]:
+    """(pid, start time) of each container process group the record says runs."""
+    found = (record.get(_VCFLOW) or {}).get("processes") or {}
+    return [(int(p["pid"]), p.get("start")) for p in found.values()]
+
+
+# -- the terminate file ----------------------------------------------------------------------
+
+
+def request_stop(pod_dir: str, grace: float) -> None:
+    """Ask for the pod to stop within `grace` seconds (its supervisor is then told to look)."""
+    podfs.write_bytes(os.path.join(pod_dir, podfs.TERMINATE), f"{max(0.0, grace)}".encode())
+
+
+def stop_requested(pod_dir: str) -> bool:
+    return os.path.exists(os.path.join(pod_dir, podfs.TERMINATE))
+
+
+def stop_grace(pod_dir: str, default: float = DEFAULT_GRACE) -> float:
+    """The grace period the terminate file asks for; `default` without a readable one."""
+    try:
+        with open(os.path.join(pod_dir, podfs.TERMINATE), "rb") as f:
+            return max(0.0, float(f.read().decode().strip()))
+    except (OSError, ValueError):
+        return default
