@@ -15,9 +15,9 @@ import typer
 from vcflow.api import gcpause
 from vcflow.api.errors import FieldError, Origin, ValidationFailed
 from vcflow.api.loading import Document
-from vcflow.cli import kinds, manifests, options
+from vcflow.cli import kinds, options
 from vcflow.cli.validate import FilenameOption
-from vcflow.local import statedir
+from vcflow.local import manifests, statedir
 from vcflow.store.base import ApplyResult, Store
 
 

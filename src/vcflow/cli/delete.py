@@ -14,8 +14,8 @@ import typer
 
 from vcflow.api.errors import FieldError, NotFound, ValidationFailed, VcflowError
 from vcflow.api.names import object_key
-from vcflow.cli import kinds, manifests, options
-from vcflow.local import statedir
+from vcflow.cli import kinds, options
+from vcflow.local import manifests, statedir
 from vcflow.store import Store
 
 Target = tuple[kinds.Kind, str, str]  # kind, namespace, name

@@ -29,9 +29,9 @@ from vcflow.api.errors import InputError
 from vcflow.api.jobflow import JobFlow
 from vcflow.api.vcjob import VCJob
 from vcflow.cli import apply as apply_cmd
-from vcflow.cli import manifests, options, runview, signals
+from vcflow.cli import options, runview, signals
 from vcflow.cli.validate import FilenameOption
-from vcflow.local import statedir
+from vcflow.local import manifests, running
 from vcflow.local.progress import Progress
 from vcflow.local.result import RunResult
 from vcflow.local.session import LocalRun, Options
@@ -114,19 +114,11 @@ def run(
     loaded = manifests.load(filename)
     loaded.raise_if_invalid()
     loaded.require_objects("run")
-    if not any(isinstance(obj, JobFlow | VCJob) for obj in loaded.objects):
-        raise InputError(
-            "nothing to run: no JobFlow or vcjob among the objects "
-            "(`vcflow apply` stores JobTemplates without running anything)"
-        )
+    running.runnable(loaded.objects)
     machine = Capacity(resources.capacity(capacity))
-    state_dir = statedir.resolve(options.state_dir(ctx))
-    with (
-        statedir.opened(state_dir) as store,
-        statedir.ControllerLock(state_dir, statedir.CONTROLLER) as lock,
-    ):
-        statedir.acquire_for_controller(lock)
-        flows, jobs = _apply(store, loaded)
+    state_dir = options.state_dir(ctx)
+    with running.holding(state_dir) as store:
+        flows, jobs = running.targets(apply_cmd.apply_and_report(store, loaded))
         with _run_gc():
             result = _run(
                 store,
@@ -163,14 +155,6 @@ def _run_gc() -> Iterator[None]:
     finally:
         gc.set_threshold(*thresholds)
         gc.unfreeze()
-
-
-def _apply(store: SqliteStore, loaded: manifests.Manifests) -> tuple[list[JobFlow], list[VCJob]]:
-    """Apply and print kubectl's lines; the applied flows and vcjobs, as stored."""
-    results = apply_cmd.apply_and_report(store, loaded)
-    flows = [r.object for r in results if isinstance(r.object, JobFlow)]
-    jobs = [r.object for r in results if isinstance(r.object, VCJob)]
-    return flows, jobs
 
 
 def _run(

@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from vcflow.cli import manifests
+from vcflow.local import manifests
 
 FilenameOption = Annotated[
     list[str],
@@ -35,7 +35,8 @@ def validate(filename: FilenameOption) -> None:
     """
     loaded = manifests.load(filename)
     loaded.require_objects("validate")
-    manifests.echo_warnings(loaded)
+    for warning in loaded.warnings:
+        typer.echo(f"Warning: {warning}", err=True)
     for item in loaded.valid:
         typer.echo(f"{manifests.reference(item.obj)} validated")
     loaded.raise_if_invalid()

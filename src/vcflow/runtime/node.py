@@ -115,16 +115,18 @@ class Node(Generic[H]):
     def reconcile(self, patience: float = RECONCILE_PATIENCE) -> None:
         """After the cache was listed again (the watch expired): kill and forget the runs
         whose pod is gone from the store meanwhile, or is now another pod of that name (its
-        uid differs); the rest stay tracked. Waits up to `patience` s for the runs of the
-        replaced pods to end, so that the new pods can launch in their directories."""
+        uid differs); the rest stay tracked. Waits up to `patience` s for the killed runs
+        to end, so that new pods of their names can launch in their directories."""
         stale = []
         for key, handle in self.handles.items():
             pod = self.cache.get(key)
             if pod is None or pod.metadata.uid != handle.uid:
-                stale.append((key, handle, pod is not None))
+                stale.append((key, handle))
+        # (a pod gone from the store is created again, by its name, as soon as its job
+        # syncs: its old run must be gone by then too)
         replaced = []
-        for key, handle, reused in stale:
-            if key in self.active and reused:
+        for key, handle in stale:
+            if key in self.active:
                 replaced.append(handle)
             self.forget(key)
         end = time.monotonic() + patience

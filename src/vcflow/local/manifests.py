@@ -13,8 +13,6 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-import typer
-
 from vcflow.admission import review as admission
 from vcflow.api import gcpause, loading
 from vcflow.api.errors import FieldError, InputError, Origin, ParseError, ValidationFailed
@@ -199,9 +197,3 @@ def reference(obj: Resource) -> str:
     """kubectl's `<kind>.<group>/<name>`: `jobflow.flow.volcano.sh/demo`."""
     group = obj.api_version.partition("/")[0]
     return f"{obj.kind.lower()}.{group}/{obj.name}"
-
-
-def echo_warnings(loaded: Manifests) -> None:
-    """Each warning as a kubectl-style `Warning: …` line on stderr."""
-    for warning in loaded.warnings:
-        typer.echo(f"Warning: {warning}", err=True)

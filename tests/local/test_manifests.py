@@ -1,4 +1,4 @@
-"""vcflow.cli.manifests: paths → reviewed objects, every problem collected in input order."""
+"""vcflow.local.manifests: paths → reviewed objects, every problem collected in input order."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from vcflow.api.errors import ValidationFailed
 from vcflow.api.jobflow import JobFlow
 from vcflow.api.jobtemplate import JobTemplate
-from vcflow.cli import manifests
+from vcflow.local import manifests
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 

@@ -1,0 +1,122 @@
+"""`vcflow.run()`: apply manifests and run their JobFlows (and vcjobs applied alone) on this
+machine, as `vcflow run` does, from Python.
+
+    result = vcflow.run("examples/jobflow/")            # files, directories or objects
+    result.succeeded, result.exit_code                   # True, 0
+    [(j.entry, j.phase, j.duration) for j in result.flows[0].jobs]
+
+Bad input raises `ValidationFailed` (every problem, one line each) and writes nothing;
+another process running the state directory's controllers raises `LockHeld`. The pieces
+`vcflow run` shares with it are here too: `holding` (the state directory's store, with its
+controller lock held for the run), `runnable` and `targets`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+from vcflow.api.errors import InputError
+from vcflow.api.jobflow import JobFlow
+from vcflow.api.meta import Resource
+from vcflow.api.vcjob import VCJob
+from vcflow.local import manifests, statedir
+from vcflow.local.progress import Change, Progress
+from vcflow.local.result import RunResult
+from vcflow.local.session import LocalRun, Options
+from vcflow.reconcile.vcjob.resources import Capacity
+from vcflow.runtime import resources
+from vcflow.store import SqliteStore
+from vcflow.store.base import ApplyResult
+
+Source = str | os.PathLike[str] | Resource
+
+
+class NothingToRun(InputError):
+    """Manifests with neither a JobFlow nor a vcjob: a run would only store them."""
+
+
+def run(
+    sources: Source | Iterable[Source],
+    *,
+    state_dir: str | os.PathLike[str] = statedir.DEFAULT,
+    timeout: float | None = None,
+    capacity: str | None = None,
+    fail_fast: bool = False,
+    on_change: Change | None = None,
+    stop: Callable[[], bool] | None = None,
+) -> RunResult:
+    """Apply `sources` — manifest files, directories (their *.yaml, *.yml, *.json) or
+    objects — to the store in `state_dir`, then run their flows here until each has ended
+    and no pod process is left (see `vcflow run`). `capacity` is `--capacity`'s text
+    (`cpu=8,memory=16Gi,nvidia.com/gpu=2`; default: this machine); `on_change(what, phase,
+    seconds)` hears every phase change; `stop()` True ends the run as Ctrl-C does."""
+    objects = load(sources)
+    runnable(objects)
+    machine = Capacity(resources.capacity(capacity))
+    with holding(Path(state_dir)) as store:
+        flows, jobs = targets(store.apply(objects))
+        progress = Progress(flows, jobs, on_change=on_change)
+        session = LocalRun(
+            store,
+            Path(state_dir),
+            progress,
+            Options(capacity=machine, timeout=timeout, fail_fast=fail_fast),
+        )
+        return session.run(stop=stop or _never)
+
+
+def _never() -> bool:
+    return False
+
+
+def load(sources: Source | Iterable[Source]) -> list[Resource]:
+    """The objects of `sources` (paths are read and reviewed as `vcflow validate` does);
+    ValidationFailed with every problem, NoObjects when there is none."""
+    items: Sequence[Source] = (
+        [sources] if isinstance(sources, str | os.PathLike | Resource) else list(sources)
+    )
+    paths = [os.fspath(s) for s in items if not isinstance(s, Resource)]
+    given = [s for s in items if isinstance(s, Resource)]
+    found: list[Resource] = []
+    if paths:
+        loaded = manifests.load(paths)
+        loaded.raise_if_invalid()
+        found = loaded.objects
+    objects = found + given
+    if not objects:
+        raise manifests.NoObjects("run")
+    return objects
+
+
+def runnable(objects: Iterable[Resource]) -> None:
+    """NothingToRun unless a JobFlow or a vcjob is among `objects` (checked before anything
+    is written)."""
+    if not any(isinstance(obj, JobFlow | VCJob) for obj in objects):
+        raise NothingToRun(
+            "nothing to run: no JobFlow or vcjob among the objects "
+            "(`vcflow apply` stores JobTemplates without running anything)"
+        )
+
+
+@contextmanager
+def holding(state_dir: Path) -> Iterator[SqliteStore]:
+    """The state directory's store, with its controller lock taken for the whole block
+    (LockHeld if another process runs the controllers there)."""
+    state_dir = statedir.resolve(state_dir)
+    with (
+        statedir.opened(state_dir) as store,
+        statedir.ControllerLock(state_dir, statedir.CONTROLLER) as lock,
+    ):
+        statedir.acquire_for_controller(lock)
+        yield store
+
+
+def targets(results: Iterable[ApplyResult]) -> tuple[list[JobFlow], list[VCJob]]:
+    """The applied flows and vcjobs, as stored: what a run runs."""
+    applied = [r.object for r in results]
+    flows = [obj for obj in applied if isinstance(obj, JobFlow)]
+    jobs = [obj for obj in applied if isinstance(obj, VCJob)]
+    return flows, jobs

@@ -1,0 +1,114 @@
+"""`vcflow.run()`, the library entry point: manifests or objects in, a `RunResult` out, with
+the same rules as `vcflow run` (nothing written for bad input, nothing to run refused, the
+state directory's lock), on real processes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import vcflow
+from vcflow.api.jobflow import JobFlow
+from vcflow.api.jobtemplate import JobTemplate
+from vcflow.local import statedir
+from vcflow.store import SqliteStore
+
+TEMPLATE = """
+apiVersion: flow.volcano.sh/v1alpha1
+kind: JobTemplate
+metadata: {{name: {name}}}
+spec:
+  minAvailable: 1
+  tasks:
+    - name: t
+      replicas: 1
+      template:
+        spec:
+          restartPolicy: Never
+          containers: [{{name: main, image: x, command: [sh, -c, '{script}']}}]
+"""
+
+FLOW = """
+apiVersion: flow.volcano.sh/v1alpha1
+kind: JobFlow
+metadata: {name: f}
+spec:
+  flows:
+    - name: a
+    - name: b
+      dependsOn: {targets: [a]}
+"""
+
+
+def test_run_returns_each_job_in_flow_order(tmp_path: Path) -> None:
+    manifest = tmp_path / "flow.yaml"
+    manifest.write_text(
+        TEMPLATE.format(name="a", script="true")
+        + "---"
+        + TEMPLATE.format(name="b", script="echo bad >&2; exit 2")
+        + "---"
+        + FLOW
+    )
+    seen: list[tuple[str, str]] = []
+    result = vcflow.run(
+        manifest, state_dir=tmp_path / "state", on_change=lambda w, p, _: seen.append((w, p))
+    )
+    assert isinstance(result, vcflow.RunResult)
+    assert (result.succeeded, result.exit_code) == (False, 1)
+    (flow,) = result.flows
+    assert (flow.name, flow.phase) == ("f", "Failed")
+    assert [(j.entry, j.phase) for j in flow.jobs] == [("a", "Completed"), ("b", "Failed")]
+    failure = flow.jobs[1].failure
+    assert failure is not None
+    assert (failure.pod, failure.container, failure.exit_code) == ("f-b-t-0", "main", 2)
+    assert failure.log_tail == ("bad",)
+    assert ("f/a", "Completed") in seen and ("jobflow f", "Failed") in seen
+
+
+def test_run_takes_objects(tmp_path: Path) -> None:
+    objects = [
+        JobTemplate.from_dict(_yaml(TEMPLATE.format(name=n, script="true"))) for n in "ab"
+    ] + [JobFlow.from_dict(_yaml(FLOW))]
+    result = vcflow.run(objects, state_dir=tmp_path / "state")
+    assert result.succeeded and result.exit_code == 0
+
+
+def test_bad_input_raises_and_writes_nothing(tmp_path: Path) -> None:
+    manifest = tmp_path / "flow.yaml"
+    manifest.write_text(FLOW)  # the templates are missing: a warning, not an error...
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(FLOW.replace("targets: [a]", "targets: [zz]"))
+    with pytest.raises(vcflow.ValidationFailed, match="vertex is not defined: zz"):
+        vcflow.run(bad, state_dir=tmp_path / "state")
+    assert not (tmp_path / "state").exists()
+
+
+def test_nothing_to_run_is_refused(tmp_path: Path) -> None:
+    manifest = tmp_path / "t.yaml"
+    manifest.write_text(TEMPLATE.format(name="a", script="true"))
+    with pytest.raises(vcflow.NothingToRun):
+        vcflow.run(manifest, state_dir=tmp_path / "state")
+    assert not (tmp_path / "state").exists()
+
+
+def test_another_runner_holding_the_state_directory_is_an_error(tmp_path: Path) -> None:
+    manifest = tmp_path / "flow.yaml"
+    manifest.write_text(TEMPLATE.format(name="a", script="true") + "---" + FLOW)
+    state = tmp_path / "state"
+    state.mkdir()
+    with statedir.ControllerLock(state, statedir.CONTROLLER) as lock:
+        assert lock.acquired
+        with pytest.raises(vcflow.LockHeld, match="already runs them"):
+            vcflow.run(manifest, state_dir=state)
+    with SqliteStore.in_state_dir(state) as store:
+        assert store.list(JobFlow) == []
+
+
+def _yaml(text: str) -> dict[str, object]:
+    import yaml
+
+    loaded = yaml.safe_load(text)
+    assert isinstance(loaded, dict)
+    loaded.setdefault("metadata", {})["namespace"] = "default"
+    return loaded
