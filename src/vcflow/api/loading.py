@@ -106,8 +106,8 @@ def _install_resolve(loader: type[yaml.SafeLoader]) -> None:
     loader.resolve = resolve  # type: ignore[method-assign,assignment]
 
 
-#: The loader every read uses: libyaml's parser when PyYAML was built with it (reading is
-#: ~5x faster), else the pure-Python one.
+#: The loader every read uses: libyaml's parser when PyYAML was built with it (much
+#: faster), else the pure-Python one.
 KubeSafeLoader = kube_loader(yaml.CSafeLoader if yaml.__with_libyaml__ else yaml.SafeLoader)
 
 
@@ -147,9 +147,9 @@ class _Text:
     """A YAML file's text and the loader that read it, composed again on demand.
 
     Lines are only needed for errors and warnings, so the node tree of a read document is
-    dropped: kept, its nodes and libyaml's marks (~220 objects per JobTemplate) made every
-    full GC pass ~0.1 s longer per 1,000 templates for as long as the manifests lived, and
-    `vcflow run` keeps them for the whole run.
+    dropped: kept, its nodes and libyaml's marks (hundreds of objects per JobTemplate) made
+    every full GC pass longer for as long as the manifests lived, and `vcflow run` keeps
+    them for the whole run.
     """
 
     __slots__ = ("loader", "nodes", "text")
@@ -377,10 +377,10 @@ class _NotPlain(Exception):
 def plain_data(node: yaml.Node | None, loader: yaml.SafeLoader) -> Any:
     """The data of a composed document built straight from its nodes, or `_NOT_PLAIN`.
 
-    What `loader.construct_document(node)` returns, ~5x faster (PyYAML's constructor
-    dispatches and books every node), for documents of maps, sequences and str, null, bool,
-    int and float scalars, aliases included. Anything else — another tag, a merge key, a
-    duplicate or non-scalar key, a recursive alias, deep nesting, a scalar its constructor
+    What `loader.construct_document(node)` returns, without the cost of PyYAML's constructor
+    (it dispatches and books every node), for documents of maps, sequences and str, null,
+    bool, int and float scalars, aliases included. Anything else — another tag, a merge key,
+    a duplicate or non-scalar key, a recursive alias, deep nesting, a scalar its constructor
     refuses — is `_NOT_PLAIN`: PyYAML then builds or rejects it exactly as before.
     """
     try:

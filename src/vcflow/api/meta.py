@@ -32,8 +32,8 @@ M = TypeVar("M", bound=BaseModel)
 def _layout(model: type[BaseModel]) -> tuple[tuple[str, str, Any, bool], ...]:
     """(attribute, wire name, default, always dumped) of each field, in declaration order,
     per model class: `FieldInfo.get_default` runs `inspect.signature` on the factory at every
-    call (pydantic 2.11+), ~100 µs each, which dominated every dump. The defaults are only
-    compared, never handed out."""
+    call (pydantic 2.11+), which dominated every dump. The defaults are only compared,
+    never handed out."""
     return tuple(
         (
             name,
@@ -77,8 +77,8 @@ class WireModel(BaseModel):
     def to_dict(self) -> dict[str, Any]:
         """The wire form: camelCase keys, only the fields that were given or set — what
         `model_dump(by_alias=True, mode="json")` gives, built in Python (`_dump_model`):
-        2-3x faster than pydantic calling `_given_or_changed` at every model of the tree,
-        and the store and the runtime dump objects at every write."""
+        cheaper than pydantic calling `_given_or_changed` at every model of the tree, and
+        the store and the runtime dump objects at every write."""
         return _dump_model(self)
 
     @classmethod
@@ -132,8 +132,8 @@ _set_attr = object.__setattr__
 
 def _copy_value(value: Any) -> Any:
     """A deep copy of model data: JSON-like values and models. `copy.deepcopy` (what
-    `model_copy(deep=True)` uses) costs ~5x as much on a pod template, and the runtime
-    clones one per pod it builds."""
+    `model_copy(deep=True)` uses) costs several times as much on a pod template, and the
+    runtime clones one per pod it builds."""
     kind = type(value)
     if kind in _ATOMS:
         return value

@@ -81,7 +81,8 @@ def status_data(pod: Pod, run: RunStatus, now: datetime) -> dict[str, Any] | Non
     nothing to write: not claimed yet, unchanged, or only claimed — the supervisor writes
     its claim before starting anything and writes again at most `supervisor.COALESCE` after
     the first container started (at once if the pod ended), so skipping the claim saves a
-    store write and a job sync per pod and hides only a ~2 ms `ContainerCreating`."""
+    store write and a job sync per pod and hides only a `ContainerCreating` that lasts
+    `COALESCE`."""
     if not run.lost and (not run.claimed or (run.seq <= 1 and not run.finished)):
         return None
     data = dict(run.wire)

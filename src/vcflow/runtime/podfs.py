@@ -17,13 +17,14 @@ Layout (`<state>` is the state directory)::
         ...             the files a launch request brings (`launch.PodFile`)
     <state>/runtime/    server.fifo, server.lock, start.lock, server.log, events.fifo
 
-Metadata operations dominate the cost of a short pod on ext4 (creating an inode: ~0.3 ms
-here), so a pod makes few: its directory, spec.json, the claim, work/, one log file per run
-and one temp file per later status write — the logs are not in a directory of their own.
+Metadata operations dominate the cost of a short pod on ext4 (docs/benchmarks.md, "Figures
+behind the design"), so a pod makes few: its directory, spec.json, the claim, work/, one log
+file per run and one temp file per later status write — the logs are not in a directory of
+their own.
 
 Writes are atomic (temp file + rename), so a reader never sees half a file and a process killed
 with SIGKILL leaves the old or the new content. With `fsync` they are also durable across an OS
-crash or power loss (file and directory fsync'd), at ~5 ms per write on an ordinary disk — off
+crash or power loss (file and directory fsync'd), at the cost of a disk flush per write — off
 by default, as the store's `synchronous=NORMAL` (see `pods.PodRunner`).
 """
 
@@ -74,7 +75,7 @@ def _tmp(path: str) -> str:
 
 def make_spare(path: str) -> None:
     """Create the (empty) temp file of the next `write_bytes(path)` now, off the critical
-    path: that write then reuses its inode instead of creating one (~0.25 ms on ext4)."""
+    path: that write then reuses its inode instead of creating one."""
     os.close(os.open(_tmp(path), os.O_WRONLY | os.O_CREAT, 0o644))
 
 

@@ -23,7 +23,7 @@ Guarantees:
   control plane, SIGKILL included; a new `PodRunner` on the state directory adopts their pods.
   A dead supervisor is reported as `SupervisorLost` (`status`); `terminate` reaps its pod.
 - **Durable status.** Every status write is atomic; `fsync=True` also makes it survive an OS
-  crash (~5 ms per write here: about three per pod), as the store's `synchronous="FULL"`;
+  crash (a disk flush per write, about three per pod), as the store's `synchronous="FULL"`;
   the default survives the death of any process, as `synchronous=NORMAL`.
 
 `activeDeadlineSeconds` is enforced by the supervisor, not by the caller. A `handle.last` is

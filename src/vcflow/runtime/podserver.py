@@ -15,16 +15,16 @@ Modes (`pods.PodRunner(mode=...)`):
 
 - **server** (default): one *pod server* per state directory supervises every pod, started
   detached (own session) by the first launch; `launch` writes `run <pod dir>` to its FIFO
-  (`<state>/runtime/server.fifo`). No interpreter start and no fork per pod: a pod costs
-  its container processes, two or three small status writes (`supervisor.COALESCE`) and a few
-  syscalls: ~1-1.5 ms in all, most of it creating inodes (`podfs`). The
-  trade-off: if the server itself dies (SIGKILL, OOM), *every* pod it was running becomes
-  `SupervisorLost` (their processes keep running until terminated: `reaper`) — where a
-  supervisor per pod would lose one. The control plane dying loses nothing either way.
-  A fork per pod was measured: ~2 ms of CPU per pod (copy-on-write of the interpreter),
-  more than the budget, so the server supervises in-process.
+  (`<state>/runtime/server.fifo`). No interpreter start and no fork per pod: a pod costs its
+  container processes, two or three small status writes (`supervisor.COALESCE`) and a few
+  syscalls, most of it creating inodes (`podfs`). The trade-off: if the server itself dies
+  (SIGKILL, OOM), *every* pod it was running becomes `SupervisorLost` (their processes keep
+  running until terminated: `reaper`) — where a supervisor per pod would lose one. The
+  control plane dying loses nothing either way. A fork per pod was measured
+  (docs/benchmarks.md): the copy-on-write of the interpreter cost more CPU per pod than the
+  whole budget, so the server supervises in-process.
 - **exec**: the control plane starts `python -m vcflow.runtime.podserver run <pod dir>`
-  per pod (new session): full isolation, one interpreter start (~30-40 ms) per pod.
+  per pod (new session): full isolation, one interpreter start per pod.
 
 The server holds `server.lock` (flock) while it lives, so there is one per state directory.
 At start, and after it closed its FIFO to exit, it scans `<pods dir>` for pods `launched` but

@@ -18,7 +18,8 @@ read (`events_since`) alone does not begin it.
 Durability: with `synchronous=NORMAL` (default) a committed write survives the writing
 process being killed (SIGKILL: the WAL is in the OS page cache before COMMIT returns) but
 the last commits may be lost — never corrupted — on power loss or an OS crash; pass
-`synchronous="FULL"` to fsync every commit and survive those too (~10x slower writes).
+`synchronous="FULL"` to fsync every commit and survive those too (writes then wait for the
+disk).
 The WAL is checkpointed by the commit that takes it past `WAL_CHECKPOINT_PAGES`.
 
 Reads of the counters: a store keeps the latest resourceVersion and the compaction mark in

@@ -119,12 +119,12 @@ def to_row(kind: str, data: Data, rv: int) -> Row:
 
 def dumps(data: Data | Any) -> str:
     """Compact JSON, as `json.dumps(data, separators=(",", ":"), ensure_ascii=False)` writes
-    it, by pydantic-core's encoder (2-4x faster on objects; a flow's status is large)."""
+    it, by pydantic-core's encoder (faster on objects; a flow's status is large)."""
     return pydantic_core.to_json(data, inf_nan_mode="constants").decode()
 
 
 def loads(text: str) -> Any:
-    """Parse stored JSON (pydantic-core's parser: ~1.4x `json.loads`)."""
+    """Parse stored JSON (pydantic-core's parser, faster than `json.loads`)."""
     return pydantic_core.from_json(text)
 
 
