@@ -428,6 +428,7 @@ def test_lenient_reading_goes_on_after_a_document_that_is_not_an_object(
 
 
 @pytest.mark.skipif(not yaml.__with_libyaml__, reason="PyYAML is built without libyaml")
+@pytest.mark.optimisation
 def test_loader_parses_with_libyaml_when_pyyaml_has_it() -> None:
     assert issubclass(loading.KubeSafeLoader, yaml.CSafeLoader)
     assert not issubclass(loading.KubeSafeLoader, yaml.SafeLoader)

@@ -134,6 +134,7 @@ def test_lines_come_from_the_text_composed_again(base: type[Any]) -> None:
     assert isinstance(second.node, yaml.MappingNode)
 
 
+@pytest.mark.optimisation
 def test_read_documents_keep_no_node(monkeypatch: pytest.MonkeyPatch) -> None:
     """Nodes are dropped once the data is built; asking for a line composes them again,
     with the loader that read the file."""

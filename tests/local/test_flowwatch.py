@@ -144,6 +144,7 @@ def test_a_watch_whose_events_were_compacted_reads_the_flows_again(tmp_path: Pat
         assert watch.refresh() is False
 
 
+@pytest.mark.optimisation
 def test_a_big_flow_is_not_parsed_for_its_phase(store: SqliteStore) -> None:
     """The watch reads a changed flow's phase from the store (`Store.phase`), never the
     flow itself: a flow's status lists every job. (Pins an optimisation: the parse count.)"""

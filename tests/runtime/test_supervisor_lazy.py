@@ -91,6 +91,7 @@ def proc_start(pid: int) -> int:
     return int(data[data.rindex(b")") + 2 :].split()[19])
 
 
+@pytest.mark.optimisation
 def test_a_container_that_ends_before_a_status_records_it_costs_no_read(
     supervisor: Callable[..., PodSupervisor], reads: list[int]
 ) -> None:

@@ -318,6 +318,7 @@ def test_failed_commit_leaves_the_counters(tmp_path: Path, monkeypatch: pytest.M
         assert [e.object.name for e in other.events_since(1)] == ["c"]
 
 
+@pytest.mark.optimisation
 def test_idle_poll_is_one_statement(tmp_path: Path) -> None:
     """Controllers poll resource_version() and events_since(rv) in tight loops: with
     nothing new, each costs at most one statement, and the event log is not read."""

@@ -21,6 +21,7 @@ def unparsed(event: WatchEvent) -> bool:
     return event._object is None
 
 
+@pytest.mark.optimisation
 def test_an_event_is_not_parsed_until_its_object_is_read(store: StoreEngine) -> None:
     created = store.create(vcjob("a"))
     (event,) = store.events_since(0)

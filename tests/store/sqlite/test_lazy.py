@@ -49,6 +49,7 @@ def names_of(store: SqliteStore) -> list[str]:
     return [j.name for j in store.list(VCJob)]
 
 
+@pytest.mark.optimisation
 def test_an_empty_transaction_reaches_no_sqlite(store: SqliteStore) -> None:
     with traced(store) as seen:
         with store.transaction():
@@ -59,6 +60,7 @@ def test_an_empty_transaction_reaches_no_sqlite(store: SqliteStore) -> None:
     assert not store._db.in_transaction
 
 
+@pytest.mark.optimisation
 def test_a_watch_read_in_a_transaction_does_not_begin_it(store: SqliteStore) -> None:
     store.create(vcjob("a"))
     store.create(vcjob("b"))
@@ -71,6 +73,7 @@ def test_a_watch_read_in_a_transaction_does_not_begin_it(store: SqliteStore) -> 
     assert seen == []
 
 
+@pytest.mark.optimisation
 def test_writes_in_one_transaction_commit_once(store: SqliteStore) -> None:
     with traced(store) as seen, store.transaction():
         for name in ("a", "b", "c"):
@@ -148,6 +151,7 @@ def test_a_deep_level_first_written_begins_every_level_before_the_write(
     assert [e.name for e in store.events_since(0)] == ["kept"]
 
 
+@pytest.mark.optimisation
 def test_nested_levels_that_never_wrote_add_no_statements(store: SqliteStore) -> None:
     with traced(store) as plain, store.transaction():
         store.create(vcjob("b"))

@@ -62,6 +62,7 @@ def annotated(job: VCJob, value: str) -> VCJob:
 # --- no savepoint per write; a statement failing midway --------------------------------
 
 
+@pytest.mark.optimisation
 def test_writes_in_a_transaction_take_no_savepoint(store: SqliteStore) -> None:
     with traced(store) as seen, store.transaction():
         store.create(vcjob("a"))
@@ -109,6 +110,7 @@ def test_a_statement_failing_first_leaves_the_transaction_going(store: SqliteSto
 # --- kept rows ------------------------------------------------------------------------
 
 
+@pytest.mark.optimisation
 def test_a_read_modify_write_of_a_kept_row_runs_no_select(store: SqliteStore) -> None:
     store.create(vcjob("before"))
     with traced(store) as seen, store.transaction():
@@ -190,6 +192,7 @@ def test_kept_rows_see_another_process_commit(path: Path, store: SqliteStore) ->
 # --- counters ---------------------------------------------------------------------------
 
 
+@pytest.mark.optimisation
 def test_a_commit_writes_no_counter(store: SqliteStore) -> None:
     store.resource_version()  # (a new store reads the counters once)
     with traced(store) as seen:
@@ -200,6 +203,7 @@ def test_a_commit_writes_no_counter(store: SqliteStore) -> None:
     assert store.check() == []
 
 
+@pytest.mark.optimisation
 def test_an_idle_poll_is_one_statement(store: SqliteStore, other: SqliteStore) -> None:
     store.create(vcjob("a"))
     other.create(vcjob("b"))
