@@ -162,3 +162,16 @@ def test_a_short_terminal_shows_running_and_failed_jobs_first() -> None:
     assert shown[:2] == ["e25", "e26"]
     assert len(text.splitlines()) <= 8
     assert "… and" in text and "more" in text
+
+
+def test_the_live_view_says_why_a_job_failed_and_why_an_entry_waits() -> None:
+    flow = _flow("f", 3)
+    progress = Progress([flow], now=lambda: 100.0)
+    failed = progress.observe(_job(flow, "e0", "Failed"), False)
+    assert failed is not None
+    failed.failure = "exit code 3 (Error): pod f-e0-t-0, container main"
+    progress.flows[flow.key].jobs["f-e1"].waiting = "TemplateNotFound: no JobTemplate e1"
+    view = LiveView(progress, lambda: 40)
+    text = "\n".join(line.plain for line in view.render().renderables)  # type: ignore[attr-defined]
+    assert "e0  Failed" in text and "exit code 3 (Error): pod f-e0-t-0, container main" in text
+    assert "e1  Waiting" in text and "TemplateNotFound: no JobTemplate e1" in text

@@ -134,6 +134,8 @@ def _job_lines(jobs: list[JobProgress], room: int, now: float) -> list[Text]:
 def _why(job: JobProgress) -> str:
     if job.phase == NOT_CREATED:
         return job.waiting
+    if job.failure:
+        return job.failure
     if job.reason and not job.ended:
         return f"{job.reason}: {job.message}" if job.message else job.reason
     return ""

@@ -49,6 +49,7 @@ class JobProgress:
     reason: str = ""  # the job's latest condition reason (Unschedulable, ...)
     message: str = ""
     waiting: str = ""  # why an entry not created yet waits (from the flow's condition)
+    failure: str = ""  # for a failed job: the container that failed it, in one line
 
     @property
     def ended(self) -> bool:
@@ -136,15 +137,16 @@ class Progress:
 
     # -- observing ------------------------------------------------------------------------
 
-    def observe(self, job: VCJob, deleted: bool) -> None:
-        """The runtime's observer: `job` changed (or, `deleted`, went away)."""
+    def observe(self, job: VCJob, deleted: bool) -> JobProgress | None:
+        """The runtime's observer: `job` changed (or, `deleted`, went away); its row, None
+        for a vcjob this run does not follow."""
         row = self._row(job)
         if row is None:
-            return
+            return None
         now = self.now()
         if deleted:
             row.deleted = True
-            return
+            return row
         if row.deleted or row.started is None or row.phase == NOT_CREATED:
             row.deleted = False
             created = _stamp(job.metadata.creation_timestamp, now)
@@ -155,8 +157,9 @@ class Progress:
             (state.reason or "", state.message or "") if state is not None else ("", "")
         )
         if phase == row.phase:
-            return
+            return row
         row.phase = phase
+        row.failure = ""
         if phase in JOB_ENDED:
             # when the job ended, as the runtime recorded it: a job whose pods ended while
             # no runtime ran ended then, not when this run saw it (the record is to the
@@ -166,6 +169,7 @@ class Progress:
         else:
             row.finished = None
         self._said(f"{row.flow}/{row.entry}" if row.flow else f"vcjob {row.job}", phase, now)
+        return row
 
     def _row(self, job: VCJob) -> JobProgress | None:
         alone = self.jobs.get(job.key)

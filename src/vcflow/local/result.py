@@ -144,9 +144,11 @@ def _job(job: JobProgress, store: Store, pod_dir: PodDir, now: float) -> JobResu
     )
 
 
-def failure_of(store: Store, pod_dir: PodDir, namespace: str, job: str) -> Failure | None:
+def failure_of(
+    store: Store, pod_dir: PodDir, namespace: str, job: str, *, tail: int = LOG_TAIL
+) -> Failure | None:
     """The latest container of the job's pods that ended with a non-zero exit code (or
-    failed to start), with the last lines of its log; None if no pod of it failed."""
+    failed to start), with the last `tail` lines of its log; None if no pod of it failed."""
     found: list[tuple[str, Failure]] = []
     for pod in store.list(Pod, namespace, {podnames.JOB_NAME: job}):
         status = pod.status
@@ -162,7 +164,7 @@ def failure_of(store: Store, pod_dir: PodDir, namespace: str, job: str) -> Failu
                 ended.exit_code,
                 ended.reason or "",
                 ended.message or "",
-                _log_tail(pod_dir(namespace, pod.name), c.name),
+                _log_tail(pod_dir(namespace, pod.name), c.name, tail) if tail else (),
             )
             found.append((ended.finished_at or "", failure))
     if not found:
@@ -170,9 +172,9 @@ def failure_of(store: Store, pod_dir: PodDir, namespace: str, job: str) -> Failu
     return max(found, key=lambda item: item[0])[1]
 
 
-def _log_tail(directory: Path, container: str) -> tuple[str, ...]:
+def _log_tail(directory: Path, container: str, lines: int) -> tuple[str, ...]:
     try:
-        data = podlogs.read_log(directory, container, tail=LOG_TAIL)
+        data = podlogs.read_log(directory, container, tail=lines)
     except (InputError, OSError):
         return ()
     return tuple(data.decode(errors="replace").splitlines())

@@ -31,7 +31,7 @@ from vcflow.api.vcjob import VCJob
 from vcflow.controller.manager import Manager
 from vcflow.local.flowwatch import FlowWatch
 from vcflow.local.progress import NOT_CREATED, JobProgress, Progress
-from vcflow.local.result import RunResult, build
+from vcflow.local.result import FAILED_PHASES, RunResult, build, failure_of
 from vcflow.reconcile.vcjob.resources import UNLIMITED, Capacity
 from vcflow.runtime.executor import Executor
 from vcflow.runtime.pods import PodRunner
@@ -87,7 +87,7 @@ class LocalRun:
     ) -> RunResult:
         runner = PodRunner(self.state_dir)
         executor = Executor(
-            self.store, runner, capacity=self.options.capacity, observer=self.progress.observe
+            self.store, runner, capacity=self.options.capacity, observer=self._observe
         )
         self.runner, self.executor = runner, executor
         terminated = 0
@@ -118,6 +118,14 @@ class LocalRun:
             runner.stop_server()  # the pods have ended; a later run starts a new one
             runner.close()
         return build(self.progress, self.store, runner.pod_dir, ending, terminated)
+
+    def _observe(self, job: VCJob, deleted: bool) -> None:
+        """The runtime's observer: the progress, and for a job that just failed, the
+        container that failed it (for the live view: read once, when it fails)."""
+        row = self.progress.observe(job, deleted)
+        if row is not None and row.phase in FAILED_PHASES and not row.failure and self.runner:
+            found = failure_of(self.store, self.runner.pod_dir, row.namespace, row.job, tail=0)
+            row.failure = str(found) if found is not None else ""
 
     def refresh_waiting(self, *, every: bool = False) -> None:
         """Read why each unfinished flow's entries wait — `every` flow's, at the end
