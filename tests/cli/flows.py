@@ -6,7 +6,8 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -85,6 +86,26 @@ def processes_with(marker: str) -> list[int]:
             if marker in cmdline:
                 found.append(int(entry.name))
     return found
+
+
+@contextmanager
+def running(state_dir: Path, manifest: Path, *args: str) -> Iterator[subprocess.Popen[str]]:
+    """`vcflow run` as a child process for the block; killed if still running after it."""
+    proc = spawn(state_dir, manifest, *args)
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+
+
+def ended(proc: subprocess.Popen[str], signum: int | None = None) -> tuple[int, str, str]:
+    """(exit code, stdout, stderr) of the child once it ended (after `signum`, if given)."""
+    if signum is not None:
+        proc.send_signal(signum)
+    out, err = proc.communicate(timeout=DEADLINE)
+    return proc.returncode, out, err
 
 
 def cli(state_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:

@@ -22,12 +22,21 @@ from vcflow.runtime import podfs
 from vcflow.store import SqliteStore
 
 from .conftest import Vc
-from .flows import DEADLINE, cli, jobflow, processes_with, spawn, template, wait_for, wait_until
+from .flows import cli, ended, jobflow, processes_with, running, template, wait_for, wait_until
 
 
 @pytest.fixture
 def manifest(tmp_path: Path) -> Path:
     return tmp_path / "flow.yaml"
+
+
+@pytest.fixture
+def long_flow(tmp_path: Path, manifest: Path, marker: str) -> tuple[Path, Path]:
+    """Flow f of one job, a, that adds a line to `started` as it starts, then sleeps
+    (`marker`): (the state directory, `started`)."""
+    started = tmp_path / "started"
+    manifest.write_text(template("a", f"echo go >> {started}; {marker}") + jobflow("f", "a"))
+    return tmp_path / "state", started
 
 
 def opened(state_dir: Path) -> SqliteStore:
@@ -131,16 +140,12 @@ def test_terminating_one_job_fails_the_flow_and_the_run_waits_for_the_others(
         + jobflow("f", "long", "short")
     )
     state_dir = tmp_path / "state"
-    proc = spawn(state_dir, manifest)
-    try:
+    with running(state_dir, manifest) as proc:
         wait_for(started, 2)
         done = cli(state_dir, "terminate", "vcjob", "f-long")
         assert done.returncode == 0, done.stderr
-        out, err = proc.communicate(timeout=DEADLINE)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == 1, out + err
+        code, out, err = ended(proc)
+    assert code == 1, out + err
     assert phases(state_dir) == {"f-long": "Terminated", "f-short": "Completed"}
     assert processes_with(marker) == []
 
@@ -155,48 +160,31 @@ def test_ctrl_c_while_waiting_terminates_the_failed_flows_jobs_for_good(
         + jobflow("f", "bad", "slow")
     )
     state_dir = tmp_path / "state"
-    proc = spawn(state_dir, manifest)
-    try:
+    with running(state_dir, manifest) as proc:
         wait_for(started, 1)
         wait_until(lambda: phases(state_dir).get("f-bad") == "Failed", "f-bad to fail")
-        proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=DEADLINE)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == 130, out + err
+        code, out, err = ended(proc, signal.SIGINT)
+    assert code == 130, out + err
     assert "stopping: terminating the running pods" in err
     assert phases(state_dir) == {"f-bad": "Failed", "f-slow": "Terminated"}
     assert processes_with(marker) == []
 
 
 def test_ctrl_c_leaves_no_vcjob_running_without_a_pod_and_a_rerun_runs_it(
-    vc: Vc, tmp_path: Path, manifest: Path, marker: str
+    vc: Vc, tmp_path: Path, manifest: Path, marker: str, long_flow: tuple[Path, Path]
 ) -> None:
-    started = tmp_path / "started"
-    manifest.write_text(template("a", f"echo go >> {started}; {marker}") + jobflow("f", "a"))
-    state_dir = tmp_path / "state"
-    proc = spawn(state_dir, manifest)
-    try:
+    state_dir, started = long_flow
+    with running(state_dir, manifest) as proc:
         wait_for(started, 1)
-        proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=DEADLINE)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == 130, out + err
+        code, out, err = ended(proc, signal.SIGINT)
+    assert code == 130, out + err
     # as after an eviction: the job's pod is recreated, waiting for the next run
     assert phases(state_dir) == {"f-a": "Pending"}
     assert pods(state_dir) == {"f-a-t-0": "Pending"}
     assert flow_status(state_dir, "f")["pendingJobs"] == ["f-a"]
-    rerun = spawn(state_dir, manifest, "--timeout", "20")
-    try:
+    with running(state_dir, manifest, "--timeout", "20") as rerun:
         wait_for(started, 2)  # the rerun runs it again
-        rerun.send_signal(signal.SIGINT)
-        rerun.communicate(timeout=DEADLINE)
-    finally:
-        if rerun.poll() is None:
-            rerun.kill()
+        ended(rerun, signal.SIGINT)
     assert processes_with(marker) == []
 
 
@@ -211,12 +199,9 @@ def test_the_timeout_leaves_no_vcjob_running_without_a_pod(
 
 
 def _crash_while(state_dir: Path, manifest: Path, started: Path, lines: int) -> None:
-    proc = spawn(state_dir, manifest)
-    try:
+    with running(state_dir, manifest) as proc:
         wait_for(started, lines)
-    finally:
-        proc.send_signal(signal.SIGKILL)
-        proc.communicate(timeout=DEADLINE)
+        ended(proc, signal.SIGKILL)
 
 
 def test_a_job_that_ended_while_no_run_watched_ends_when_its_process_did(
@@ -248,50 +233,36 @@ def test_a_job_that_ended_while_no_run_watched_ends_when_its_process_did(
 
 
 def test_stopping_a_flow_during_a_run_removes_its_pods(
-    tmp_path: Path, manifest: Path, marker: str
+    tmp_path: Path, manifest: Path, marker: str, long_flow: tuple[Path, Path]
 ) -> None:
-    started = tmp_path / "started"
-    manifest.write_text(template("a", f"echo go >> {started}; {marker}") + jobflow("f", "a"))
-    state_dir = tmp_path / "state"
-    proc = spawn(state_dir, manifest)
-    try:
+    state_dir, started = long_flow
+    with running(state_dir, manifest) as proc:
         wait_for(started, 1)
         assert cli(state_dir, "stop", "jobflow", "f").returncode == 0
-        out, err = proc.communicate(timeout=DEADLINE)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == 1, out + err
+        code, out, err = ended(proc)
+    assert code == 1, out + err
     assert pods(state_dir) == {}
     assert processes_with(marker) == []
 
 
 def test_deleting_a_flow_during_a_run_removes_its_pods(
-    tmp_path: Path, manifest: Path, marker: str
+    tmp_path: Path, manifest: Path, marker: str, long_flow: tuple[Path, Path]
 ) -> None:
-    started = tmp_path / "started"
-    manifest.write_text(template("a", f"echo go >> {started}; {marker}") + jobflow("f", "a"))
-    state_dir = tmp_path / "state"
-    proc = spawn(state_dir, manifest)
-    try:
+    state_dir, started = long_flow
+    with running(state_dir, manifest) as proc:
         wait_for(started, 1)
         assert cli(state_dir, "delete", "jobflow", "f", "--force").returncode == 0
-        out, err = proc.communicate(timeout=DEADLINE)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == 1, out + err
+        code, out, err = ended(proc)
+    assert code == 1, out + err
     assert "jobflow f Deleted" in out
     assert pods(state_dir) == {}
     assert processes_with(marker) == []
 
 
 def test_deleting_a_flow_with_no_run_active_kills_and_removes_its_pods(
-    vc: Vc, tmp_path: Path, manifest: Path, marker: str
+    vc: Vc, tmp_path: Path, manifest: Path, marker: str, long_flow: tuple[Path, Path]
 ) -> None:
-    started = tmp_path / "started"
-    manifest.write_text(template("a", f"echo go >> {started}; {marker}") + jobflow("f", "a"))
-    state_dir = tmp_path / "state"
+    state_dir, started = long_flow
     _crash_while(state_dir, manifest, started, 1)  # its pod runs on, unsupervised
     assert processes_with(marker)
     result: Result = vc("delete", "jobflow", "f", "--force")
