@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from vcflow.api import clock as clocks
+from vcflow.api import workdir
 from vcflow.api.phases import PodPhase
 from vcflow.api.pod import Pod, PodSpec
 from vcflow.api.vcjob import VCJob
@@ -73,6 +74,7 @@ def pod_request(pod: Pod, job: VCJob | None, pod_dir: Path | None = None) -> Pod
         env={SVC_DIR_ENV: str(pod_dir / SVC_DIR)} if pod_dir is not None and files else {},
         files=files,
         node_name=spec.node_name or kubelet.NODE,
+        working_dir=workdir.of(job, pod),
     )
 
 

@@ -5,8 +5,9 @@ refers to, and two hooks for the plugins (env/svc/ssh): `env`, variables every c
 init container gets, and `files`, written under the pod directory before anything starts.
 
 Environment of a container process, later entries winning:
-1. a minimal base: `PATH`, `HOME`, `LANG` from the control plane's environment (when set),
-   and `HOSTNAME` = the pod's hostname (`spec.hostname`, else the pod name);
+1. the host's: the launching process's environment less vcflow's own and the shell's
+   bookkeeping (`hostenv`), and `HOSTNAME` = the pod's hostname (`spec.hostname`, else
+   the pod name);
 2. the request's `env` (what plugins add; Kubernetes' "service" variables);
 3. the container's `env`, in order: `value` with `$(VAR)` expanded against 2 and the entries
    before it; `valueFrom.fieldRef` with `metadata.name`, `metadata.namespace`,
@@ -18,8 +19,9 @@ Environment of a container process, later entries winning:
 
 `command` and `args` are `$(VAR)`-expanded against 2 and 3 (not the base), as the kubelet
 does: `$(NAME)` of a defined variable is replaced, an undefined one stays as written, `$$`
-is a literal `$`. `workingDir` defaults to the pod directory's `work/`; a relative one is
-taken from there. The image is never pulled: it is ignored.
+is a literal `$`. `workingDir` defaults to the request's `working_dir` (the directory the
+objects were applied from, `api.workdir`), else to the pod directory's `work/`; a relative
+one is taken from there. The image is never pulled: it is ignored.
 """
 
 from __future__ import annotations
@@ -33,10 +35,9 @@ from typing import Any
 
 from vcflow.api.errors import RuntimeFailure
 from vcflow.api.vcjob import Container, PodSpec
-from vcflow.runtime import podfs
+from vcflow.runtime import hostenv, podfs
 
 RESTART_POLICIES = ("Always", "OnFailure", "Never")
-BASE_ENV = ("PATH", "HOME", "LANG")
 LOCAL_IP = "127.0.0.1"
 _LABEL_REF = re.compile(r"^metadata\.(labels|annotations)\['([^']*)'\]$")
 _CONTAINER_NAME = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
@@ -65,6 +66,9 @@ class PodRequest:
     env: Mapping[str, str] = field(default_factory=dict)
     files: Mapping[str, PodFile] = field(default_factory=dict)
     node_name: str = "localhost"
+    #: Where a container without `workingDir` starts (and a relative one is taken from);
+    #: None: the pod directory's `work/`.
+    working_dir: str | None = None
 
 
 def expand(text: str, defined: Mapping[str, str]) -> str:
@@ -114,9 +118,9 @@ def build_spec(
     if policy not in RESTART_POLICIES:
         raise LaunchError(f"{where}: unsupported restartPolicy {policy!r}")
     environ = os.environ if base_env is None else base_env
-    base = {k: environ[k] for k in BASE_ENV if k in environ}
+    base = hostenv.passed(environ)
     base["HOSTNAME"] = spec.hostname or request.name
-    work = str(pod_dir / podfs.WORK)
+    work = request.working_dir or str(pod_dir / podfs.WORK)
     seen: set[str] = set()
     built = {
         kind: [
