@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from vcflow.admission import jobflow, jobtemplate, metadata
+from vcflow.admission import configdata, jobflow, jobtemplate, metadata
 from vcflow.api.errors import FieldError
 from vcflow.api.jobflow import JobFlow
 from vcflow.api.jobtemplate import JobTemplate
@@ -59,6 +59,7 @@ def review(
             found += jobtemplate.validate_jobtemplate(obj)
         elif isinstance(obj, VCJob):
             found += jobtemplate.validate_vcjob(obj)
+        found += configdata.validate(obj)
     return [e.with_object(kind=obj.kind, namespace=obj.namespace, name=obj.name) for e in found]
 
 
