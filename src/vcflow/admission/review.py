@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from vcflow.admission import configdata, jobflow, jobtemplate, metadata
+from vcflow.admission import configdata, jobflow, jobtemplate, local, metadata
 from vcflow.api.errors import FieldError
 from vcflow.api.jobflow import JobFlow
 from vcflow.api.jobtemplate import JobTemplate
@@ -30,11 +30,15 @@ class Context:
 
     `templates` resolves a flow's entries (pod-name lengths, patched specs);
     `flows` finds the flows that still use a template being deleted.
+    `isolation` tells the local runtime's warnings what this machine allows.
     """
 
     templates: dict[str, JobTemplate] = field(default_factory=dict)
     flows: Sequence[JobFlow] = ()
     resolve_templates: bool = False
+    #: Can the local runtime here give pods private mount and network namespaces
+    #: (`local.warnings`)? None: not known (nothing is said that depends on it).
+    isolation: bool | None = None
 
 
 def review(
@@ -60,6 +64,7 @@ def review(
         elif isinstance(obj, VCJob):
             found += jobtemplate.validate_vcjob(obj)
         found += configdata.validate(obj)
+        found += local.warnings(obj, ctx.isolation)
     return [e.with_object(kind=obj.kind, namespace=obj.namespace, name=obj.name) for e in found]
 
 

@@ -230,13 +230,12 @@ class PodShell:
     def _launch(self, pod: Pod) -> None:
         job = self._job(job_key_of(pod))
         try:
-            handle = self.runner.launch(
-                bridge.pod_request(pod, job, self.runner.pod_dir(pod.namespace, pod.name))
-            )
+            pod_dir = self.runner.pod_dir(pod.namespace, pod.name)
+            handle = self.runner.launch(bridge.pod_request(pod, job, pod_dir, self.store))
         except LaunchError as exc:
             if job is not None:
                 self.recorder.record(job, "Warning", "FailedCreatePodSandBox", str(exc))
-            self._write_pod_status(pod, bridge.launch_failed(pod, str(exc), self.clock.now()))
+            self._write_pod_status(pod, bridge.launch_failed(pod, exc, self.clock.now()))
             return
         self._track(pod.key, handle)
         self._sync_status(pod.key, handle)
