@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from vcflow.runtime import isolation
+from vcflow.api.vcjob import VCJob
+from vcflow.reconcile.vcjob import pods
+from vcflow.runtime import isolation, jobnet
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "distributed"
 SECOND = """
@@ -45,3 +47,28 @@ def test_two_distributed_jobs_rendezvous_on_the_same_port_at_once(tmp_path: Path
             log = state / "pods" / "default" / f"{job}-worker-{rank}" / "worker.0.log"
             expected = f"rank {rank} on {job}-worker-{rank}: all-reduce of 2 replicas = 3.0\n"
             assert log.read_text() == expected
+
+
+def test_a_job_can_keep_the_hosts_network_by_annotation() -> None:
+    """Pure: the plan of a pod whose template asks for the host's network, and of one
+    that does not."""
+    task = {
+        "name": "w",
+        "replicas": 2,
+        "template": {
+            "metadata": {"annotations": {jobnet.ANNOTATION: jobnet.HOST}},
+            "spec": {"restartPolicy": "Never", "containers": [{"name": "c", "command": ["true"]}]},
+        },
+    }
+    job = VCJob.from_dict(
+        {"metadata": {"name": "j", "uid": "u"}, "spec": {"plugins": {"svc": []}, "tasks": [task]}}
+    )
+    assert job.spec is not None and job.spec.tasks
+    pod = pods.build_pod(job, job.spec.tasks[0], 1)
+    bare = pod.clone()
+    del bare.metadata.annotations[jobnet.ANNOTATION]
+    own = jobnet.plan(job, bare, isolated=True)
+    kept = jobnet.plan(job, pod, isolated=True)
+    assert own is not None and own.key == "default/j/u" and own.address == "127.0.0.3"
+    assert kept is not None and kept.key is None and kept.address == "127.0.0.1"
+    assert "127.0.0.1\tj-w-1.j j-w-1" in kept.hosts

@@ -6,7 +6,8 @@ where private namespaces are usable (`isolation.usable`):
 - the job's pods share one network namespace of their own, made by its first container
   and joined by the others: a loopback only, so a port one job binds (`0.0.0.0:29500`)
   never collides with another job's; the pods cannot reach other machines or the host's
-  own services (annotation `vcflow.io/network: host` on the job keeps the host's network);
+  own services (annotation `vcflow.io/network: host` on the vcjob, or in its pod template's
+  metadata — what a JobTemplate sets —, keeps the host's network);
 - each pod has an address of its own in it, 127.0.0.2 onwards in host-list order, and its
   host name (`hostname` in the container: the pod's); a hosts file that maps every pod
   of the job, written to `<pod dir>/etc/hosts`, is bind-mounted over `/etc/hosts`.
@@ -43,7 +44,8 @@ def plan(job: VCJob, pod: Pod, *, isolated: bool) -> Network | None:
     plugins = jobspec.plugins(job)
     if not any(p in plugins for p in volumes.SVC_PLUGINS):
         return None
-    own = isolated and job.metadata.annotations.get(ANNOTATION) != HOST
+    asked = pod.metadata.annotations.get(ANNOTATION) or job.metadata.annotations.get(ANNOTATION)
+    own = isolated and asked != HOST
     hosts = [h for task in jobspec.task_specs(job) for h in pods.task_hosts(job, task)]
     spec = pod.spec
     me = f"{spec.hostname or pod.name}.{spec.subdomain or job.name}" if spec else ""
