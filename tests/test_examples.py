@@ -58,6 +58,7 @@ def test_example_runs_to_success(folder: Path, tmp_path: Path) -> None:
         sorted(str(p) for p in copy.iterdir() if p.suffix in SUFFIXES),
         state_dir=tmp_path / "state",
         timeout=120,
+        working_dir=copy,  # (as `cd <example> && vcflow run -f .`)
     )
     failed = [(j.entry, j.phase, str(j.failure or j.reason)) for j in result.all_jobs()]
     assert result.succeeded, failed

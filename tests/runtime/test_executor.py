@@ -250,14 +250,14 @@ def test_a_pod_that_cannot_launch_fails_with_the_reason(
     assert job.spec is not None and job.spec.tasks
     template = job.spec.tasks[0].template
     assert template is not None and template.spec is not None and template.spec.containers
-    secret = {"secretKeyRef": {"name": "s", "key": "k"}}
-    template.spec.containers[0].env = [EnvVar(name="S", value_from=secret)]
+    limit = {"resourceFieldRef": {"resource": "limits.cpu"}}
+    template.spec.containers[0].env = [EnvVar(name="S", value_from=limit)]
     store.create(job)
     executor = Executor(store, runners())
     drive(executor, lambda: phase(store, "nolaunch") == "Failed")
     pod = store.get(Pod, "default", "nolaunch-t-0")
     assert pod.status is not None and pod.status.reason == "LaunchError"
-    assert "secretKeyRef" in (pod.status.message or "")
+    assert "resourceFieldRef" in (pod.status.message or "")
 
 
 def test_a_pod_that_ended_while_the_loop_waited_is_not_terminated_again(

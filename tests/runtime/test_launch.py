@@ -60,11 +60,13 @@ def test_env_sources_order_and_expansion(tmp_path: Path) -> None:
         annotations={"a": "av"},
         env={"EXTRA": "plugin", "VC_TASK_INDEX": "0"},
     )
-    spec = build_spec(req, tmp_path, base_env={"PATH": "/bin", "HOME": "/h", "OTHER": "x"})
+    host = {"PATH": "/bin", "HOME": "/h", "OTHER": "x", "VCFLOW_STATE_DIR": "/s", "PWD": "/p"}
+    spec = build_spec(req, tmp_path, base_env=host)
     c = container(spec)
     assert c["env"] == {
         "PATH": "/bin",
         "HOME": "/h",
+        "OTHER": "x",
         "HOSTNAME": "p",
         "EXTRA": "mine",
         "VC_TASK_INDEX": "0",
@@ -88,6 +90,20 @@ def test_defaults(tmp_path: Path) -> None:
     assert container(spec)["workingDir"] == str(tmp_path / "work")
     assert spec["activeDeadlineSeconds"] is None
     assert spec["terminationGracePeriodSeconds"] is None
+
+
+def test_working_dir_defaults_to_the_applied_from_directory(tmp_path: Path) -> None:
+    containers = (
+        sh("a", "true"),
+        sh("b", "true", workingDir="sub"),
+        sh("c", "true", workingDir="/t"),
+    )
+    spec = build_spec(request("p", pod(*containers), working_dir="/project"), tmp_path)
+    assert [container(spec, i)["workingDir"] for i in range(3)] == [
+        "/project",
+        "/project/sub",
+        "/t",
+    ]
 
 
 def test_working_dir_relative_and_absolute(tmp_path: Path) -> None:

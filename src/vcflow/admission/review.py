@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from vcflow.admission import jobflow, jobtemplate, metadata, unknown
+from vcflow.admission import configdata, jobflow, jobtemplate, local, metadata, unknown
 from vcflow.api.errors import FieldError
 from vcflow.api.jobflow import JobFlow
 from vcflow.api.jobtemplate import JobTemplate
@@ -30,6 +30,7 @@ class Context:
 
     `templates` resolves a flow's entries (pod-name lengths, patched specs);
     `flows` finds the flows that still use a template being deleted.
+    `isolation` tells the local runtime's warnings what this machine allows.
     """
 
     templates: dict[str, JobTemplate] = field(default_factory=dict)
@@ -38,6 +39,9 @@ class Context:
     #: Walk the object for unknown fields (warnings only): off for a caller that drops
     #: warnings, such as the store's create and update.
     unknown_fields: bool = True
+    #: Can the local runtime here give pods private mount and network namespaces
+    #: (`local.warnings`)? None: not known (nothing is said that depends on it).
+    isolation: bool | None = None
 
 
 def review(
@@ -64,6 +68,8 @@ def review(
             found += jobtemplate.validate_vcjob(obj)
         if ctx.unknown_fields:
             found += unknown.unknown_fields(obj)
+        found += configdata.validate(obj)
+        found += local.warnings(obj, ctx.isolation)
     return [e.with_object(kind=obj.kind, namespace=obj.namespace, name=obj.name) for e in found]
 
 

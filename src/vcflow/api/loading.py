@@ -24,7 +24,7 @@ from typing import Any, cast
 import pydantic
 import yaml
 
-from vcflow.api import bounds, names
+from vcflow.api import bounds, config, names
 from vcflow.api.errors import FieldError, Origin, ParseError
 from vcflow.api.jobflow import JobFlow
 from vcflow.api.jobtemplate import JobTemplate
@@ -38,6 +38,8 @@ MODELS: dict[tuple[str, str], type[Resource]] = {
     (names.FLOW_API_VERSION, "JobFlow"): JobFlow,
     (names.FLOW_API_VERSION, "JobTemplate"): JobTemplate,
     (names.BATCH_API_VERSION, "Job"): VCJob,
+    ("v1", "ConfigMap"): config.ConfigMap,
+    ("v1", "Secret"): config.Secret,
 }
 
 

@@ -8,11 +8,12 @@ warnings go to stderr as `Warning: …`. The controllers then run (`statedir.wri
 
 from __future__ import annotations
 
+import os
 from dataclasses import replace
 
 import typer
 
-from vcflow.api import gcpause
+from vcflow.api import gcpause, workdir
 from vcflow.api.errors import FieldError, Origin, ValidationFailed
 from vcflow.api.loading import Document
 from vcflow.cli import kinds, options
@@ -37,7 +38,9 @@ def apply(ctx: typer.Context, filename: FilenameOption) -> None:
 
 def apply_and_report(store: Store, loaded: manifests.Manifests) -> list[ApplyResult]:
     """Apply every object in one transaction; print warnings (stderr, with file and line)
-    and kubectl's `<kind>.<group>/<name> created|configured|unchanged` lines."""
+    and kubectl's `<kind>.<group>/<name> created|configured|unchanged` lines. Records the
+    current directory on the objects that record none (`api.workdir`)."""
+    workdir.stamp(loaded.objects, os.getcwd())
     try:
         with gcpause.paused():  # thousands of models built and dropped: see gcpause
             results = store.apply(loaded.objects)

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from datetime import datetime
 
+from vcflow.api import config
 from vcflow.api.jobflow import JobFlow
 from vcflow.api.meta import Resource
 from vcflow.api.pod import Pod
@@ -103,6 +104,16 @@ def _pod_node(obj: Resource, now: datetime) -> str:
     return (obj.spec.node_name or "") if isinstance(obj, Pod) and obj.spec else ""
 
 
+def _data_count(obj: Resource, now: datetime) -> str:
+    if isinstance(obj, config.ConfigMap):
+        return str(len(obj.data or {}) + len(obj.binary_data or {}))
+    return str(len(obj.data or {})) if isinstance(obj, config.Secret) else ""
+
+
+def _secret_type(obj: Resource, now: datetime) -> str:
+    return (obj.type or config.OPAQUE) if isinstance(obj, config.Secret) else ""
+
+
 def _namespace(obj: Resource, now: datetime) -> str:
     return obj.namespace
 
@@ -130,6 +141,17 @@ _COLUMNS: dict[str, list[tuple[str, Cell, bool]]] = {  # (header, cell, wide onl
         ("RESTARTS", _pod_restarts, False),
         ("AGE", _age, False),
         ("NODE", _pod_node, True),
+    ],
+    kinds.CONFIGMAP.plural: [
+        ("NAME", _name, False),
+        ("DATA", _data_count, False),
+        ("AGE", _age, False),
+    ],
+    kinds.SECRET.plural: [
+        ("NAME", _name, False),
+        ("TYPE", _secret_type, False),
+        ("DATA", _data_count, False),
+        ("AGE", _age, False),
     ],
 }
 

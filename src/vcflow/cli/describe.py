@@ -22,7 +22,7 @@ from vcflow.api.jobtemplate import JobTemplate
 from vcflow.api.meta import Resource
 from vcflow.api.pod import Pod
 from vcflow.api.vcjob import VCJob
-from vcflow.cli import kinds, options, output, podsections, sections
+from vcflow.cli import configsections, kinds, options, output, podsections, sections
 from vcflow.cli.sections import NONE, Text
 from vcflow.local import statedir
 from vcflow.store import Store
@@ -86,6 +86,7 @@ def render(obj: Resource, events: Sequence[Event], now: datetime) -> str:
         sections.template_sections(obj, text)
     elif isinstance(obj, Pod):
         podsections.pod_sections(obj, text)
+    configsections.config_sections(obj, text)
     _event_table(events, text, now)
     return text.render()
 

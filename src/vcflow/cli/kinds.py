@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import typer
 
-from vcflow.api import names
+from vcflow.api import config, names
 from vcflow.api.errors import NotFound
 from vcflow.api.jobflow import JobFlow
 from vcflow.api.jobtemplate import JobTemplate
@@ -74,12 +74,14 @@ JOBFLOW = Kind(JobFlow, "jobflow", "jobflows", names.GROUP_FLOW, ("jf",))
 JOBTEMPLATE = Kind(JobTemplate, "jobtemplate", "jobtemplates", names.GROUP_FLOW, ("jt",))
 VCJOB = Kind(VCJob, "job", "jobs", names.GROUP_BATCH, ("vcjob", "vcjobs", "vj"))
 POD = Kind(Pod, "pod", "pods", "", ("po",))
-ALL = (JOBFLOW, JOBTEMPLATE, VCJOB, POD)
+CONFIGMAP = Kind(config.ConfigMap, "configmap", "configmaps", "", ("cm",))
+SECRET = Kind(config.Secret, "secret", "secrets", "", ())
+ALL = (JOBFLOW, JOBTEMPLATE, VCJOB, POD, CONFIGMAP, SECRET)
 
 #: What `--help` says a KIND argument may be.
 HELP = (
-    "jobflow (jf), jobtemplate (jt), vcjob (vj; also job, meaning the Volcano batch job) or "
-    "pod (po); singular, plural or full (jobflows.flow.volcano.sh)"
+    "jobflow (jf), jobtemplate (jt), vcjob (vj; also job, meaning the Volcano batch job), "
+    "pod (po), configmap (cm) or secret; singular, plural or full (jobflows.flow.volcano.sh)"
 )
 
 _BY_NAME = {spelling: kind for kind in ALL for spelling in kind.names()}

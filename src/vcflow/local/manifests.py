@@ -19,6 +19,7 @@ from vcflow.api.errors import FieldError, InputError, Origin, ParseError, Valida
 from vcflow.api.jobtemplate import JobTemplate
 from vcflow.api.loading import Document
 from vcflow.api.meta import Resource
+from vcflow.runtime import isolation
 
 Identity = tuple[str, str, str]  # (kind, namespace, name)
 
@@ -155,7 +156,9 @@ def _review(
     warnings: list[FieldError] = []
     for i, (doc, obj) in typed.items():
         context = admission.Context(
-            templates=templates.get(obj.namespace, {}), resolve_templates=True
+            templates=templates.get(obj.namespace, {}),
+            resolve_templates=True,
+            isolation=isolation.usable(),  # what the local runtime can do here
         )
         found = [_locate(e, doc) for e in admission.review(obj, context=context)]
         problems[i] += admission.errors_only(found)
@@ -195,5 +198,7 @@ def parse_path(path: str) -> tuple[str | int, ...]:
 
 def reference(obj: Resource) -> str:
     """kubectl's `<kind>.<group>/<name>`: `jobflow.flow.volcano.sh/demo`."""
-    group = obj.api_version.partition("/")[0]
+    group, slash, _ = obj.api_version.partition("/")
+    if not slash:  # the core group (`v1`): `configmap/settings`
+        return f"{obj.kind.lower()}/{obj.name}"
     return f"{obj.kind.lower()}.{group}/{obj.name}"

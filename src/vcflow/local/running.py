@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
+from vcflow.api import workdir
 from vcflow.api.errors import InputError
 from vcflow.api.jobflow import JobFlow
 from vcflow.api.meta import Resource
@@ -45,16 +46,20 @@ def run(
     timeout: float | None = None,
     capacity: str | None = None,
     fail_fast: bool = False,
+    working_dir: str | os.PathLike[str] | None = None,
     on_change: Change | None = None,
     stop: Callable[[], bool] | None = None,
 ) -> RunResult:
     """Apply `sources` — manifest files, directories (their *.yaml, *.yml, *.json) or
     objects — to the store in `state_dir`, then run their flows here until each has ended
     and no pod process is left (see `vcflow run`). `capacity` is `--capacity`'s text
-    (`cpu=8,memory=16Gi,nvidia.com/gpu=2`; default: this machine); `on_change(what, phase,
-    seconds)` hears every phase change; `stop()` True ends the run as Ctrl-C does."""
+    (`cpu=8,memory=16Gi,nvidia.com/gpu=2`; default: this machine); `working_dir` is where
+    containers without a `workingDir` start (default: the current directory; recorded on
+    the objects, as `vcflow apply` does); `on_change(what, phase, seconds)` hears every
+    phase change; `stop()` True ends the run as Ctrl-C does."""
     objects = load(sources)
     runnable(objects)
+    workdir.stamp(objects, os.path.abspath(working_dir or os.getcwd()))
     machine = Capacity(resources.capacity(capacity))
     with holding(Path(state_dir)) as store:
         flows, jobs = targets(store.apply(objects))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from vcflow.api import names
+from vcflow.api import names, workdir
 from vcflow.api.jobflow import Flow, JobFlow
 from vcflow.api.jobtemplate import JobTemplate
 from vcflow.api.meta import ObjectMeta, OwnerReference, controller_reference
@@ -28,7 +28,8 @@ def is_owned_by(job: VCJob, flow: JobFlow) -> bool:
 
 def build_job(flow: JobFlow, entry: Flow, template: JobTemplate) -> VCJob:
     """`<flow>-<entry>` with Volcano's two labels and annotations, the template's spec
-    (as stored, CRD defaults included) with the entry's patch applied, and no status."""
+    (as stored, CRD defaults included) with the entry's patch applied, and no status; the
+    working directory the flow (else the template) was applied from (`api.workdir`)."""
     ns = flow.namespace
     created_by = {
         names.LABEL_CREATED_BY_TEMPLATE: names.created_by_value(ns, entry.name),
@@ -43,6 +44,9 @@ def build_job(flow: JobFlow, entry: Flow, template: JobTemplate) -> VCJob:
             owner_references=[owner_reference(flow)],
         )
     )
+    directory = workdir.of(flow, template)
+    if directory is not None:
+        job.metadata.annotations[workdir.ANNOTATION] = directory
     if template.spec is not None:
         spec = template.spec.clone()
         if entry.patch is not None and entry.patch.job_spec is not None:

@@ -7,7 +7,9 @@ pod is launched with, how a process's `RunStatus` becomes the pod's `status`, an
   (`etc/volcano/<key>`, where Volcano mounts it at `/etc/volcano`) and every
   `configMapKeyRef` to it is replaced by its value (one that does not resolve is dropped,
   as `pods.container_env` does); the processes find that directory in `$VC_SVC_DIR`.
-  The ssh plugin's key pair is not made locally.
+  The user's ConfigMaps and Secrets are read from the store (`configdata`); the job's
+  network and hosts file are planned (`jobnet`); containers start in the directory the
+  job was applied from (`api.workdir`). The ssh plugin's key pair is not made locally.
 - **Status.** `RunStatus.wire` (kubelet-style: phase, startTime, containerStatuses…) plus
   the pod conditions the kubelet would set (PodScheduled; Initialized, ContainersReady and
   Ready while every container is ready). Nothing is written before a supervisor claimed the
@@ -22,11 +24,13 @@ from pathlib import Path
 from typing import Any
 
 from vcflow.api import clock as clocks
+from vcflow.api import volumes, workdir
 from vcflow.api.phases import PodPhase
 from vcflow.api.pod import Pod, PodSpec
 from vcflow.api.vcjob import VCJob
 from vcflow.reconcile.vcjob import kubelet, pods
-from vcflow.runtime.launch import PodFile, PodRequest
+from vcflow.runtime import configdata, isolation, jobnet
+from vcflow.runtime.launch import LOCAL_IP, LaunchError, PodFile, PodRequest
 from vcflow.runtime.status import RunStatus
 from vcflow.runtime.statusfile import DEFAULT_GRACE
 
@@ -44,24 +48,29 @@ CANNOT_RUN = 128
 SVC_DIR_ENV = "VC_SVC_DIR"
 
 
-def pod_request(pod: Pod, job: VCJob | None, pod_dir: Path | None = None) -> PodRequest:
-    """What `PodRunner.launch` needs to run `pod` (a placed pod of `job`)."""
+def pod_request(
+    pod: Pod,
+    job: VCJob | None,
+    pod_dir: Path | None = None,
+    objects: configdata.Objects | None = None,
+) -> PodRequest:
+    """What `PodRunner.launch` needs to run `pod` (a placed pod of `job`); `objects` holds
+    the ConfigMaps and Secrets it may read (`configdata`: a ConfigError if one is missing)."""
     svc = pods.svc_files(job) if job is not None else {}
+    resolver = configdata.Resolver(objects, pod.namespace, svc)
+    if job is not None and svc:
+        resolver.svc_name = pods.svc_configmap(job.name)
     spec = PodSpec.model_validate((pod.spec or PodSpec()).to_dict())
     for container in [*(spec.containers or []), *(spec.init_containers or [])]:
-        if container.env:
-            kept = []
-            for var in container.env:
-                ref = (var.value_from or {}).get("configMapKeyRef")
-                if isinstance(ref, Mapping):
-                    value = svc.get(str(ref.get("key")))
-                    if value is None:
-                        continue
-                    var = var.clone()
-                    var.value, var.value_from = value, None
-                kept.append(var)
-            container.env = kept
+        configdata.resolve_env(container, resolver)
     files = {f"{SVC_DIR}/{key}": PodFile(text) for key, text in svc.items()}
+    files.update(configdata.volume_files(spec, resolver))
+    env = {SVC_DIR_ENV: str(pod_dir / SVC_DIR)} if pod_dir is not None and svc else {}
+    net = jobnet.plan(job, pod, isolated=isolation.usable()) if job is not None and svc else None
+    if net is not None:
+        files[jobnet.HOSTS_FILE] = PodFile(net.hosts)
+        if pod_dir is not None:
+            env[volumes.HOSTS_ENV] = str(jobnet.hosts_path(pod_dir))
     meta = pod.metadata
     return PodRequest(
         namespace=pod.namespace,
@@ -70,9 +79,13 @@ def pod_request(pod: Pod, job: VCJob | None, pod_dir: Path | None = None) -> Pod
         uid=meta.uid,
         labels=dict(meta.labels),
         annotations=dict(meta.annotations),
-        env={SVC_DIR_ENV: str(pod_dir / SVC_DIR)} if pod_dir is not None and files else {},
+        env=env,
         files=files,
         node_name=spec.node_name or kubelet.NODE,
+        working_dir=workdir.of(job, pod),
+        network=net.key if net is not None else None,
+        hosts_file=jobnet.HOSTS_FILE if net is not None else None,
+        pod_ip=net.address if net is not None else LOCAL_IP,
     )
 
 
@@ -94,20 +107,23 @@ def status_data(pod: Pod, run: RunStatus, now: datetime) -> dict[str, Any] | Non
     return None if data == old else data
 
 
-def launch_failed(pod: Pod, message: str, now: datetime) -> dict[str, Any]:
+def launch_failed(pod: Pod, error: str | LaunchError, now: datetime) -> dict[str, Any]:
     """The status of a pod that cannot be started here: Failed, its first container
-    terminated with `CANNOT_RUN` (so the job's policies see a failure)."""
+    terminated with `CANNOT_RUN` (so the job's policies see a failure). A missing ConfigMap
+    or Secret gives the kubelet's reason, `CreateContainerConfigError`."""
+    message = str(error)
+    reason = getattr(error, "reason", None) or "ContainerCannotRun"
     stamp = clocks.rfc3339(now)
     containers = (pod.spec.containers or []) if pod.spec else []
     terminated = {
         "exitCode": CANNOT_RUN,
-        "reason": "ContainerCannotRun",
+        "reason": reason,
         "message": message,
         "finishedAt": stamp,
     }
     return {
         "phase": PodPhase.FAILED,
-        "reason": "LaunchError",
+        "reason": reason if reason != "ContainerCannotRun" else "LaunchError",
         "message": message,
         "startTime": (pod.status.start_time if pod.status else None) or stamp,
         "conditions": [_condition("PodScheduled", "True", stamp)],

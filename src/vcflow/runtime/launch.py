@@ -5,21 +5,23 @@ refers to, and two hooks for the plugins (env/svc/ssh): `env`, variables every c
 init container gets, and `files`, written under the pod directory before anything starts.
 
 Environment of a container process, later entries winning:
-1. a minimal base: `PATH`, `HOME`, `LANG` from the control plane's environment (when set),
-   and `HOSTNAME` = the pod's hostname (`spec.hostname`, else the pod name);
+1. the host's: the launching process's environment less vcflow's own and the shell's
+   bookkeeping (`hostenv`), and `HOSTNAME` = the pod's hostname (`spec.hostname`, else
+   the pod name);
 2. the request's `env` (what plugins add; Kubernetes' "service" variables);
 3. the container's `env`, in order: `value` with `$(VAR)` expanded against 2 and the entries
    before it; `valueFrom.fieldRef` with `metadata.name`, `metadata.namespace`,
    `metadata.uid`, `metadata.labels['k']`, `metadata.annotations['k']` (`""` when missing),
    `spec.nodeName` (the request's `node_name`), `spec.serviceAccountName` (`default`),
-   `status.podIP`, `status.hostIP` (and the plural forms: `127.0.0.1`). Every other source
-   (`configMapKeyRef`, `secretKeyRef`, `resourceFieldRef`, other field paths) is a
-   `LaunchError`: there is no ConfigMap or Secret locally — a plugin passes values as `env`.
+   `status.podIP` (the pod's address, `jobnet`), `status.hostIP` (and the plural forms:
+   `127.0.0.1`). `configMapKeyRef` and `secretKeyRef` arrive resolved (`configdata`); every
+   other source (`resourceFieldRef`, other field paths) is a `LaunchError`.
 
 `command` and `args` are `$(VAR)`-expanded against 2 and 3 (not the base), as the kubelet
 does: `$(NAME)` of a defined variable is replaced, an undefined one stays as written, `$$`
-is a literal `$`. `workingDir` defaults to the pod directory's `work/`; a relative one is
-taken from there. The image is never pulled: it is ignored.
+is a literal `$`. `workingDir` defaults to the request's `working_dir` (the directory the
+objects were applied from, `api.workdir`), else to the pod directory's `work/`; a relative
+one is taken from there. The image is never pulled: it is ignored.
 """
 
 from __future__ import annotations
@@ -33,10 +35,9 @@ from typing import Any
 
 from vcflow.api.errors import RuntimeFailure
 from vcflow.api.vcjob import Container, PodSpec
-from vcflow.runtime import podfs
+from vcflow.runtime import hostenv, isolation, podfs, volumes
 
 RESTART_POLICIES = ("Always", "OnFailure", "Never")
-BASE_ENV = ("PATH", "HOME", "LANG")
 LOCAL_IP = "127.0.0.1"
 _LABEL_REF = re.compile(r"^metadata\.(labels|annotations)\['([^']*)'\]$")
 _CONTAINER_NAME = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
@@ -65,6 +66,14 @@ class PodRequest:
     env: Mapping[str, str] = field(default_factory=dict)
     files: Mapping[str, PodFile] = field(default_factory=dict)
     node_name: str = "localhost"
+    #: Where a container without `workingDir` starts (and a relative one is taken from);
+    #: None: the pod directory's `work/`.
+    working_dir: str | None = None
+    #: The job's network namespace (`jobnet`); None: the host's network.
+    network: str | None = None
+    #: A hosts file (path in the pod directory) to mount over /etc/hosts.
+    hosts_file: str | None = None
+    pod_ip: str = LOCAL_IP
 
 
 def expand(text: str, defined: Mapping[str, str]) -> str:
@@ -103,9 +112,11 @@ def build_spec(
     fsync: bool = False,
     notify: str | None = None,
     base_env: Mapping[str, str] | None = None,
+    isolated: bool | None = None,
 ) -> dict[str, Any]:
     """The resolved spec.json of `request` (see the module docstring); LaunchError if it
-    cannot run locally."""
+    cannot run locally. `isolated`: may containers get private namespaces (`volumes`,
+    `jobnet`)? None: as this machine allows (`isolation.usable`)."""
     spec = request.spec
     where = f"pod {request.namespace}/{request.name}"
     if not spec.containers:
@@ -114,13 +125,14 @@ def build_spec(
     if policy not in RESTART_POLICIES:
         raise LaunchError(f"{where}: unsupported restartPolicy {policy!r}")
     environ = os.environ if base_env is None else base_env
-    base = {k: environ[k] for k in BASE_ENV if k in environ}
+    base = hostenv.passed(environ)
     base["HOSTNAME"] = spec.hostname or request.name
-    work = str(pod_dir / podfs.WORK)
+    work = request.working_dir or str(pod_dir / podfs.WORK)
     seen: set[str] = set()
+    site = _Site(request, pod_dir, isolated, where)
     built = {
         kind: [
-            _container(c, i, kind, request, base, work, seen, where)
+            site.place(_container(c, i, kind, request, base, work, seen, where), c)
             for i, c in enumerate(containers or [])
         ]
         for kind, containers in (
@@ -172,13 +184,47 @@ def _container(
     return {"name": name, "argv": argv, "env": {**base, **defined}, "workingDir": cwd}
 
 
+class _Site:
+    """Where a pod's containers run on this machine: their volumes, hosts file and network
+    (`volumes`, `jobnet`), planned once per pod."""
+
+    def __init__(
+        self, request: PodRequest, pod_dir: Path, isolated: bool | None, where: str
+    ) -> None:
+        self.request, self.pod_dir, self.where = request, pod_dir, where
+        self.volumes = volumes.pod_volumes(request.spec, pod_dir)
+        needs = bool(self.volumes) or request.network is not None or request.hosts_file
+        self.isolated = bool(needs) and (isolation.usable() if isolated is None else isolated)
+
+    def place(self, built: dict[str, Any], container: Container) -> dict[str, Any]:
+        try:
+            plan = volumes.container_plan(container, self.volumes, self.where)
+        except ValueError as exc:
+            raise LaunchError(str(exc)) from None
+        built["env"] = {**plan.env, **built["env"]} if plan.env else built["env"]
+        mounts = list(plan.mounts)
+        if self.request.hosts_file:
+            mounts.append((str(self.pod_dir / self.request.hosts_file), "/etc/hosts", True))
+        if not self.isolated:
+            built["workingDir"] = volumes.real_dir(built["workingDir"], plan.mounts)
+        elif mounts or self.request.network:
+            built["isolation"] = {
+                "user": os.geteuid() != 0,
+                "network": self.request.network,
+                "hostname": self.request.spec.hostname or self.request.name,
+                "mounts": mounts,
+                "shadow": str(self.pod_dir / volumes.SHADOW),
+            }
+        return built
+
+
 def _value_from(name: str, source: dict[str, Any], request: PodRequest, at: str) -> str:
     ref = source.get("fieldRef")
     kinds = ", ".join(sorted(source)) or "nothing"
     if set(source) != {"fieldRef"} or not isinstance(ref, dict):
         raise LaunchError(
-            f"{at}: env {name}: valueFrom {kinds} is not supported locally (only fieldRef; "
-            "there are no ConfigMaps, Secrets or resource fields here)"
+            f"{at}: env {name}: valueFrom {kinds} is not supported locally (fieldRef, "
+            "configMapKeyRef and secretKeyRef are)"
         )
     path = str(ref.get("fieldPath") or "")
     simple = {
@@ -187,8 +233,8 @@ def _value_from(name: str, source: dict[str, Any], request: PodRequest, at: str)
         "metadata.uid": request.uid,
         "spec.nodeName": request.node_name,
         "spec.serviceAccountName": "default",
-        "status.podIP": LOCAL_IP,
-        "status.podIPs": LOCAL_IP,
+        "status.podIP": request.pod_ip,
+        "status.podIPs": request.pod_ip,
         "status.hostIP": LOCAL_IP,
         "status.hostIPs": LOCAL_IP,
     }
@@ -205,6 +251,10 @@ def prepare_pod_dir(pod_dir: Path, request: PodRequest) -> None:
     """Create the pod directory and the request's files in it (spec.json comes last, from
     `PodRunner.launch`; `work/` from the supervisor)."""
     pod_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        volumes.prepare(request.spec, pod_dir, f"pod {request.namespace}/{request.name}")
+    except (ValueError, OSError) as exc:
+        raise LaunchError(str(exc)) from None
     for rel, pod_file in request.files.items():
         target = _inside(pod_dir, rel, request)
         target.parent.mkdir(parents=True, exist_ok=True)

@@ -74,13 +74,12 @@ class Node(Generic[H]):
 
     def launch(self, pod: Pod, job: VCJob | None) -> None:
         try:
-            handle = self.runner.launch(
-                bridge.pod_request(pod, job, self.runner.pod_dir(pod.namespace, pod.name))
-            )
+            pod_dir = self.runner.pod_dir(pod.namespace, pod.name)
+            handle = self.runner.launch(bridge.pod_request(pod, job, pod_dir, self.store))
         except LaunchError as exc:
             if job is not None:
                 self.recorder.record(job, "Warning", "FailedCreatePodSandBox", str(exc))
-            self._write_status(pod, bridge.launch_failed(pod, str(exc), self.clock.now()))
+            self._write_status(pod, bridge.launch_failed(pod, exc, self.clock.now()))
             return
         self._track(pod.key, handle)
         self._sync_status(pod.key, handle)

@@ -19,6 +19,9 @@
   | found but not executable (EACCES, ENOEXEC, ...) | 126 | ContainerCannotRun |
 
 Exit codes follow the kubelet: the exit status, or 128+N when killed by signal N.
+
+A container with an `isolation` plan (volumes mounted at their `mountPath`, a job's network)
+is started by `isolation.spawn_isolated` instead: fork, namespaces, exec — same contract.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from __future__ import annotations
 import os
 import signal
 from dataclasses import dataclass
+from typing import Any
 
 from vcflow.runtime import podfs
 
@@ -75,10 +79,19 @@ def spawn(
     cwd: str,
     log_fd: int,
     home: str,
+    isolation: dict[str, Any] | None = None,
 ) -> int | StartFailure:
     """Start the process, return its pid (= its process group), or why it could not start.
     `home` is where the supervisor returns after a chdir (it stays single-threaded)."""
-    failure = _spawn(argv, env, cwd, log_fd, home)
+    if isolation and argv:
+        from vcflow.runtime import isolation as isolated  # only pods that need it import it
+
+        started = isolated.spawn_isolated(argv, env, cwd, log_fd, isolation, _RESET)
+        if isinstance(started, int):
+            return started
+        failure: int | StartFailure = StartFailure(started[0], CANNOT_RUN, started[1])
+    else:
+        failure = _spawn(argv, env, cwd, log_fd, home)
     if isinstance(failure, StartFailure):
         podfs._write_all(log_fd, f"vcflow: {failure.message}\n".encode())
     return failure

@@ -74,6 +74,7 @@ class Container:
         self.argv: list[str] | None = spec.get("argv")
         self.env: dict[str, str] = spec.get("env") or {}
         self.cwd: str = spec["workingDir"]
+        self.isolation: dict[str, Any] | None = spec.get("isolation")  # `isolation`
         self.state = WAITING
         self.waiting_reason = "PodInitializing"
         self.pid = 0
@@ -283,7 +284,7 @@ class PodSupervisor:
         c.started_at = podfs.utc_now()
         log_fd = spawn.open_log(self.dir, c.name, c.restart_count)
         try:
-            result = spawn.spawn(c.argv, c.env, c.cwd, log_fd, self.dir)
+            result = spawn.spawn(c.argv, c.env, c.cwd, log_fd, self.dir, c.isolation)
         finally:
             os.close(log_fd)
         self.dirty = True

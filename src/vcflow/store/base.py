@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Protocol, TypeVar
 
-from vcflow.api import loading, names
+from vcflow.api import config, loading, names
 from vcflow.api.command import Command
 from vcflow.api.errors import FieldError, InputError, StoreError
 from vcflow.api.event import Event
@@ -298,11 +298,29 @@ def _template_defaults(obj: Resource) -> bool:
     return True
 
 
+def _secret_defaults(obj: Resource) -> bool:
+    """The API server's Secret write: `stringData` into `data`, `type` Opaque."""
+    if not isinstance(obj, config.Secret):
+        return False
+    changed = config.merge_string_data(obj)
+    if obj.type is None:
+        obj.type = config.OPAQUE
+        changed = True
+    return changed
+
+
+_DEFAULTERS: dict[type[Resource], Defaulter] = {
+    JobTemplate: _template_defaults,
+    config.Secret: _secret_defaults,
+}
+
+
 def default_kinds() -> KindRegistry:
-    """The kinds of `loading.MODELS`, with JobTemplate's CRD defaults."""
+    """The kinds of `loading.MODELS`, with JobTemplate's CRD defaults and a Secret's
+    `stringData` merge."""
     registry = KindRegistry()
     for model in loading.MODELS.values():
-        registry.register(model, defaulter=_template_defaults if model is JobTemplate else None)
+        registry.register(model, defaulter=_DEFAULTERS.get(model))
     for model in (Event, Pod, Command):
         registry.register(model)
     return registry
