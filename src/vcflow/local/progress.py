@@ -150,7 +150,8 @@ class Progress:
         if row.deleted or row.started is None or row.phase == NOT_CREATED:
             row.deleted = False
             created = _stamp(job.metadata.creation_timestamp, now)
-            row.started = created if self.resyncing or created is None else min(created, now)
+            # (a job seen as it is created is timed here: its timestamp is to the second)
+            row.started = created if self.resyncing and created is not None else now
         state = job.status.state if job.status else None
         phase = job.phase or JobPhase.PENDING
         row.reason, row.message = _condition_reason(job) or (
