@@ -174,9 +174,18 @@ def _run(
 
     progress = Progress(flows, jobs, on_change=None if use_live else said)
     view = runview.LiveView(progress, lambda: console.size.height)
-    note = view.note if use_live else (lambda text: typer.echo(text, err=True))
-    session = LocalRun(store, state_dir, progress, run_options, note=note)
     live_view = Live(view.render(), console=console, auto_refresh=False) if use_live else None
+
+    def note(text: str) -> None:
+        """A notice: under the live view, drawn at once (the stop's grace wait draws nothing
+        else); else a line on stderr."""
+        if live_view is None:
+            typer.echo(text, err=True)
+            return
+        view.note(text)
+        live_view.update(view.render(), refresh=True)
+
+    session = LocalRun(store, state_dir, progress, run_options, note=note)
     last = {"drawn": 0.0, "waiting": 0.0}
 
     def tick() -> None:
