@@ -54,6 +54,7 @@ def _never() -> bool:
 @dataclass(frozen=True)
 class Options:
     capacity: Capacity = UNLIMITED
+    gpus: tuple[str, ...] = ()  # the GPU device indices the pods are given (`resources.Machine`)
     timeout: float | None = None
     fail_fast: bool = False
     stop_grace: float = STOP_GRACE
@@ -87,7 +88,11 @@ class LocalRun:
     ) -> RunResult:
         runner = PodRunner(self.state_dir)
         executor = Executor(
-            self.store, runner, capacity=self.options.capacity, observer=self._observe
+            self.store,
+            runner,
+            capacity=self.options.capacity,
+            gpus=self.options.gpus,
+            observer=self._observe,
         )
         self.runner, self.executor = runner, executor
         terminated = 0

@@ -14,6 +14,7 @@ Layout (`<state>` is the state directory)::
         reap.lock       held by the reaper of a pod whose supervisor died
         <container>.<restart>.log        stdout+stderr of one run of a container
         work/           the default working directory (made at the claim when used)
+        devices.json    the GPUs a pod was given, if any (`devicemanager`)
         ...             the files a launch request brings (`launch.PodFile`)
     <state>/runtime/    server.fifo, server.lock, start.lock, server.log, events.fifo
 
