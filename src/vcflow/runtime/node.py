@@ -247,9 +247,9 @@ class Node(Generic[H]):
     def terminate_all(self, grace: float, patience: float, *, evict: bool = False) -> int:
         """Stop every running pod (SIGTERM, SIGKILL after `grace`) and wait up to
         `patience` s for them to end; no request is handled. Each pod's final status is
-        written — or, with `evict`, the pod is removed from the store (its directory and
-        logs stay until the name runs again), so the job controller of a later run creates
-        it again, as after an eviction. The count of pods stopped."""
+        written — or, with `evict`, the pod is removed from the store (its directory stays
+        until the name runs again, its logs kept then), so the job controller of a later
+        run creates it again, as after an eviction. The count of pods stopped."""
         if self.seen:  # ended while the loop waited: written now, and no longer active
             self.poll(0)
         running = list(self.active.items())
