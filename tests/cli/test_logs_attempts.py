@@ -1,6 +1,7 @@
 """`vcflow logs` of a pod's earlier attempts, with real processes: the logs of the pods that
-RestartJob and an interrupted run deleted are kept and reached with `-p` (the run before the
-current one) and `--attempt N`; `--attempts` lists them."""
+RestartJob, RestartPod and an interrupted run deleted are kept and reached with `-p` (the run
+before the current one) and `--attempt N`; `--attempts` lists them; the closing report of a
+job whose failed pod its policy deleted still shows that pod's log."""
 
 from __future__ import annotations
 
@@ -76,6 +77,18 @@ def test_every_attempt_of_a_restarted_job_is_kept(vc: Vc, tmp_path: Path, rows: 
     first = vc("logs", POD, "--attempt", "1", "-p")
     assert first.exit_code == 1
     assert 'previous terminated container "main" in pod "r-t-0" not found' in first.stderr
+
+
+def test_the_report_shows_the_log_of_a_failed_pod_its_policy_deleted(
+    vc: Vc, tmp_path: Path
+) -> None:
+    result = ran(vc, tmp_path, "RestartPod")  # each failed pod is deleted, none is left
+    assert vc("get", "pods").stderr.startswith("No resources found")
+    assert "exit code 1 (Error): pod r-t-0 (attempt 3, deleted), container main" in result.stdout
+    assert "(vcflow logs r-t-0 -c main --attempt 3):\n  attempt 3\n" in result.stdout
+    # the pod is gone: its latest attempt is what `logs` shows
+    assert log(vc) == "attempt 3\n"
+    assert log(vc, "-p") == "attempt 2\n"
 
 
 @pytest.fixture
