@@ -38,10 +38,16 @@ class DeviceManager:
         a capacity lowered while pods ran). Unchanged without devices to manage."""
         if not self.gpus:
             return request
-        allotment = devices.allot(request.spec, self.gpus, self._taken(pod.key))
+        wanted = devices.pod_count(request.spec)
+        # a pod launched before (its run goes on) keeps the devices it was given
+        recorded = self._checkpoint(pod) if wanted else ()
+        if len(recorded) == wanted and wanted:
+            allotment = devices.allot(request.spec, recorded, ())
+        else:
+            allotment = devices.allot(request.spec, self.gpus, self._taken(pod.key))
         if allotment is None:
             raise LaunchError(
-                f"pod {pod.namespace}/{pod.name}: {devices.pod_count(request.spec)} "
+                f"pod {pod.namespace}/{pod.name}: {wanted} "
                 f"{devices.GPU} wanted, but the free devices are fewer (held by running pods)"
             )
         files = dict(request.files)
