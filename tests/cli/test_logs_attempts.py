@@ -102,7 +102,7 @@ def marker(request: pytest.FixtureRequest) -> Iterator[str]:
 
 
 def test_a_rerun_after_ctrl_c_keeps_the_interrupted_attempts_log(
-    vc: Vc, tmp_path: Path, marker: str
+    vc: Vc, tmp_path: Path, marker: str, rows: Rows
 ) -> None:
     count = tmp_path / "count"
     manifest = tmp_path / "job.yaml"
@@ -118,8 +118,15 @@ def test_a_rerun_after_ctrl_c_keeps_the_interrupted_attempts_log(
         if proc.poll() is None:
             proc.kill()
     assert proc.returncode == 130, out + err
+    # evicted: created again, not started yet; the interrupted attempt is the previous one
+    waiting = vc("logs", POD)
+    assert waiting.exit_code == 1
+    assert waiting.stderr == f'pod "{POD}" has no logs yet: it is Pending and has not started\n'
+    assert log(vc, "-p") == "attempt 1\n"
+    assert [r["ATTEMPT"] for r in rows(log(vc, "--attempts"))] == ["1", "2 (current)"]
     result = vc("run", "-f", manifest, "--no-live", "--timeout", "60")
     assert result.exit_code == 0, result.output
     assert log(vc) == "attempt 2\n"
     assert log(vc, "-p") == "attempt 1\n"
     assert log(vc, "--attempt", "1") == "attempt 1\n"
+    assert [r["ATTEMPT"] for r in rows(log(vc, "--attempts"))] == ["1", "2 (current)"]

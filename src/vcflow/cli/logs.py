@@ -13,6 +13,7 @@ from the store shows its latest attempt.
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from pathlib import Path
 from typing import Annotated, NoReturn
@@ -78,6 +79,8 @@ def logs(
     state_dir = options.state_dir(ctx).absolute()
     found = attempts(state_dir, namespace, name)
     unstarted = _unstarted(ctx, namespace, name, found)
+    if unstarted and found and found[-1].current:  # an ended pod its successor will replace
+        found[-1] = dataclasses.replace(found[-1], current=False)
     found += unstarted
     if list_attempts:
         rows = [_attempt_row(a) for a in found]
@@ -94,25 +97,25 @@ def logs(
         for chunk in podlogs.follow(chosen.directory, picked, tail=tail):
             typer.echo(chunk, nl=False)
         return
-    typer.echo(_read(state_dir, namespace, name, attempt, picked, previous, tail), nl=False)
+    where = (state_dir, namespace, name)
+    typer.echo(_read(where, unstarted, chosen.number, picked, previous, tail), nl=False)
 
 
 def _read(
-    state_dir: Path,
-    namespace: str,
-    name: str,
-    number: int | None,
+    where: tuple[Path, str, str],
+    unstarted: list[Attempt],
+    number: int,
     container: str,
     previous: bool,
     tail: int | None,
 ) -> bytes:
-    """The log chosen; found again if it was moved (kept) while it was being read."""
+    """The log of `container` in attempt `number` (or the run before it); found again if it
+    was moved (kept) while it was being read."""
+    name = where[2]
     for _ in range(2):
-        found = attempts(state_dir, namespace, name)
-        if not found:
-            break
-        chosen = podlogs.pick_attempt(found, number, name)
-        path = podlogs.run_log(found, chosen, container, previous=previous)
+        found = attempts(*where) + unstarted
+        chosen = next((a for a in found if a.number == number), None)
+        path = podlogs.run_log(found, chosen, container, previous=previous) if chosen else None
         if path is None:
             break
         try:
@@ -130,10 +133,9 @@ def _unstarted(
     ctx: typer.Context, namespace: str, name: str, found: list[Attempt]
 ) -> list[Attempt]:
     """The store's pod of that name as the latest attempt when it has not been launched (it
-    is none of those `found`): no log, its containers from its spec. [] if there is none,
-    or the pod directory holds a launched pod (the store is not read then)."""
-    if found and found[-1].current:
-        return []
+    is none of those `found`; the pod directory may still hold the pod it replaces, which
+    ended): no log, its containers from its spec. [] if the store has it launched, or has
+    no pod of that name (NotFound if nothing is known of it)."""
     with statedir.reading(options.state_dir(ctx)) as store:
         try:
             stored = store.get(Pod, namespace, name)
