@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from vcflow.runtime.pods import PodRunner
+
 DEADLINE = 30.0
 
 
@@ -124,3 +126,21 @@ def wait_until(check: Callable[[], bool], what: str) -> None:
         if time.monotonic() > end:
             pytest.fail(f"timed out waiting for {what}")
         time.sleep(0.02)
+
+
+def stop_pods(state_dir: Path) -> None:
+    """Kill the pods of the state directory that still run and stop its pod server (after a
+    test whose `vcflow run` was killed, or failed)."""
+    if not (state_dir / "runtime").is_dir():
+        return
+    with PodRunner(state_dir) as runner:
+        handles = runner.adopt_all()
+        for handle in handles:
+            if handle.last is not None and (handle.last.lost or not handle.last.finished):
+                runner.terminate(handle, 0)
+        end = time.monotonic() + DEADLINE
+        while time.monotonic() < end and any(
+            h.status().lost or not h.status().finished for h in handles
+        ):
+            runner.wait(handles, 0.2)
+        runner.stop_server()

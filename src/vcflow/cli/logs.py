@@ -1,23 +1,32 @@
-"""`vcflow logs POD [-c CONTAINER] [-f] [-p] [--tail N] [-n NS]`: a pod's container log, as
-kubectl logs prints it, from the pod's directory in the state directory.
+"""`vcflow logs POD [-c CONTAINER] [-f] [-p] [--tail N] [--attempt N] [--attempts] [-n NS]`:
+a pod's container log, as kubectl logs prints it, from the pod's directory in the state
+directory — or from the logs kept of its earlier attempts (`runtime.loghistory`: the pods of
+that name that ran before, deleted by RestartJob, an interrupted run, a rerun).
 
-POD is a name or kubectl's `pod/NAME` (`pods/`, `po/`); another kind is a usage error. A pod
-with no log — not launched yet, or one that failed to launch — is explained from its status
-in the store (its reason and message), not reported as missing.
+POD is a name or kubectl's `pod/NAME` (`pods/`, `po/`); another kind is a usage error.
+`-p` is the run before the current one: an in-place restart of this pod, else the last run
+of its previous attempt. `--attempt N` reads attempt N (1 = the first, -1 the latest),
+`--attempts` lists them. A pod that has not started, or failed to launch, is explained from
+its status in the store (its reason and message), not reported as missing; a pod removed
+from the store shows its latest attempt.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import sys
+from pathlib import Path
 from typing import Annotated, NoReturn
 
 import typer
 
 from vcflow.api.errors import NotFound
 from vcflow.api.pod import Pod
-from vcflow.cli import kinds, options
+from vcflow.cli import kinds, options, output
 from vcflow.local import statedir
 from vcflow.runtime import logs as podlogs
 from vcflow.runtime import podfs
+from vcflow.runtime.loghistory import Attempt, attempts
 
 PodArg = Annotated[
     str, typer.Argument(metavar="POD", help="The pod's name, or pod/NAME as kubectl takes it.")
@@ -30,11 +39,28 @@ FollowOption = Annotated[
     bool, typer.Option("-f", "--follow", help="Stream the log until the container's run ends.")
 ]
 PreviousOption = Annotated[
-    bool, typer.Option("-p", "--previous", help="The previous run's log (after a restart).")
+    bool,
+    typer.Option(
+        "-p",
+        "--previous",
+        help="The run before: after an in-place restart, or the previous attempt's last run.",
+    ),
 ]
 TailOption = Annotated[
     int | None, typer.Option("--tail", metavar="N", help="Only the last N lines.")
 ]
+AttemptOption = Annotated[
+    int | None,
+    typer.Option(
+        "--attempt",
+        metavar="N",
+        help="Attempt N of the pod (1 = the first, -1 = the latest); see --attempts.",
+    ),
+]
+AttemptsOption = Annotated[
+    bool, typer.Option("--attempts", help="List the pod's attempts whose logs are kept.")
+]
+ATTEMPT_HEADERS = ("attempt", "phase", "restarts", "started", "finished", "uid")
 
 
 def logs(
@@ -44,19 +70,113 @@ def logs(
     follow: FollowOption = False,
     previous: PreviousOption = False,
     tail: TailOption = None,
+    attempt: AttemptOption = None,
+    list_attempts: AttemptsOption = False,
     namespace: options.NamespaceOption = options.DEFAULT_NAMESPACE,
 ) -> None:
     """Print the log of a pod's container (stdout and stderr, as written)."""
     name = pod_name(pod)
-    pod_dir = options.state_dir(ctx).absolute() / podfs.PODS / namespace / name
-    if not podlogs.container_names(pod_dir):
+    state_dir = options.state_dir(ctx).absolute()
+    found = attempts(state_dir, namespace, name)
+    unstarted = _unstarted(ctx, namespace, name, found)
+    if unstarted and found and found[-1].current:  # an ended pod its successor will replace
+        found[-1] = dataclasses.replace(found[-1], current=False)
+    found += unstarted
+    if list_attempts:
+        rows = [_attempt_row(a) for a in found]
+        output.table(ATTEMPT_HEADERS, rows, sys.stdout)
+        return
+    chosen = podlogs.pick_attempt(found, attempt, name)
+    if chosen in unstarted and not previous:
         _no_logs(ctx, namespace, name)
-    chosen = container or podlogs.default_container(pod_dir)
-    if follow and not previous:
-        for chunk in podlogs.follow(pod_dir, chosen, tail=tail):
+    picked = container or chosen.default_container
+    if picked is None:
+        raise podlogs.LogsError(f'pod "{name}" not found')
+    podlogs.check_container(chosen, picked, name)
+    if follow and not previous and chosen.current:
+        for chunk in podlogs.follow(chosen.directory, picked, tail=tail):
             typer.echo(chunk, nl=False)
         return
-    typer.echo(podlogs.read_log(pod_dir, chosen, previous=previous, tail=tail), nl=False)
+    where = (state_dir, namespace, name)
+    typer.echo(_read(where, unstarted, chosen.number, picked, previous, tail), nl=False)
+
+
+def _read(
+    where: tuple[Path, str, str],
+    unstarted: list[Attempt],
+    number: int,
+    container: str,
+    previous: bool,
+    tail: int | None,
+) -> bytes:
+    """The log of `container` in attempt `number` (or the run before it); found again if it
+    was moved (kept) while it was being read."""
+    name = where[2]
+    for _ in range(2):
+        found = attempts(*where) + unstarted
+        chosen = next((a for a in found if a.number == number), None)
+        path = podlogs.run_log(found, chosen, container, previous=previous) if chosen else None
+        if path is None:
+            break
+        try:
+            return podlogs.read_path(path, tail)
+        except FileNotFoundError:
+            continue
+    if previous:
+        raise podlogs.LogsError(
+            f'previous terminated container "{container}" in pod "{name}" not found'
+        )
+    return b""
+
+
+def _unstarted(
+    ctx: typer.Context, namespace: str, name: str, found: list[Attempt]
+) -> list[Attempt]:
+    """The store's pod of that name as the latest attempt when it has not been launched (it
+    is none of those `found`; the pod directory may still hold the pod it replaces, which
+    ended): no log, its containers from its spec. [] if the store has it launched, or has
+    no pod of that name (NotFound if nothing is known of it)."""
+    with statedir.reading(options.state_dir(ctx)) as store:
+        try:
+            stored = store.get(Pod, namespace, name)
+        except NotFound:
+            if not found:
+                raise kinds.POD.not_found(name) from None
+            return []
+    uid = stored.metadata.uid
+    if any(a.uid == uid for a in found):
+        return []
+    spec = stored.spec
+    mains = [c.name or "" for c in (spec.containers or [])] if spec else []
+    inits = [c.name or "" for c in (spec.init_containers or [])] if spec else []
+    record = {
+        "uid": uid,
+        "containers": [*inits, *mains],
+        "defaultContainer": mains[0] if mains else None,
+        "status": stored.status.to_dict() if stored.status else {},
+    }
+    number = found[-1].number + 1 if found else 1
+    pod_dir = options.state_dir(ctx).absolute() / podfs.PODS / namespace / name
+    return [Attempt(number, pod_dir, record, current=True)]
+
+
+def _attempt_row(attempt: Attempt) -> list[str]:
+    status = attempt.status
+    statuses = [
+        *(status.get("initContainerStatuses") or []),
+        *(status.get("containerStatuses") or []),
+    ]
+    restarts = sum(int(c.get("restartCount") or 0) for c in statuses)
+    finished = attempt.record.get("finishedAt") if not attempt.current else None
+    label = f"{attempt.number} (current)" if attempt.current else str(attempt.number)
+    return [
+        label,
+        str(status.get("phase") or "Pending"),
+        str(restarts),
+        str(status.get("startTime") or "-"),
+        str(finished or "-"),
+        attempt.uid or "-",
+    ]
 
 
 def pod_name(text: str) -> str:

@@ -35,7 +35,6 @@ from vcflow.local import manifests, running
 from vcflow.local.progress import Progress
 from vcflow.local.result import RunResult
 from vcflow.local.session import LocalRun, Options
-from vcflow.reconcile.vcjob.resources import Capacity
 from vcflow.runtime import resources
 from vcflow.runtime.run import Ending
 from vcflow.store import SqliteStore
@@ -74,8 +73,9 @@ CapacityOption = Annotated[
         "--capacity",
         metavar="LIST",
         callback=_capacity,
-        help="The machine's capacity for gang scheduling, e.g. cpu=8,memory=16Gi "
-        "(default: this host's CPUs and memory).",
+        help="The machine's capacity for gang scheduling, e.g. cpu=8,memory=16Gi,"
+        "nvidia.com/gpu=2 (default: this host's CPUs and memory, and its GPUs as "
+        "nvidia-smi -L lists them).",
     ),
 ]
 FailFastOption = Annotated[
@@ -115,7 +115,6 @@ def run(
     loaded.raise_if_invalid()
     loaded.require_objects("run")
     running.runnable(loaded.objects)
-    machine = Capacity(resources.capacity(capacity))
     state_dir = options.state_dir(ctx)
     with running.holding(state_dir) as store:
         flows, jobs = running.targets(apply_cmd.apply_and_report(store, loaded))
@@ -125,7 +124,7 @@ def run(
                 state_dir,
                 flows,
                 jobs,
-                Options(capacity=machine, timeout=timeout, fail_fast=fail_fast),
+                running.options(capacity, timeout=timeout, fail_fast=fail_fast),
                 live=live,
             )
     runview.report(result, sys.stdout)

@@ -190,9 +190,10 @@ def report(result: RunResult, out: TextIO) -> None:
             continue
         where = f"{job.flow}/{job.entry}" if job.flow else job.job
         namespace = "" if job.namespace == "default" else f" -n {job.namespace}"
+        attempt = f" --attempt {failure.attempt}" if failure.attempt is not None else ""
         out.write(
             f"\n{where}: the last lines of its log "
-            f"(vcflow logs {failure.pod} -c {failure.container}{namespace}):\n"
+            f"(vcflow logs {failure.pod} -c {failure.container}{attempt}{namespace}):\n"
         )
         out.write("".join(f"  {line}\n" for line in failure.log_tail))
     out.write("\n" if any(j.failure and j.failure.log_tail for j in result.all_jobs()) else "")

@@ -1,19 +1,24 @@
 """What a local run returns: each flow's and job's outcome, in flow order, and for a job that
 failed the container that failed it — exit code, reason, message and its log's last lines —
-read from the store's pods and the pods' log files when the run ends.
+read from the store's pods and the pods' log files when the run ends, and from the attempts
+kept of the job's pods that are gone (`runtime.loghistory`: a pod its policy deleted).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+import contextlib
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from vcflow.api.errors import InputError
+from vcflow.api import names
+from vcflow.api.errors import InputError, NotFound
 from vcflow.api.phases import FlowPhase, JobPhase
-from vcflow.api.pod import Pod
+from vcflow.api.pod import ContainerStatus, Pod
+from vcflow.api.vcjob import VCJob
 from vcflow.local.progress import FlowProgress, JobProgress, Progress
 from vcflow.reconcile.vcjob import pods as podnames
+from vcflow.reconcile.vcjob import spec as jobspec
+from vcflow.runtime import loghistory, podfs
 from vcflow.runtime import logs as podlogs
 from vcflow.runtime.run import Ending
 from vcflow.store.base import Store
@@ -22,6 +27,8 @@ from vcflow.store.base import Store
 LOG_TAIL = 5
 INTERRUPTED_EXIT = 130
 FAILED_PHASES = frozenset({JobPhase.FAILED, JobPhase.TERMINATED, JobPhase.ABORTED})
+#: the reason of a pod the runtime stopped (`runtime.supervisor`)
+STOPPED = "Terminated"
 
 
 @dataclass(frozen=True)
@@ -34,11 +41,13 @@ class Failure:
     reason: str = ""
     message: str = ""
     log_tail: tuple[str, ...] = ()
+    attempt: int | None = None  # a pod that is gone: the attempt its logs are kept as
 
     def __str__(self) -> str:
         code = f"exit code {self.exit_code}" if self.exit_code is not None else "failed"
         why = f" ({self.reason})" if self.reason else ""
-        text = f"{code}{why}: pod {self.pod}, container {self.container}"
+        gone = f" (attempt {self.attempt}, deleted)" if self.attempt is not None else ""
+        text = f"{code}{why}: pod {self.pod}{gone}, container {self.container}"
         return f"{text}: {self.message}" if self.message else text
 
 
@@ -100,23 +109,20 @@ class RunResult:
         return [j for f in self.flows for j in f.jobs] + list(self.jobs)
 
 
-PodDir = Callable[[str, str], Path]  # (namespace, pod name) → its pod directory
-
-
 def build(
-    progress: Progress, store: Store, pod_dir: PodDir, ending: Ending, terminated: int
+    progress: Progress, store: Store, state_dir: Path, ending: Ending, terminated: int
 ) -> RunResult:
     """The result of a run that ended with `ending`, from what `progress` saw."""
     now = progress.now()
-    flows = tuple(_flow(f, progress, store, pod_dir, now) for f in progress.flows.values())
-    jobs = tuple(_job(j, store, pod_dir, now) for j in progress.jobs.values())
+    flows = tuple(_flow(f, progress, store, state_dir, now) for f in progress.flows.values())
+    jobs = tuple(_job(j, store, state_dir, now) for j in progress.jobs.values())
     return RunResult(ending, flows, jobs, terminated)
 
 
 def _flow(
-    flow: FlowProgress, progress: Progress, store: Store, pod_dir: PodDir, now: float
+    flow: FlowProgress, progress: Progress, store: Store, state_dir: Path, now: float
 ) -> FlowResult:
-    jobs = tuple(_job(j, store, pod_dir, now) for j in flow.jobs.values())
+    jobs = tuple(_job(j, store, state_dir, now) for j in flow.jobs.values())
     return FlowResult(
         flow.namespace,
         flow.name,
@@ -127,9 +133,9 @@ def _flow(
     )
 
 
-def _job(job: JobProgress, store: Store, pod_dir: PodDir, now: float) -> JobResult:
+def _job(job: JobProgress, store: Store, state_dir: Path, now: float) -> JobResult:
     failed = job.phase in FAILED_PHASES
-    failure = failure_of(store, pod_dir, job.namespace, job.job) if failed else None
+    failure = failure_of(store, state_dir, job.namespace, job.job) if failed else None
     return JobResult(
         job.namespace,
         job.job,
@@ -145,36 +151,97 @@ def _job(job: JobProgress, store: Store, pod_dir: PodDir, now: float) -> JobResu
 
 
 def failure_of(
-    store: Store, pod_dir: PodDir, namespace: str, job: str, *, tail: int = LOG_TAIL
+    store: Store, state_dir: Path, namespace: str, job: str, *, tail: int = LOG_TAIL
 ) -> Failure | None:
     """The latest container of the job's pods that ended with a non-zero exit code (or
-    failed to start), with the last `tail` lines of its log; None if no pod of it failed."""
-    found: list[tuple[str, Failure]] = []
+    failed to start), with the last `tail` lines of its log; None if no pod of it failed.
+    When no pod in the store failed, the attempts kept of the job's pods are looked at (a
+    failed pod its policy deleted) — but not the pods the runtime stopped (reason
+    `Terminated`: their end is what the job's failure did, not its cause)."""
+    found: list[tuple[str, Failure, Path]] = []
+    live: set[str] = set()
     for pod in store.list(Pod, namespace, {podnames.JOB_NAME: job}):
+        live.add(pod.metadata.uid)
         status = pod.status
         if status is None:
             continue
+        pod_dir = state_dir / podfs.PODS / namespace / pod.name
         for c in [*(status.init_container_statuses or []), *(status.container_statuses or [])]:
-            ended = c.state.terminated if c.state is not None else None
-            if ended is None or ended.exit_code == 0:
-                continue
-            failure = Failure(
-                pod.name,
-                c.name,
-                ended.exit_code,
-                ended.reason or "",
-                ended.message or "",
-                _log_tail(pod_dir(namespace, pod.name), c.name, tail) if tail else (),
-            )
-            found.append((ended.finished_at or "", failure))
+            failed = _failed(c, pod.name)
+            if failed is not None:
+                found.append((*failed, pod_dir))
+    if found:
+        _, failure, pod_dir = max(found, key=lambda item: item[0])
+        lines = _log_tail(pod_dir, failure.container, tail) if tail else ()
+        return replace(failure, log_tail=lines)
+    return _kept_failure(store, state_dir, namespace, job, live, tail)
+
+
+def _kept_failure(
+    store: Store, state_dir: Path, namespace: str, job: str, live: set[str], tail: int
+) -> Failure | None:
+    found: list[tuple[str, Failure, loghistory.Attempt]] = []
+    for attempt in _kept_attempts(store, state_dir, namespace, job):
+        if attempt.uid in live or attempt.status.get("reason") == STOPPED:
+            continue
+        for raw in attempt.container_statuses:
+            with contextlib.suppress(ValueError):
+                failed = _failed(ContainerStatus.from_dict(raw), attempt.directory.parent.name)
+                if failed is not None:
+                    at, failure = failed
+                    found.append((at, replace(failure, attempt=attempt.number), attempt))
     if not found:
         return None
-    return max(found, key=lambda item: item[0])[1]
+    # (ends are stamped to the second: of two in one second, the later attempt's)
+    _, failure, attempt = max(found, key=lambda item: (item[0], item[2].number))
+    lines = _kept_tail(attempt, failure.container, tail) if tail else ()
+    return replace(failure, log_tail=lines)
+
+
+def _failed(c: ContainerStatus, pod: str) -> tuple[str, Failure] | None:
+    """(when it ended, the failure) of a container that ended with a non-zero exit code."""
+    ended = c.state.terminated if c.state is not None else None
+    if ended is None or ended.exit_code == 0:
+        return None
+    failure = Failure(pod, c.name, ended.exit_code, ended.reason or "", ended.message or "")
+    return ended.finished_at or "", failure
+
+
+def _kept_attempts(
+    store: Store, state_dir: Path, namespace: str, job: str
+) -> list[loghistory.Attempt]:
+    """The kept attempts of the pods of this vcjob (by its uid: not of an older vcjob of
+    its name)."""
+    try:
+        vcjob = store.get(VCJob, namespace, job)
+    except NotFound:
+        return []
+    group = f"{job}-{vcjob.metadata.uid}"
+    out = []
+    for task in jobspec.task_specs(vcjob):
+        for index in range(max(task.replicas or 0, 0)):
+            pod = names.pod_name(job, task.name or "default", index)
+            history = loghistory.history_dir(state_dir, namespace, pod)
+            for attempt in loghistory.kept(history):
+                if attempt.record.get("annotations", {}).get(podnames.GROUP_NAME) == group:
+                    out.append(attempt)
+    return out
 
 
 def _log_tail(directory: Path, container: str, lines: int) -> tuple[str, ...]:
     try:
         data = podlogs.read_log(directory, container, tail=lines)
     except (InputError, OSError):
+        return ()
+    return tuple(data.decode(errors="replace").splitlines())
+
+
+def _kept_tail(attempt: loghistory.Attempt, container: str, lines: int) -> tuple[str, ...]:
+    runs = attempt.runs(container)
+    if not runs:
+        return ()
+    try:
+        data = podlogs.read_path(runs[-1][1], lines)
+    except OSError:
         return ()
     return tuple(data.decode(errors="replace").splitlines())

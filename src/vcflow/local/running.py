@@ -8,7 +8,7 @@ machine, as `vcflow run` does, from Python.
 Bad input raises `ValidationFailed` (every problem, one line each) and writes nothing;
 another process running the state directory's controllers raises `LockHeld`. The pieces
 `vcflow run` shares with it are here too: `holding` (the state directory's store, with its
-controller lock held for the run), `runnable` and `targets`.
+controller lock held for the run), `options`, `runnable` and `targets`.
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ def run(
     objects = load(sources)
     runnable(objects)
     workdir.stamp(objects, os.path.abspath(working_dir or os.getcwd()))
-    machine = Capacity(resources.capacity(capacity))
+    run_options = options(capacity, timeout=timeout, fail_fast=fail_fast)
     with holding(Path(state_dir)) as store:
         flows, jobs = targets(store.apply(objects))
         progress = Progress(flows, jobs, on_change=on_change)
@@ -68,7 +68,7 @@ def run(
             store,
             Path(state_dir),
             progress,
-            Options(capacity=machine, timeout=timeout, fail_fast=fail_fast),
+            run_options,
         )
         return session.run(stop=stop or _never)
 
@@ -94,6 +94,18 @@ def load(sources: Source | Iterable[Source]) -> list[Resource]:
     if not objects:
         raise manifests.NoObjects("run")
     return objects
+
+
+def options(capacity: str | None, *, timeout: float | None, fail_fast: bool) -> Options:
+    """A run's options: the machine (`--capacity`'s text on top of this host's CPUs,
+    memory and GPUs, `resources.machine`), the timeout and `--fail-fast`."""
+    machine = resources.machine(capacity)
+    return Options(
+        capacity=Capacity(machine.capacity),
+        gpus=machine.gpus,
+        timeout=timeout,
+        fail_fast=fail_fast,
+    )
 
 
 def runnable(objects: Iterable[Resource]) -> None:

@@ -54,6 +54,7 @@ def _never() -> bool:
 @dataclass(frozen=True)
 class Options:
     capacity: Capacity = UNLIMITED
+    gpus: tuple[str, ...] = ()  # the GPU device indices the pods are given (`resources.Machine`)
     timeout: float | None = None
     fail_fast: bool = False
     stop_grace: float = STOP_GRACE
@@ -87,7 +88,11 @@ class LocalRun:
     ) -> RunResult:
         runner = PodRunner(self.state_dir)
         executor = Executor(
-            self.store, runner, capacity=self.options.capacity, observer=self._observe
+            self.store,
+            runner,
+            capacity=self.options.capacity,
+            gpus=self.options.gpus,
+            observer=self._observe,
         )
         self.runner, self.executor = runner, executor
         terminated = 0
@@ -117,14 +122,14 @@ class LocalRun:
         finally:
             runner.stop_server()  # the pods have ended; a later run starts a new one
             runner.close()
-        return build(self.progress, self.store, runner.pod_dir, ending, terminated)
+        return build(self.progress, self.store, runner.state_dir, ending, terminated)
 
     def _observe(self, job: VCJob, deleted: bool) -> None:
         """The runtime's observer: the progress, and for a job that just failed, the
         container that failed it (for the live view: read once, when it fails)."""
         row = self.progress.observe(job, deleted)
         if row is not None and row.phase in FAILED_PHASES and not row.failure and self.runner:
-            found = failure_of(self.store, self.runner.pod_dir, row.namespace, row.job, tail=0)
+            found = failure_of(self.store, self.runner.state_dir, row.namespace, row.job, tail=0)
             row.failure = str(found) if found is not None else ""
 
     def refresh_waiting(self, *, every: bool = False) -> None:

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import contextlib
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Generic, TypeVar
@@ -96,6 +96,7 @@ class Executor(Generic[H]):
         runner: Runner[H],
         *,
         capacity: jobres.Capacity = jobres.UNLIMITED,
+        gpus: Sequence[str] = (),
         priorities: Mapping[str, int] | None = None,
         clock: clocks.Clock | None = None,
         observer: Observer | None = None,
@@ -104,7 +105,8 @@ class Executor(Generic[H]):
         self.clock = clock or clocks.SystemClock()
         self.recorder = Recorder(store, self.clock)
         self.pods = PodCache()
-        self.node = Node(store, runner, self.clock, self.pods, self)
+        # `gpus`: the machine's GPU device indices, handed out to the pods at launch
+        self.node = Node(store, runner, self.clock, self.pods, self, gpus=gpus)
         self.capacity = capacity
         self.priorities = dict(priorities or {})
         self.observer = observer

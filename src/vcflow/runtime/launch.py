@@ -146,6 +146,8 @@ def build_spec(
         "namespace": request.namespace,
         "name": request.name,
         "uid": request.uid,
+        "labels": dict(request.labels),  # (what `loghistory` records of an attempt)
+        "annotations": dict(request.annotations),
         "restartPolicy": policy,
         "activeDeadlineSeconds": spec.active_deadline_seconds,
         "terminationGracePeriodSeconds": grace if isinstance(grace, int | float) else None,

@@ -1,9 +1,13 @@
-"""Container logs, for `vcflow logs POD [-c CONTAINER] [-f] [--previous]`.
+"""Container logs, for `vcflow logs POD [-c CONTAINER] [-f] [--previous] [--attempt N]`.
 
 Each run of a container writes stdout and stderr, interleaved as written, to its own file
 `<pod dir>/<container>.<restart>.log` (restart = the container's restartCount when that
 run started). The *current* log is the newest run's, `previous` the one before — kubectl's
 `--previous`. A run that could not start holds one `vcflow: ...` line saying why.
+
+Across attempts (`loghistory`: the pods of that name that ran before, their logs kept): a
+container's runs are in the order they ran, attempt after attempt, so `previous` of an
+attempt's first run is the last run of the attempt before it (`run_log`).
 
 `follow` yields what the current run has written and then what it writes, and stops once
 that run ended and its file is read to the end — or the pod ended, or its supervisor died.
@@ -19,6 +23,7 @@ from pathlib import Path
 
 from vcflow.api.errors import InputError
 from vcflow.runtime import podfs
+from vcflow.runtime.loghistory import Attempt
 from vcflow.runtime.status import RunStatus, read_status
 
 CHUNK = 65536
@@ -81,6 +86,54 @@ def read_log(
     if tail is not None:
         data = _tail(data, tail)
     return data
+
+
+def pick_attempt(found: list[Attempt], number: int | None, pod: str) -> Attempt:
+    """Attempt `number` of the pod (1 = the first; -1 = the latest, -2 the one before...),
+    the latest when None."""
+    if number is None:
+        return found[-1]
+    if number < 0 and -number <= len(found):
+        return found[number]
+    for attempt in found:
+        if attempt.number == number:
+            return attempt
+    span = f"{found[0].number}" if len(found) == 1 else f"{found[0].number}-{found[-1].number}"
+    if number == 0:
+        raise LogsError("attempts are numbered from 1 (the first); -1 is the latest")
+    raise LogsError(f'pod "{pod}" has no attempt {number}: the attempts known are {span}')
+
+
+def check_container(attempt: Attempt, container: str, pod: str) -> None:
+    names = attempt.containers
+    if container not in names:
+        raise LogsError(
+            f'container "{container}" is not valid for pod "{pod}"; '
+            f"choose one of: {', '.join(names)}"
+        )
+
+
+def run_log(
+    found: list[Attempt], chosen: Attempt, container: str, *, previous: bool = False
+) -> Path | None:
+    """The log of the latest run of `container` in attempt `chosen` — or, `previous`, of
+    the run before it (in that attempt, else the last of the attempts before); None when
+    there is none."""
+    mine = chosen.runs(container)
+    if not previous:
+        return mine[-1][1] if mine else None
+    if len(mine) >= 2:
+        return mine[-2][1]
+    for attempt in reversed([a for a in found if a.number < chosen.number]):
+        runs = attempt.runs(container)
+        if runs:
+            return runs[-1][1]
+    return None
+
+
+def read_path(path: Path, tail: int | None = None) -> bytes:
+    data = path.read_bytes()
+    return _tail(data, tail) if tail is not None else data
 
 
 def follow(

@@ -2,7 +2,8 @@
 the job controller's and the scheduler's): binding a placed pod and launching it through a
 `runner.Runner`, writing its processes' status into the store, deleting a pod (out-of-sync
 mark, then the deletion, which the pod's finalizer holds back), terminating a Terminating
-pod's processes and removing the pod once they ended.
+pod's processes and removing the pod once they ended. Its `devicemanager.DeviceManager`
+gives each pod launched its share of the machine's GPUs.
 
 It reads the executor's `podcache.PodCache` and tells the executor every pod it wrote and
 every pod that went (`PodEvents`); the executor caches them and turns them into job requests.
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import time
+from collections.abc import Sequence
 from typing import Generic, Protocol
 
 from vcflow.api import clock as clocks
@@ -21,6 +23,7 @@ from vcflow.api.pod import Pod
 from vcflow.api.vcjob import VCJob
 from vcflow.reconcile.vcjob import kubelet, pods
 from vcflow.runtime import kubelet_bridge as bridge
+from vcflow.runtime.devicemanager import DeviceManager
 from vcflow.runtime.launch import LaunchError
 from vcflow.runtime.podcache import PodCache
 from vcflow.runtime.runner import H, Runner
@@ -50,9 +53,12 @@ class Node(Generic[H]):
         clock: clocks.Clock,
         cache: PodCache,
         events: PodEvents,
+        *,
+        gpus: Sequence[str] = (),
     ) -> None:
         self.store, self.runner, self.clock = store, runner, clock
         self.cache, self.events = cache, events
+        self.devices = DeviceManager(gpus, cache, runner.pod_dir)
         self.recorder = Recorder(store, clock)
         self.handles: dict[Key, H] = {}  # launched pods
         self.active: dict[Key, H] = {}  # processes not known to have ended
@@ -75,7 +81,8 @@ class Node(Generic[H]):
     def launch(self, pod: Pod, job: VCJob | None) -> None:
         try:
             pod_dir = self.runner.pod_dir(pod.namespace, pod.name)
-            handle = self.runner.launch(bridge.pod_request(pod, job, pod_dir, self.store))
+            request = bridge.pod_request(pod, job, pod_dir, self.store)
+            handle = self.runner.launch(self.devices.prepare(pod, request))
         except LaunchError as exc:
             if job is not None:
                 self.recorder.record(job, "Warning", "FailedCreatePodSandBox", str(exc))
@@ -104,6 +111,7 @@ class Node(Generic[H]):
     def forget(self, key: Key) -> None:
         """The pod is gone from the store: kill what it runs, drop its handle."""
         self.asked_to_stop.discard(key)
+        self.devices.forget(key)
         handle = self.active.pop(key, None)
         launched = self.handles.pop(key, None)
         if launched is not None:
@@ -239,9 +247,9 @@ class Node(Generic[H]):
     def terminate_all(self, grace: float, patience: float, *, evict: bool = False) -> int:
         """Stop every running pod (SIGTERM, SIGKILL after `grace`) and wait up to
         `patience` s for them to end; no request is handled. Each pod's final status is
-        written — or, with `evict`, the pod is removed from the store (its directory and
-        logs stay until the name runs again), so the job controller of a later run creates
-        it again, as after an eviction. The count of pods stopped."""
+        written — or, with `evict`, the pod is removed from the store (its directory stays
+        until the name runs again, its logs kept then), so the job controller of a later
+        run creates it again, as after an eviction. The count of pods stopped."""
         if self.seen:  # ended while the loop waited: written now, and no longer active
             self.poll(0)
         running = list(self.active.items())

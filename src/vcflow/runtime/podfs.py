@@ -14,8 +14,10 @@ Layout (`<state>` is the state directory)::
         reap.lock       held by the reaper of a pod whose supervisor died
         <container>.<restart>.log        stdout+stderr of one run of a container
         work/           the default working directory (made at the claim when used)
+        devices.json    the GPUs a pod was given, if any (`devicemanager`)
         ...             the files a launch request brings (`launch.PodFile`)
     <state>/runtime/    server.fifo, server.lock, start.lock, server.log, events.fifo
+    <state>/logs/<namespace>/<name>/<attempt>/   the logs of removed pods (`loghistory`)
 
 Metadata operations dominate the cost of a short pod on ext4 (docs/benchmarks.md, "Figures
 behind the design"), so a pod makes few: its directory, spec.json, the claim, work/, one log

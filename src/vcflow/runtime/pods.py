@@ -6,7 +6,7 @@ their changes, terminates and removes them, and re-attaches to them after a rest
     for h in runner.wait(handles, timeout=1.0):     # the handles whose status changed
         h.last.phase, h.last.exit_code, h.last.wire # wire: an api.pod.PodStatus dict
     runner.terminate(handle, grace_seconds)         # returns at once; `wait` sees the end
-    runner.remove(handle)                           # an ended pod's directory, logs included
+    runner.remove(handle)                           # an ended pod's directory (logs kept)
     runner.adopt_all()                              # after a control-plane restart
 
 Guarantees:
@@ -56,7 +56,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Literal
 
-from vcflow.runtime import podfs, podserver, statusfile
+from vcflow.runtime import loghistory, podfs, podserver, statusfile
 from vcflow.runtime.launch import LaunchError, PodRequest, build_spec, prepare_pod_dir
 from vcflow.runtime.status import PodHandle, adopt, read_status
 
@@ -74,8 +74,10 @@ class PodRunner:
         server_idle: float = podserver.DEFAULT_IDLE,
         sweep_interval: float = 0.5,
         claim_timeout: float = 2.0,
+        keep_attempts: int = loghistory.KEEP,
     ) -> None:
         self.state_dir = Path(state_dir).absolute()
+        self.keep_attempts = keep_attempts  # earlier attempts' logs kept per pod name
         self.pods_dir = self.state_dir / podfs.PODS
         self.runtime_dir = self.state_dir / podfs.RUNTIME
         self.mode, self.fsync, self.server_idle = mode, fsync, server_idle
@@ -123,7 +125,13 @@ class PodRunner:
                 f"pod {request.namespace}/{request.name}: its directory still runs another "
                 "pod of that name (other uid); terminate and remove it first"
             )
-        shutil.rmtree(pod_dir)
+        self._drop(pod_dir, request.namespace, request.name)
+
+    def _drop(self, pod_dir: Path, namespace: str, name: str) -> None:
+        """Delete an ended pod's directory, its logs kept first (`loghistory`)."""
+        history = loghistory.history_dir(self.state_dir, namespace, name)
+        loghistory.keep(pod_dir, history, limit=self.keep_attempts)
+        shutil.rmtree(pod_dir, ignore_errors=True)
 
     def _handle(self, pod_dir: Path, uid: str = "") -> PodHandle:
         handle = PodHandle(pod_dir, uid)
@@ -169,14 +177,14 @@ class PodRunner:
                 self._ask("reap", pod_dir)
 
     def remove(self, handle: PodHandle) -> bool:
-        """Delete an ended pod's directory (logs included), so its name can run again;
-        True (done at once)."""
+        """Delete an ended pod's directory, so its name can run again — its logs are kept
+        as one of the pod's earlier attempts (`loghistory`); True (done at once)."""
         status = read_status(handle.pod_dir)
         if status.launched and (not status.finished or status.lost):
             raise LaunchError(
                 f"pod {handle.namespace}/{handle.name} has not ended; terminate it and wait"
             )
-        shutil.rmtree(handle.pod_dir, ignore_errors=True)
+        self._drop(handle.pod_dir, handle.namespace, handle.name)
         return True
 
     # -- waiting -------------------------------------------------------------------------

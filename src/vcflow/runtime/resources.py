@@ -1,4 +1,5 @@
-"""The machine's capacity for gang admission: from the host, or as the user declares it.
+"""The machine's capacity for gang admission, and its GPUs: from the host, or as the user
+declares it.
 
 `host_capacity()`: `cpu` = the CPUs this process may run on (`os.sched_getaffinity`, else
 `os.cpu_count()`), `memory` = physical memory (`MemTotal` of /proc/meminfo, else
@@ -7,10 +8,15 @@ one (v2 `cpu.max` / `memory.max`, v1 `cpu.cfs_quota_us` / `memory.limit_in_bytes
 that is what the pods will really get. `pods` and extended resources are not listed: see
 `reconcile.vcjob.resources.Capacity` for what an unlisted resource means.
 
+`detect_gpus()`: the GPU indices `nvidia-smi -L` lists, when the command exists and answers
+within `SMI_TIMEOUT` (else none).
+
 `parse_capacity("cpu=8,memory=16Gi,nvidia.com/gpu=2")` reads the `--capacity` override, with
 Kubernetes quantities (`500m`, `2`, `1Gi`, `1G`, `128974848`, `129e6`, `123Mi`); errors are
-one line (`CapacityError`). `capacity(override)` is the host's capacity with the override's
-entries replacing or adding to it. Amounts are exact `Fraction`s, in cores and bytes.
+one line (`CapacityError`). `machine(override)` is the host's capacity, `nvidia.com/gpu`
+the count of the GPUs found, with the override's entries replacing or adding to it, and the
+GPU indices to hand out (`Machine`); `capacity(override)` its capacity. Amounts are exact
+`Fraction`s, in cores and bytes.
 """
 
 from __future__ import annotations
@@ -18,11 +24,16 @@ from __future__ import annotations
 import math
 import os
 import re
+import shutil
+import subprocess
+from collections.abc import Callable
+from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
 
 from vcflow.admission.podtemplate import quantity
 from vcflow.api.errors import InputError
+from vcflow.reconcile.vcjob.devices import GPU
 
 EXAMPLE = "cpu=8,memory=16Gi,nvidia.com/gpu=2"
 _NAME = re.compile(
@@ -30,6 +41,10 @@ _NAME = re.compile(
     r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$"
 )
 _CGROUP = Path("/sys/fs/cgroup")
+NVIDIA_SMI = "nvidia-smi"
+#: seconds `nvidia-smi -L` may take (it can be slow to wake a GPU without persistence mode)
+SMI_TIMEOUT = 10.0
+_SMI_GPU = re.compile(r"^GPU (\d+):", re.MULTILINE)
 
 
 class CapacityError(InputError):
@@ -59,16 +74,59 @@ def parse_capacity(text: str) -> dict[str, Fraction]:
             )
         if amount < 0:
             raise CapacityError(f"invalid capacity entry {item!r}: must not be negative")
+        if name == GPU and amount.denominator != 1:
+            raise CapacityError(f"invalid capacity entry {item!r}: GPUs are whole devices")
         out[name] = amount
     return out
 
 
+@dataclass(frozen=True)
+class Machine:
+    """What the gang scheduler may place against, and the GPU indices the pods get."""
+
+    capacity: dict[str, Fraction]
+    gpus: tuple[str, ...] = ()
+
+
+def machine(
+    override: str | None = None, *, detect: Callable[[], tuple[str, ...]] | None = None
+) -> Machine:
+    """The host's capacity and GPUs (`detect`, default `detect_gpus`), with `override` (a
+    `--capacity` value) applied on top: `nvidia.com/gpu=N` there means the first N GPUs
+    found, or indices 0..N-1 beyond those found (none found: a machine declared so)."""
+    found = (detect or detect_gpus)()
+    amounts = host_capacity()
+    if found:
+        amounts[GPU] = Fraction(len(found))
+    declared = parse_capacity(override) if override else {}
+    amounts.update(declared)
+    gpus = found
+    if GPU in declared:
+        count = int(declared[GPU])
+        gpus = found[:count] if count <= len(found) else tuple(str(i) for i in range(count))
+    return Machine(amounts, gpus)
+
+
 def capacity(override: str | None = None) -> dict[str, Fraction]:
     """The host's capacity, with `override` (a `--capacity` value) applied on top."""
-    out = host_capacity()
-    if override:
-        out.update(parse_capacity(override))
-    return out
+    return machine(override).capacity
+
+
+def detect_gpus(timeout: float = SMI_TIMEOUT) -> tuple[str, ...]:
+    """The indices of the GPUs `nvidia-smi -L` lists (`GPU 0: ...` lines; MIG devices under
+    a GPU are not counted apart); none when it is not installed, fails or times out."""
+    exe = shutil.which(NVIDIA_SMI)
+    if exe is None:
+        return ()
+    try:
+        done = subprocess.run(
+            [exe, "-L"], capture_output=True, text=True, timeout=timeout, check=False
+        )
+    except (OSError, subprocess.SubprocessError):
+        return ()
+    if done.returncode != 0:
+        return ()
+    return tuple(_SMI_GPU.findall(done.stdout))
 
 
 def host_capacity() -> dict[str, Fraction]:
