@@ -19,8 +19,8 @@ LINT_IMPORTS = (
 )
 
 TOOLS = {
-    "ruff-check": ["-m", "ruff", "check", "src", "tests", "bench"],
-    "ruff-format": ["-m", "ruff", "format", "--check", "src", "tests", "bench"],
+    "ruff-check": ["-m", "ruff", "check", "src", "tests", "bench", "examples"],
+    "ruff-format": ["-m", "ruff", "format", "--check", "src", "tests", "bench", "examples"],
     "mypy-strict": ["-m", "mypy", "--cache-dir", "{tmp}/mypy-cache"],
     "import-linter": ["-c", LINT_IMPORTS, "--no-cache"],
 }

@@ -49,7 +49,7 @@ def all_reduce(peers: list[socket.socket], readers: list, grad: list[float]) -> 
 peers = connect()
 readers = [p.makefile() for p in peers]
 w = b = 0.0
-for epoch in range(epochs):
+for _epoch in range(epochs):
     n = len(shard)
     gw = sum(2 * (w * x + b - y) * x for x, y in shard) / n
     gb = sum(2 * (w * x + b - y) for x, y in shard) / n
