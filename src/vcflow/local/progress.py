@@ -120,7 +120,9 @@ class Progress:
 
     def _add_flow(self, flow: JobFlow) -> None:
         created = _stamp(flow.metadata.creation_timestamp, None)
-        row = FlowProgress(flow.namespace, flow.name, flow.phase or "", created or self.begun)
+        if created is None or created > self.begun - STALE:
+            created = self.begun  # just applied (its timestamp is to the second)
+        row = FlowProgress(flow.namespace, flow.name, flow.phase or "", created)
         if row.ended:  # a rerun of a flow that had ended: its time is its jobs' span
             row.ended_before = True
         for entry in flow.flows:
