@@ -20,6 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 
+from vcflow.admission import replicas
 from vcflow.api import names
 from vcflow.api.phases import JobPhase, PodPhase
 from vcflow.api.pod import Pod
@@ -254,6 +255,9 @@ def _template_request(task: TaskSpec) -> Resources:
 
 def never_fits(job: VCJob, need: Resources, capacity: Capacity) -> str:
     """Why the job's gang can never be admitted on this machine, or `""`."""
+    too_many = replicas.exceeds(job.spec)  # (stored before admission bounded it)
+    if too_many:
+        return too_many
     short = resources.shortfall(need, capacity)
     if not short:
         return ""
