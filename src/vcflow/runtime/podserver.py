@@ -49,6 +49,7 @@ from types import FrameType
 from typing import Protocol
 
 from vcflow.runtime import podfs, statusfile
+from vcflow.runtime.descendants import Descendants
 from vcflow.runtime.reaper import Reaper
 from vcflow.runtime.supervisor import PodSupervisor
 
@@ -77,6 +78,7 @@ class Loop:
         self.scheduled: dict[str, float] = {}
         self.check_terminate = False
         self.terminate_all = False
+        self.descendants = Descendants()  # (a subreaper: it must reap what it adopts)
         self.wake_r, wake_w = os.pipe()
         for fd in (self.wake_r, wake_w):
             os.set_blocking(fd, False)
@@ -99,7 +101,7 @@ class Loop:
         if pod_dir in self.tasks or statusfile.claimed(pod_dir):
             return
         try:
-            sup = PodSupervisor(pod_dir, self.owner, self.registry)
+            sup = PodSupervisor(pod_dir, self.owner, self.registry, self.descendants)
             claimed = sup.claim()
         except (OSError, ValueError) as exc:
             _log(f"{pod_dir}: cannot supervise: {exc}")
@@ -141,9 +143,15 @@ class Loop:
                 due.add(pod_dir)
         for pod_dir in due:
             self._step(pod_dir, now)
+        self.descendants.tick(now)
         timeout = 0.0 if len(self.tasks) < count else limit
-        if self.timers:
-            until = max(0.0, self.timers[0][0] - time.monotonic())
+        wakes = [
+            w
+            for w in (self.timers[0][0] if self.timers else None, self.descendants.wake_at())
+            if w is not None
+        ]
+        if wakes:
+            until = max(0.0, min(wakes) - time.monotonic())
             timeout = until if timeout is None else min(timeout, until)
         ready, _, _ = select.select([self.wake_r, *fds], [], [], timeout)
         with contextlib.suppress(BlockingIOError):
@@ -153,7 +161,7 @@ class Loop:
 
     def _reap(self, now: float) -> set[str]:
         due: set[str] = set()
-        while self.registry:
+        while True:  # (containers, and what the subreaper adopted)
             try:
                 pid, status = os.waitpid(-1, os.WNOHANG)
             except ChildProcessError:
@@ -201,6 +209,7 @@ class Server:
         with contextlib.suppress(FileExistsError):
             os.mkfifo(fifo, 0o600)
         loop = Loop()
+        _log(f"serving; a container's processes end with it by {loop.descendants.mode}")
         while True:
             rfd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
             wfd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)  # so read() never sees EOF
@@ -210,6 +219,7 @@ class Server:
             os.close(wfd)
             self.scan(loop)  # requests written before the FIFO closed and never read
             if not loop.tasks:
+                loop.descendants.close()
                 return 0
 
     def listen(self, loop: Loop, rfd: int) -> None:
@@ -269,6 +279,7 @@ def run_pod(pod_dir: str) -> int:
     loop.add_pod(pod_dir)
     while loop.tasks:
         loop.run_once([], None)
+    loop.descendants.close()
     return 0
 
 
@@ -277,6 +288,7 @@ def reap_pod(pod_dir: str) -> int:
     loop.add_reaper(pod_dir)
     while loop.tasks:
         loop.run_once([], None)
+    loop.descendants.close()
     return 0
 
 

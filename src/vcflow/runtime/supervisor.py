@@ -19,8 +19,10 @@ and gives up, so a pod never starts twice — then:
 Phases: Pending (claimed, init containers) → Running (regular containers started) →
 Succeeded | Failed. Exit codes: the exit status, 128+N when killed by signal N.
 
-When a container's main process exits, whatever it left in its process group is SIGKILLed
-(a container's processes end with it, as in a container).
+When a container's main process exits, whatever it left in its process group is SIGKILLed,
+and so is every other process it started, also one that left the group or the session
+(`descendants`: a cgroup per run, else the pod server as a subreaper) — a container's
+processes end with it, as in a container.
 
 Stops, both ending the pod Failed (unless it already ended by itself):
 - terminate (a `terminate` file in the pod dir holding the grace period, which the driver is
@@ -54,6 +56,7 @@ import time
 from typing import Any
 
 from vcflow.runtime import podfs, spawn, statusfile
+from vcflow.runtime.descendants import Descendants, Run
 from vcflow.runtime.statusfile import DEFAULT_GRACE, FAILED, FINAL, PENDING, RUNNING, SUCCEEDED
 
 BACKOFF_INITIAL, BACKOFF_MAX, BACKOFF_RESET = 0.1, 5.0, 10.0
@@ -87,6 +90,7 @@ class Container:
         self.started_at: str | None = None
         self.terminated: dict[str, Any] | None = None
         self.last: dict[str, Any] | None = None
+        self.tracked: Run | None = None  # its current run's descendants (`descendants`)
 
     def record(self) -> dict[str, Any]:
         """The running process as a reaper needs it; its start time is read the first time
@@ -122,7 +126,11 @@ class PodSupervisor:
     `wake_at` passed, and `check_terminate` when asked to; it is done when `finished`."""
 
     def __init__(
-        self, pod_dir: str, owner: tuple[int, int | None], registry: dict[int, PodSupervisor]
+        self,
+        pod_dir: str,
+        owner: tuple[int, int | None],
+        registry: dict[int, PodSupervisor],
+        descendants: Descendants | None = None,
     ) -> None:
         self.dir = os.path.abspath(pod_dir)
         spec = podfs.read_json(os.path.join(self.dir, podfs.SPEC))
@@ -157,6 +165,7 @@ class PodSupervisor:
         self.spare = False
         self.claimed = False
         self.owner = owner
+        self.descendants = descendants  # what ends a container's processes with it
 
     @property
     def finished(self) -> bool:
@@ -184,6 +193,7 @@ class PodSupervisor:
         self.registry.pop(pid, None)
         if container is not None:
             _killpg(pid, signal.SIGKILL)  # what the main process left behind
+            self._end_descendants(container, now)
             code, sig = spawn.exit_code(status)
             reason = "Completed" if code == 0 else "Error"
             self.ended(container, code, sig, reason, None, now)
@@ -283,14 +293,20 @@ class PodSupervisor:
         c.started_mono = now
         c.started_at = podfs.utc_now()
         log_fd = spawn.open_log(self.dir, c.name, c.restart_count)
+        tracker = self.descendants
+        c.tracked = tracker.new() if tracker is not None else None
         try:
-            result = spawn.spawn(c.argv, c.env, c.cwd, log_fd, self.dir, c.isolation)
+            with tracker.inside(c.tracked) if tracker and c.tracked else contextlib.nullcontext():
+                result = spawn.spawn(c.argv, c.env, c.cwd, log_fd, self.dir, c.isolation)
         finally:
             os.close(log_fd)
         self.dirty = True
         if isinstance(result, spawn.StartFailure):
+            self._end_descendants(c, now)
             self.ended(c, result.exit_code, None, result.reason, result.message, now)
             return
+        if tracker is not None and c.tracked is not None:
+            tracker.started(c.tracked, result)
         c.state, c.pid, c.pid_start = RUN, result, None  # read when recorded (`record`)
         self.by_pid[result] = c
         self.registry[result] = self
@@ -317,6 +333,12 @@ class PodSupervisor:
             initial, cap = self.backoff
             c.due = now + min(initial * 2**c.failures, cap)
             c.failures += 1
+
+    def _end_descendants(self, c: Container, now: float) -> None:
+        """The run of `c` ended: so does every process it started (`descendants`)."""
+        if self.descendants is not None and c.tracked is not None:
+            self.descendants.end(c.tracked, now)
+            c.tracked = None
 
     def _restarts(self, c: Container, code: int) -> bool:
         if c.init:
@@ -345,6 +367,7 @@ class PodSupervisor:
         for c in self.running():
             _killpg(c.pid, signal.SIGKILL)
             self.registry.pop(c.pid, None)
+            self._end_descendants(c, time.monotonic())
         if self.claimed:
             self.finish(FAILED, SUPERVISOR_ERROR, message)
             self.write()
