@@ -16,13 +16,14 @@ It polls (0.1 s by default): no inotify in the standard library.
 
 from __future__ import annotations
 
+import os
 import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 from vcflow.api.errors import InputError
-from vcflow.runtime import podfs
+from vcflow.runtime import logtail, podfs
 from vcflow.runtime.loghistory import Attempt
 from vcflow.runtime.status import RunStatus, read_status
 
@@ -82,10 +83,7 @@ def read_log(
                 f'previous terminated container "{container}" in pod "{_pod(pod_dir)}" not found'
             )
         return b""
-    data = path.read_bytes()
-    if tail is not None:
-        data = _tail(data, tail)
-    return data
+    return read_path(path, tail)
 
 
 def pick_attempt(found: list[Attempt], number: int | None, pod: str) -> Attempt:
@@ -132,8 +130,11 @@ def run_log(
 
 
 def read_path(path: Path, tail: int | None = None) -> bytes:
-    data = path.read_bytes()
-    return _tail(data, tail) if tail is not None else data
+    """The file, or its last `tail` lines (read from its end: `logtail`)."""
+    if tail is None:
+        return path.read_bytes()
+    with path.open("rb") as f:
+        return logtail.last_lines(f, tail)
 
 
 def follow(
@@ -156,13 +157,16 @@ def follow(
     restart, path = files[-1]
     with path.open("rb") as f:
         if tail is not None:
-            data = _tail(f.read(), tail)
+            data = logtail.last_lines(f, tail)
             if data:
                 yield data
         while True:
             chunk = f.read(CHUNK)
             if chunk:
                 yield chunk
+                continue
+            if os.fstat(f.fileno()).st_size < f.tell():  # rotated (`logrotate`): from its start
+                f.seek(0)
                 continue
             if run_ended(read_status(pod_dir), container, restart):
                 rest = f.read()
@@ -199,10 +203,3 @@ def _check(pod_dir: Path, container: str) -> None:
 
 def _pod(pod_dir: Path) -> str:
     return pod_dir.name
-
-
-def _tail(data: bytes, lines: int) -> bytes:
-    if lines <= 0:
-        return b""
-    parts = data.splitlines(keepends=True)
-    return b"".join(parts[-lines:])

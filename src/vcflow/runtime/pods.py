@@ -56,7 +56,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Literal
 
-from vcflow.runtime import loghistory, podfs, podserver, statusfile
+from vcflow.runtime import loghistory, logrotate, podfs, podserver, statusfile
 from vcflow.runtime.launch import LaunchError, PodRequest, build_spec, prepare_pod_dir
 from vcflow.runtime.status import PodHandle, adopt, read_status
 
@@ -75,9 +75,11 @@ class PodRunner:
         sweep_interval: float = 0.5,
         claim_timeout: float = 2.0,
         keep_attempts: int = loghistory.KEEP,
+        log_limits: logrotate.Limits = logrotate.KUBELET,
     ) -> None:
         self.state_dir = Path(state_dir).absolute()
         self.keep_attempts = keep_attempts  # earlier attempts' logs kept per pod name
+        self.log_limits = log_limits  # each container run's log rotation (`logrotate`)
         self.pods_dir = self.state_dir / podfs.PODS
         self.runtime_dir = self.state_dir / podfs.RUNTIME
         self.mode, self.fsync, self.server_idle = mode, fsync, server_idle
@@ -110,6 +112,7 @@ class PodRunner:
                 return self._handle(pod_dir, request.uid)
             self._replace_stale(pod_dir, request)
         spec = build_spec(request, pod_dir, fsync=self.fsync, notify=self.events)
+        spec[logrotate.SPEC_KEY] = self.log_limits.wire()
         prepare_pod_dir(pod_dir, request)
         body = json.dumps(spec, separators=(",", ":"), ensure_ascii=False).encode()
         half_done = existing is not None or os.path.exists(spec_path)

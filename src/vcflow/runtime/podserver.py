@@ -7,9 +7,10 @@ plane, so that pods outlive it (SIGKILL included) and are never started twice.
 
 Both kinds drive pod state machines (`supervisor.PodSupervisor`) with one `Loop`: a single
 thread, select() on a self-pipe that SIGCHLD wakes, waitpid(-1) to reap container processes,
-a timer heap for back-offs, deadlines and grace periods. Signals: SIGUSR1 = "a terminate file
-was written, look" (sent by `PodRunner.terminate`); SIGTERM = terminate every pod of this
-process (grace from its terminate file, else its spec's default) and exit once they ended.
+a timer heap for back-offs, deadlines and grace periods, a look at the logs' sizes every
+`logrotate.CHECK` seconds. Signals: SIGUSR1 = "a terminate file was written, look" (sent by
+`PodRunner.terminate`); SIGTERM = terminate every pod of this process (grace from its
+terminate file, else its spec's default) and exit once they ended.
 
 Modes (`pods.PodRunner(mode=...)`):
 
@@ -48,7 +49,7 @@ import traceback
 from types import FrameType
 from typing import Protocol
 
-from vcflow.runtime import podfs, statusfile
+from vcflow.runtime import logrotate, podfs, statusfile
 from vcflow.runtime.descendants import Descendants
 from vcflow.runtime.reaper import Reaper
 from vcflow.runtime.supervisor import PodSupervisor
@@ -79,6 +80,7 @@ class Loop:
         self.check_terminate = False
         self.terminate_all = False
         self.descendants = Descendants()  # (a subreaper: it must reap what it adopts)
+        self.next_rotation = time.monotonic() + logrotate.CHECK
         self.wake_r, wake_w = os.pipe()
         for fd in (self.wake_r, wake_w):
             os.set_blocking(fd, False)
@@ -144,14 +146,20 @@ class Loop:
         for pod_dir in due:
             self._step(pod_dir, now)
         self.descendants.tick(now)
+        if now >= self.next_rotation:
+            self.next_rotation = now + logrotate.CHECK
+            for task in self.tasks.values():
+                if isinstance(task, PodSupervisor):
+                    task.rotate_logs()
         timeout = 0.0 if len(self.tasks) < count else limit
-        wakes = [
-            w
-            for w in (self.timers[0][0] if self.timers else None, self.descendants.wake_at())
-            if w is not None
-        ]
-        if wakes:
-            until = max(0.0, min(wakes) - time.monotonic())
+        wakes = (
+            self.timers[0][0] if self.timers else None,
+            self.descendants.wake_at(),
+            self.next_rotation if self.tasks else None,
+        )
+        wake = min((w for w in wakes if w is not None), default=None)
+        if wake is not None:
+            until = max(0.0, wake - time.monotonic())
             timeout = until if timeout is None else min(timeout, until)
         ready, _, _ = select.select([self.wake_r, *fds], [], [], timeout)
         with contextlib.suppress(BlockingIOError):

@@ -55,7 +55,7 @@ import signal
 import time
 from typing import Any
 
-from vcflow.runtime import podfs, spawn, statusfile
+from vcflow.runtime import logrotate, podfs, spawn, statusfile
 from vcflow.runtime.descendants import Descendants, Run
 from vcflow.runtime.statusfile import DEFAULT_GRACE, FAILED, FINAL, PENDING, RUNNING, SUCCEEDED
 
@@ -145,6 +145,7 @@ class PodSupervisor:
         self.grace_default = float(spec.get("terminationGracePeriodSeconds") or DEFAULT_GRACE)
         self.backoff: list[float] = spec.get("backoff") or [BACKOFF_INITIAL, BACKOFF_MAX]
         self.fsync = bool(spec.get("fsync"))
+        self.log_limits = logrotate.Limits.of(spec)
         self.events: str | None = spec.get("notify")
         self.phase = PENDING
         self.reason: str | None = None
@@ -344,6 +345,12 @@ class PodSupervisor:
         if c.init:
             return code != 0 and self.policy != "Never"
         return self.policy == "Always" or (self.policy == "OnFailure" and code != 0)
+
+    def rotate_logs(self) -> None:
+        """Rotate the logs of the running containers that are over the limit (`logrotate`)."""
+        for c in self.running():
+            log = os.path.join(self.dir, podfs.log_name(c.name, c.restart_count))
+            logrotate.rotate_if_needed(log, self.log_limits)
 
     def running(self) -> list[Container]:
         return [c for c in (*self.inits, *self.mains) if c.state == RUN]
