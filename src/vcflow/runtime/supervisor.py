@@ -52,10 +52,11 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import sys
 import time
 from typing import Any
 
-from vcflow.runtime import logrotate, podfs, spawn, statusfile
+from vcflow.runtime import logrotate, oserrors, podfs, spawn, statusfile
 from vcflow.runtime.descendants import Descendants, Run
 from vcflow.runtime.statusfile import DEFAULT_GRACE, FAILED, FINAL, PENDING, RUNNING, SUCCEEDED
 
@@ -63,6 +64,8 @@ BACKOFF_INITIAL, BACKOFF_MAX, BACKOFF_RESET = 0.1, 5.0, 10.0
 #: A status change waits this long for the next one, so that a container that exits at once
 #: costs one status write, not two. The end of a pod is written at once.
 COALESCE = 0.002
+#: Seconds between two tries of a status write a full disk refused.
+RETRY = 1.0
 TERMINATED, DEADLINE_EXCEEDED = "Terminated", "DeadlineExceeded"
 SUPERVISOR_ERROR = "SupervisorError"
 WAITING, RUN, DONE = "waiting", "running", "terminated"
@@ -163,6 +166,7 @@ class PodSupervisor:
         self.seq = 0
         self.dirty = False
         self.write_at: float | None = None
+        self.retry_at: float | None = None  # a status write the full disk refused: again then
         self.spare = False
         self.claimed = False
         self.owner = owner
@@ -170,7 +174,8 @@ class PodSupervisor:
 
     @property
     def finished(self) -> bool:
-        return self.phase in FINAL
+        """Ended, and its end recorded (a status that could not be written is kept)."""
+        return self.phase in FINAL and not self.dirty
 
     def claim(self) -> bool:
         """Publish the first status; False (and nothing started) if another has the pod."""
@@ -202,15 +207,15 @@ class PodSupervisor:
     def step(self, now: float) -> None:
         """Decide what to start, restart, kill or finish; write the status if it changed."""
         self._step(now)
-        if not self.dirty:
+        if not self.dirty or (self.retry_at is not None and now < self.retry_at):
             return
-        if self.finished or (self.write_at is not None and now >= self.write_at):
+        if self.phase in FINAL or (self.write_at is not None and now >= self.write_at):
             self.write()
         elif self.write_at is None:
             self.write_at = now + COALESCE
 
     def _step(self, now: float) -> None:
-        if self.finished:
+        if self.phase in FINAL:
             return
         if self.stop is None:
             stop = self._stop_wanted(now)
@@ -282,6 +287,8 @@ class PodSupervisor:
             times.append(self.kill_at)
         if self.write_at is not None:
             times.append(self.write_at)
+        if self.retry_at is not None:
+            times.append(self.retry_at)
         return min(times) if times else None
 
     # -- containers ----------------------------------------------------------------------
@@ -341,6 +348,15 @@ class PodSupervisor:
             self.descendants.end(c.tracked, now)
             c.tracked = None
 
+    def _retry(self, exc: OSError) -> None:
+        """The disk is full: the status stays to write, again every `RETRY` s (the pod is
+        not forgotten with its end unrecorded: the control plane would wait for it)."""
+        if self.retry_at is None:
+            _say(f"{oserrors.describe(exc, self.dir)}; the status is written once there is room")
+        self.dirty = True
+        self.retry_at = time.monotonic() + RETRY
+        self.seq -= 1
+
     def _restarts(self, c: Container, code: int) -> bool:
         if c.init:
             return code != 0 and self.policy != "Never"
@@ -398,11 +414,23 @@ class PodSupervisor:
         record = statusfile.supervised(
             data, seq=self.seq, supervisor=self.owner, processes=processes
         )
-        ok = statusfile.write(self.dir, record, fsync=self.fsync, claim=claim)
+        try:
+            ok = statusfile.write(self.dir, record, fsync=self.fsync, claim=claim)
+        except OSError as exc:
+            if claim or not oserrors.is_full(exc):
+                raise
+            self._retry(exc)
+            return False
+        self.retry_at = None
         self.spare = False
         if ok and not claim:  # the claim: the next write follows within COALESCE
             podfs.notify(self.events, self.dir)
         return ok
+
+
+def _say(message: str) -> None:
+    print(f"{podfs.utc_now()} vcflow supervisor {os.getpid()}: {message}", file=sys.stderr)
+    sys.stderr.flush()
 
 
 def _killpg(pgid: int, sig: int) -> None:
