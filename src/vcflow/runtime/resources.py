@@ -21,7 +21,7 @@ import re
 from fractions import Fraction
 from pathlib import Path
 
-from vcflow.admission.podtemplate import quantity
+from vcflow.api import quantity
 from vcflow.api.errors import InputError
 
 EXAMPLE = "cpu=8,memory=16Gi,nvidia.com/gpu=2"
@@ -51,7 +51,7 @@ def parse_capacity(text: str) -> dict[str, Fraction]:
             raise CapacityError(f"invalid capacity entry {item!r}: bad resource name {name!r}")
         if name in out:
             raise CapacityError(f"invalid capacity {text!r}: {name} is given twice")
-        amount = quantity(raw) if raw else None
+        amount = quantity.parse(raw) if raw else None
         if amount is None:
             raise CapacityError(
                 f"invalid capacity entry {item!r}: {raw!r} is not a quantity "
