@@ -10,7 +10,7 @@ import math
 from collections.abc import Sequence
 from fractions import Fraction
 
-from vcflow.admission import containers
+from vcflow.admission import containers, metadata
 from vcflow.api import names, quantity
 from vcflow.api.errors import FieldError
 from vcflow.api.vcjob import Container, PodSpec, Quantity, ResourceRequirements, TaskSpec
@@ -23,6 +23,11 @@ def template_errors(task: TaskSpec, index: int, path: str) -> list[FieldError]:
     """Rule 13, then (only for a valid template, as Volcano) rule 14."""
     spec = task.template.spec if task.template is not None else None
     errors = _pod_spec_errors(spec or PodSpec(), index, f"{path}.template.spec")
+    meta = task.template.metadata if task.template is not None else None
+    if meta is not None:
+        at = f"{path}.template.metadata"
+        errors += metadata.label_errors(meta.labels, f"{at}.labels")
+        errors += metadata.annotation_errors(meta.annotations, f"{at}.annotations")
     if not errors and spec is not None:
         errors = _topology_errors(task.topology_policy, spec, index, path)
     return errors

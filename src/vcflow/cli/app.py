@@ -19,6 +19,7 @@ import typer
 from typer.core import TyperGroup
 
 import vcflow
+from vcflow.api import printable
 from vcflow.api.errors import VcflowError
 from vcflow.cli import (
     apply,
@@ -47,7 +48,7 @@ class _Root(TyperGroup):
             return super().invoke(ctx)
         except VcflowError as exc:
             for line in str(exc).splitlines() or [type(exc).__name__]:
-                typer.echo(line, err=True)
+                typer.echo(printable.escaped(line), err=True)
             raise typer.Exit(exc.exit_code) from None
         except (typer.Exit, typer.Abort, typer.TyperException):
             raise
@@ -59,7 +60,7 @@ class _Root(TyperGroup):
 def _internal_error(exc: Exception, *, verbose: bool) -> None:
     if verbose:
         typer.echo("".join(traceback.format_exception(exc)).rstrip("\n"), err=True)
-    message = " ".join(str(exc).split())
+    message = printable.escaped(" ".join(str(exc).split()))
     detail = f"{type(exc).__name__}: {message}" if message else type(exc).__name__
     hint = "" if verbose else ", rerun with -v for details"
     typer.echo(f"internal error: {detail}{hint}", err=True)

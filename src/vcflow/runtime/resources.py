@@ -26,8 +26,8 @@ from vcflow.api.errors import InputError
 
 EXAMPLE = "cpu=8,memory=16Gi,nvidia.com/gpu=2"
 _NAME = re.compile(
-    r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
-    r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$"
+    r"([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
+    r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?"
 )
 _CGROUP = Path("/sys/fs/cgroup")
 
@@ -47,7 +47,7 @@ def parse_capacity(text: str) -> dict[str, Fraction]:
             raise CapacityError(
                 f"invalid capacity entry {item!r}: expected resource=quantity, e.g. cpu=8"
             )
-        if not _NAME.match(name):
+        if not _NAME.fullmatch(name):
             raise CapacityError(f"invalid capacity entry {item!r}: bad resource name {name!r}")
         if name in out:
             raise CapacityError(f"invalid capacity {text!r}: {name} is given twice")
