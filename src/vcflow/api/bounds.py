@@ -11,6 +11,7 @@ data is built. No real manifest comes near a bound: a 10,000-entry flow is ~150,
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import yaml
@@ -23,8 +24,13 @@ MAX_NODES = 5_000_000
 MAX_TEXT = 64 * 1024 * 1024
 #: The deepest nesting of mappings and sequences in a document.
 MAX_DEPTH = 100
+#: The most digits of an integer (int64 has 19; Python refuses to convert past 4,300).
+MAX_DIGITS = 32
 
 NESTED = f"nested too deeply (more than {MAX_DEPTH} levels)"
+TOO_MANY_DIGITS = (
+    f"more than {MAX_DIGITS}, the most vcflow reads (Kubernetes' integers are 64-bit: 19)"
+)
 
 
 class Exceeded(ValueError):
@@ -114,3 +120,25 @@ def measure_data(data: Any) -> None:
         if depth >= MAX_DEPTH:
             raise Exceeded(NESTED)
         stack.extend((item, depth + 1) for item in items)
+
+
+def surrogate_in(data: Any) -> str | None:
+    """Why `data` cannot be written out as UTF-8 — a string or key holding a lone surrogate
+    (`"\\ud800"` escapes make one) — or None. Iterative."""
+    stack: list[Any] = [data]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, str):
+            found = _SURROGATE.search(value)
+            if found is not None:
+                code = f"\\u{ord(found.group()):04x}"
+                return f"{code} is a lone surrogate, not a character (text must be UTF-8)"
+        elif isinstance(value, dict):
+            stack.extend(value.keys())
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+    return None
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")

@@ -30,6 +30,14 @@ def _escape(char: str) -> str:
     return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
 
 
+def has_surrogate(text: str) -> bool:
+    """Does `text` hold a lone surrogate (what undecodable bytes become in `sys.argv`)?"""
+    return _SURROGATE.search(text) is not None
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def quoted(value: str) -> str:
     """`value` in double quotes, escaped, as the API server quotes a value in a message."""
     return '"' + escaped(value).replace('"', '\\"') + '"'

@@ -45,6 +45,7 @@ class _Root(TyperGroup):
 
     def invoke(self, ctx: typer.Context) -> Any:  # type: ignore[override]
         try:
+            _check_arguments([*getattr(ctx, "_protected_args", []), *ctx.args])
             return super().invoke(ctx)
         except VcflowError as exc:
             for line in str(exc).splitlines() or [type(exc).__name__]:
@@ -55,6 +56,21 @@ class _Root(TyperGroup):
         except Exception as exc:
             _internal_error(exc, verbose=bool(ctx.meta.get(VERBOSE)))
             raise typer.Exit(1) from None
+
+
+def _check_arguments(args: list[str]) -> None:
+    """Refuse an argument that is not text (bytes that are not UTF-8 reach Python as lone
+    surrogates, which no name or store key can hold): a usage error, exit 2. File names
+    (`-f`) may be any bytes, as on the file system."""
+    for before, arg in zip(["", *args], args, strict=False):
+        if before in FILE_OPTIONS or arg.startswith(tuple(f"{o}=" for o in FILE_OPTIONS)):
+            continue
+        if printable.has_surrogate(arg):
+            shown = arg.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+            raise typer.BadParameter(f"'{shown}' is not valid UTF-8 text")
+
+
+FILE_OPTIONS = ("-f", "--filename")
 
 
 def _internal_error(exc: Exception, *, verbose: bool) -> None:
