@@ -5,12 +5,15 @@ in one place, `_Root.invoke`, which `main()` and typer's CliRunner both run:
 
 - VcflowError → its message on stderr (a ValidationFailed has one problem per line), exit 1;
 - usage errors → typer's own message, exit 2;
+- an OSError of the machine (a full disk, a read-only file system: `MACHINE_ERRNOS`) →
+  `no space left on device: <path>`, exit 1;
 - anything else is a bug → `internal error: <type>: <msg>, rerun with -v for details`,
   exit 1; the traceback is shown only with `-v/--verbose`.
 """
 
 from __future__ import annotations
 
+import errno
 import traceback
 from pathlib import Path
 from typing import Annotated, Any
@@ -53,9 +56,24 @@ class _Root(TyperGroup):
             raise typer.Exit(exc.exit_code) from None
         except (typer.Exit, typer.Abort, typer.TyperException):
             raise
+        except OSError as exc:
+            if exc.errno not in MACHINE_ERRNOS:
+                _internal_error(exc, verbose=bool(ctx.meta.get(VERBOSE)))
+                raise typer.Exit(1) from None
+            where = exc.filename if exc.filename is not None else options.state_dir(ctx)
+            words = (exc.strerror or "").lower() or type(exc).__name__
+            typer.echo(printable.escaped(f"{words}: {where}"), err=True)
+            raise typer.Exit(1) from None
         except Exception as exc:
             _internal_error(exc, verbose=bool(ctx.meta.get(VERBOSE)))
             raise typer.Exit(1) from None
+
+
+#: What the machine refuses rather than a bug (a full disk, a read-only file system...):
+#: `<strerror>: <path>`, exit 1, with no traceback even with -v.
+MACHINE_ERRNOS = frozenset(
+    {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EIO}
+)
 
 
 def _check_arguments(args: list[str]) -> None:
