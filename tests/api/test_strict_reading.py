@@ -100,3 +100,17 @@ def test_own_keys_after_a_merge_key_are_still_unique() -> None:
 def test_deep_json_is_refused_without_recursion() -> None:
     with pytest.raises(jsontext.Invalid, match="nested too deeply"):
         jsontext.loads('{"a":' * 100_000 + "1" + "}" * 100_000)
+
+
+def test_an_object_larger_than_the_kubernetes_api_stores_is_refused() -> None:
+    huge = "x" * (1536 * 1024)
+    message = refused("a: 1\n---\n" + HEAD + f"spec: {{note: {huge}}}\n")
+    assert message.startswith("m.yaml:3 (document 2): JobTemplate default/t: the object is ")
+    assert "more than 1,572,864 (1.5 MiB)" in message
+    listed = '{"kind": "List", "items": [{"kind": "x", "metadata": {"name": "n"}, "a": "%s"}]}'
+    assert "x default/n: the object is" in refused(listed % huge, "m.json")
+
+
+def test_a_big_file_of_small_objects_is_read() -> None:
+    small = HEAD + "spec: {note: " + "y" * 500_000 + "}\n"
+    assert len(loading.parse_text("---\n".join([small] * 4), "m.yaml")) == 4

@@ -15,8 +15,10 @@ from vcflow.api.errors import FieldError
 
 
 def _shown(value: object) -> str:
-    """A value as the API server prints it in `Invalid value: …` (strings quoted)."""
-    return json.dumps(value) if isinstance(value, str) else str(value)
+    """A value as the API server prints it in `Invalid value: …` (strings quoted, cut at
+    80 characters: a message never copies a whole field)."""
+    text = json.dumps(value) if isinstance(value, str) else str(value)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def minimum(value: int | None, low: int, path: str) -> list[FieldError]:

@@ -336,7 +336,8 @@ def _from_json(text: str, source: str) -> list[Document]:
         data = jsontext.loads(text)
     except jsontext.Invalid as exc:
         raise ParseError(f"invalid JSON: {exc}", origin=Origin(source, 0, exc.line)) from None
-    return list(_objects(data, Origin(source, 0, 1), None))
+    sized = len(text) > bounds.MAX_OBJECT_BYTES // 4
+    return list(_objects(data, Origin(source, 0, 1), None, sized=sized))
 
 
 def _from_yaml(text: str, source: str, *, lenient: bool = False) -> Iterator[Document | ParseError]:
@@ -345,6 +346,7 @@ def _from_yaml(text: str, source: str, *, lenient: bool = False) -> Iterator[Doc
     kept = _Text(text, KubeSafeLoader)
     anchored = "&" in text  # without an anchor there is no alias: nothing expands
     escaped = "\\u" in text or "\\U" in text  # only an escape makes a lone surrogate
+    sized = len(text) > bounds.MAX_OBJECT_BYTES // 4  # (JSON is at most 4x its YAML)
     index = 0
     try:
         while True:
@@ -383,7 +385,7 @@ def _from_yaml(text: str, source: str, *, lenient: bool = False) -> Iterator[Doc
                 if problem is not None:  # (libyaml refuses them itself)
                     raise ParseError(f"invalid YAML: {problem}", origin=origin)
                 try:
-                    yield from _objects(data, origin, node, _Recomposed(kept, index))
+                    yield from _objects(data, origin, node, _Recomposed(kept, index), sized=sized)
                 except ParseError as exc:
                     if not lenient:
                         raise
@@ -533,10 +535,26 @@ def _one_line(text: str) -> str:
 
 
 def _objects(
-    data: Any, origin: Origin, node: yaml.Node | None, later: _Recomposed | None = None
+    data: Any,
+    origin: Origin,
+    node: yaml.Node | None,
+    later: _Recomposed | None = None,
+    *,
+    sized: bool = False,
 ) -> Iterator[Document]:
-    """Split a `kind: List` into its items; check each object is a mapping. The Documents
-    keep `later` in place of `node` when given."""
+    """Split a `kind: List` into its items; check each object is a mapping (and, if `sized`,
+    within `bounds.MAX_OBJECT_BYTES`). The Documents keep `later` in place of `node`."""
+    for doc in _listed(data, origin, node, later):
+        if sized and (size := bounds.object_size(doc.data)) > bounds.MAX_OBJECT_BYTES:
+            kind, ns, name = identity(doc.data)
+            what = f"{kind or 'object'} {ns}/{name}: " if name else ""
+            raise ParseError(what + bounds.too_large(size), origin=doc.origin)
+        yield doc
+
+
+def _listed(
+    data: Any, origin: Origin, node: yaml.Node | None, later: _Recomposed | None
+) -> Iterator[Document]:
     if not isinstance(data, dict):
         raise ParseError(
             f"expected a Kubernetes object (a mapping), got {_type_name(data)}", origin=origin
