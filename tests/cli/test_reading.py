@@ -85,7 +85,7 @@ def test_an_alias_is_one_object_as_pyyaml_shares_it() -> None:
 JSON = st.recursive(
     st.none()
     | st.booleans()
-    | st.integers()
+    | st.integers(min_value=-(10**32) + 1, max_value=10**32 - 1)  # (bounds.MAX_DIGITS)
     | st.floats(allow_nan=False)
     | st.text(alphabet=st.sampled_from(list("ab01 .:-_~#'\"yesnoNULLx+e")), max_size=8),
     lambda inner: (

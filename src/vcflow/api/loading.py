@@ -24,7 +24,7 @@ from typing import Any, cast
 import pydantic
 import yaml
 
-from vcflow.api import bounds, config, names
+from vcflow.api import bounds, config, jsontext, names
 from vcflow.api.errors import FieldError, Origin, ParseError
 from vcflow.api.jobflow import JobFlow
 from vcflow.api.jobtemplate import JobTemplate
@@ -44,13 +44,20 @@ MODELS: dict[tuple[str, str], type[Resource]] = {
 
 
 def _construct_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode) -> dict[Any, Any]:
+    """A mapping; its own keys must be unique, while a merge key's (`<<: *base`) are
+    overridden by them, as YAML means."""
+    own = sum(1 for key_node, _ in node.value if key_node.tag != _MERGE_TAG)
     loader.flatten_mapping(node)
     seen: dict[Any, int] = {}
-    for key_node, _ in node.value:
+    for key_node, _ in node.value[len(node.value) - own :]:
         key = loader.construct_object(key_node, deep=True)
         if not isinstance(key, str | int | float | bool) and key is not None:
             raise yaml.constructor.ConstructorError(
                 None, None, "mapping key must be a scalar", key_node.start_mark
+            )
+        if isinstance(key, bool) or _is_letter_bool(key_node):
+            raise yaml.constructor.ConstructorError(
+                None, None, _bool_key(key_node), key_node.start_mark
             )
         if key in seen:
             raise yaml.constructor.ConstructorError(
@@ -61,6 +68,38 @@ def _construct_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode) -> dict[
             )
         seen[key] = key_node.start_mark.line
     return loader.construct_mapping(node, deep=True)
+
+
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
+#: Plain scalars YAML 1.1 (and so Kubernetes' reader) takes for booleans, PyYAML not.
+_LETTER_BOOLS = frozenset({"y", "Y", "n", "N"})
+
+
+def _is_letter_bool(node: yaml.Node) -> bool:
+    plain = isinstance(node, yaml.ScalarNode) and not node.style  # (libyaml: "", PyYAML: None)
+    return plain and node.value in _LETTER_BOOLS
+
+
+def _bool_key(node: yaml.Node) -> str:
+    """Why a key that YAML 1.1 reads as a boolean is refused (a Kubernetes object's keys
+    are strings: Kubernetes' YAML reader turns `on:` into the key "true")."""
+    word = str(node.value)
+    meaning = "true" if word.lower() in ("y", "yes", "on", "true") else "false"
+    return (
+        f"key {word} is read as the boolean {meaning} (YAML 1.1, as Kubernetes reads YAML), "
+        f'not as the word "{word}": quote it if you mean the word'
+    )
+
+
+def _bounded_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> Any:
+    """A YAML int of at most `bounds.MAX_DIGITS` digits (Python refuses to convert 4,300)."""
+    digits = sum(ch.isdigit() for ch in node.value)
+    if digits > bounds.MAX_DIGITS:
+        message = f"a number of {digits} digits: {bounds.TOO_MANY_DIGITS}"
+        raise yaml.constructor.ConstructorError(None, None, message, node.start_mark)
+    return yaml.constructor.SafeConstructor.construct_yaml_int(loader, node)
 
 
 def kube_loader(base: type[Any]) -> type[yaml.SafeLoader]:
@@ -76,6 +115,7 @@ def kube_loader(base: type[Any]) -> type[yaml.SafeLoader]:
         for first, resolvers in base.yaml_implicit_resolvers.items()
     }
     loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+    loader.add_constructor("tag:yaml.org,2002:int", _bounded_int)
     if not loader.yaml_path_resolvers:
         _install_resolve(loader)
     return loader
@@ -295,16 +335,11 @@ def parse_text(text: str, source: str) -> list[Document]:
 
 def _from_json(text: str, source: str) -> list[Document]:
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ParseError(f"invalid JSON: {exc.msg}", origin=Origin(source, 0, exc.lineno)) from None
-    except RecursionError:
-        raise ParseError(f"invalid JSON: {bounds.NESTED}", origin=Origin(source, 0)) from None
-    try:
-        bounds.measure_data(data)
-    except bounds.Exceeded as exc:
-        raise ParseError(f"invalid JSON: {exc}", origin=Origin(source, 0)) from None
-    return list(_objects(data, Origin(source, 0, 1), None))
+        data = jsontext.loads(text)
+    except jsontext.Invalid as exc:
+        raise ParseError(f"invalid JSON: {exc}", origin=Origin(source, 0, exc.line)) from None
+    sized = len(text) > bounds.MAX_OBJECT_BYTES // 4
+    return list(_objects(data, Origin(source, 0, 1), None, sized=sized))
 
 
 def _from_yaml(text: str, source: str, *, lenient: bool = False) -> Iterator[Document | ParseError]:
@@ -312,6 +347,8 @@ def _from_yaml(text: str, source: str, *, lenient: bool = False) -> Iterator[Doc
     loader = KubeSafeLoader(text)
     kept = _Text(text, KubeSafeLoader)
     anchored = "&" in text  # without an anchor there is no alias: nothing expands
+    escaped = "\\u" in text or "\\U" in text  # only an escape makes a lone surrogate
+    sized = len(text) > bounds.MAX_OBJECT_BYTES // 4  # (JSON is at most 4x its YAML)
     index = 0
     try:
         while True:
@@ -346,8 +383,11 @@ def _from_yaml(text: str, source: str, *, lenient: bool = False) -> Iterator[Doc
                 ) from None
             if data is not None and node is not None:
                 origin = Origin(source, index, node.start_mark.line + 1)
+                problem = bounds.surrogate_in(data) if escaped else None
+                if problem is not None:  # (libyaml refuses them itself)
+                    raise ParseError(f"invalid YAML: {problem}", origin=origin)
                 try:
-                    yield from _objects(data, origin, node, _Recomposed(kept, index))
+                    yield from _objects(data, origin, node, _Recomposed(kept, index), sized=sized)
                 except ParseError as exc:
                     if not lenient:
                         raise
@@ -362,8 +402,13 @@ _SEQ_TAG = yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG
 _MAP_TAG = yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG
 #: The scalar tags besides `str` that `plain_data` builds, each by SafeConstructor's own code.
 _SCALARS = {
-    f"tag:yaml.org,2002:{name}": getattr(yaml.constructor.SafeConstructor, f"construct_yaml_{name}")
-    for name in ("null", "bool", "int", "float")
+    **{
+        f"tag:yaml.org,2002:{name}": getattr(
+            yaml.constructor.SafeConstructor, f"construct_yaml_{name}"
+        )
+        for name in ("null", "bool", "float")
+    },
+    "tag:yaml.org,2002:int": _bounded_int,
 }
 #: Collections nested deeper than this are left to PyYAML's constructor, after
 #: `bounds.measure_yaml` has refused those nested deeper than `bounds.MAX_DEPTH`.
@@ -422,8 +467,8 @@ def _plain_mapping(
         if type(key_node) is not yaml.ScalarNode:
             raise _NotPlain
         key = _scalar(key_node, loader)
-        if key in out:
-            raise _NotPlain  # a duplicate: PyYAML's error names both lines
+        if key in out or type(key) is bool or key in _LETTER_BOOLS:
+            raise _NotPlain  # a duplicate, a boolean: PyYAML's path words the error
         if type(value_node) is yaml.ScalarNode and value_node.tag == _STR_TAG:
             out[key] = value_node.value  # most values: no call
         else:
@@ -492,10 +537,26 @@ def _one_line(text: str) -> str:
 
 
 def _objects(
-    data: Any, origin: Origin, node: yaml.Node | None, later: _Recomposed | None = None
+    data: Any,
+    origin: Origin,
+    node: yaml.Node | None,
+    later: _Recomposed | None = None,
+    *,
+    sized: bool = False,
 ) -> Iterator[Document]:
-    """Split a `kind: List` into its items; check each object is a mapping. The Documents
-    keep `later` in place of `node` when given."""
+    """Split a `kind: List` into its items; check each object is a mapping (and, if `sized`,
+    within `bounds.MAX_OBJECT_BYTES`). The Documents keep `later` in place of `node`."""
+    for doc in _listed(data, origin, node, later):
+        if sized and (size := bounds.object_size(doc.data)) > bounds.MAX_OBJECT_BYTES:
+            kind, ns, name = identity(doc.data)
+            what = f"{kind or 'object'} {ns}/{name}: " if name else ""
+            raise ParseError(what + bounds.too_large(size), origin=doc.origin)
+        yield doc
+
+
+def _listed(
+    data: Any, origin: Origin, node: yaml.Node | None, later: _Recomposed | None
+) -> Iterator[Document]:
     if not isinstance(data, dict):
         raise ParseError(
             f"expected a Kubernetes object (a mapping), got {_type_name(data)}", origin=origin

@@ -15,6 +15,7 @@ into the file so others can name it. Policy:
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import sys
@@ -103,16 +104,25 @@ class ControllerLock:
         """Take the lock if it is free; True if this object holds it now."""
         if self.acquired:
             return True
-        fd = self._fd if self._fd is not None else os.open(self.path, os.O_RDWR | os.O_CREAT)
+        fd = self._fd if self._fd is not None else self._open()
         self._fd = fd
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             return False
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()} {self.role}\n".encode(), 0)
+        with contextlib.suppress(OSError):  # (who holds it is a note: a full disk loses it)
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()} {self.role}\n".encode(), 0)
         self.acquired = True
         return True
+
+    def _open(self) -> int:
+        try:
+            return os.open(self.path, os.O_RDWR | os.O_CREAT)
+        except OSError as exc:
+            raise VcflowError(
+                f"cannot open {self.path}: {(exc.strerror or str(exc)).lower()}"
+            ) from None
 
     def holder(self) -> tuple[int | None, str]:
         """(pid, role) the holder wrote; (None, "") if unreadable or not yet written."""
@@ -128,7 +138,8 @@ class ControllerLock:
         if self._fd is None:
             return
         if self.acquired:
-            os.ftruncate(self._fd, 0)
+            with contextlib.suppress(OSError):
+                os.ftruncate(self._fd, 0)
             fcntl.flock(self._fd, fcntl.LOCK_UN)
             self.acquired = False
         os.close(self._fd)

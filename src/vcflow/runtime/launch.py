@@ -169,7 +169,7 @@ def _container(
 ) -> dict[str, Any]:
     name = c.name or ""
     at = f"{where}: {kind}[{index}]"
-    if not _CONTAINER_NAME.match(name) or name in seen:
+    if not _CONTAINER_NAME.fullmatch(name) or name in seen:
         problem = "a duplicate" if name in seen else "an invalid"
         raise LaunchError(f"{at}: {problem} container name {name!r}")
     seen.add(name)
@@ -242,7 +242,7 @@ def _value_from(name: str, source: dict[str, Any], request: PodRequest, at: str)
     }
     if path in simple:
         return simple[path]
-    match = _LABEL_REF.match(path)
+    match = _LABEL_REF.fullmatch(path)
     if match is None:
         raise LaunchError(f"{at}: env {name}: unsupported fieldRef.fieldPath {path!r}")
     values = request.labels if match.group(1) == "labels" else request.annotations

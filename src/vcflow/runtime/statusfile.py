@@ -26,6 +26,10 @@ UNREADABLE = "the pod's status file was unreadable (cut short by an OS crash?): 
 #: The grace period of a stop when neither the terminate file nor the pod's spec gives one
 #: (Kubernetes' `terminationGracePeriodSeconds` default).
 DEFAULT_GRACE = 30.0
+#: The longest deadline or grace period a pod's files may set (2^31-1 s, 68 years, as
+#: `api.clock.MAX_SECONDS`): a longer one (a spec stored before admission bounded it, a
+#: planted file) waits this long instead of overflowing the pod server's clocks.
+MAX_SECONDS = 2**31 - 1
 _VCFLOW = "vcflow"
 
 
@@ -142,7 +146,16 @@ def processes(record: Record) -> list[tuple[int, int | None]]:
 
 def request_stop(pod_dir: str, grace: float) -> None:
     """Ask for the pod to stop within `grace` seconds (its supervisor is then told to look)."""
-    podfs.write_bytes(os.path.join(pod_dir, podfs.TERMINATE), f"{max(0.0, grace)}".encode())
+    seconds_text = f"{seconds(grace, DEFAULT_GRACE)}"
+    podfs.write_bytes(os.path.join(pod_dir, podfs.TERMINATE), seconds_text.encode())
+
+
+def seconds(value: object, default: float) -> float:
+    """A number of seconds from a pod's files, within [0, MAX_SECONDS]; `default` when it is
+    not a finite number."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or value != value:
+        return default
+    return max(0.0, min(float(MAX_SECONDS), float(value)))
 
 
 def stop_requested(pod_dir: str) -> bool:
@@ -153,6 +166,6 @@ def stop_grace(pod_dir: str, default: float = DEFAULT_GRACE) -> float:
     """The grace period the terminate file asks for; `default` without a readable one."""
     try:
         with open(os.path.join(pod_dir, podfs.TERMINATE), "rb") as f:
-            return max(0.0, float(f.read().decode().strip()))
+            return seconds(float(f.read().decode().strip()), default)
     except (OSError, ValueError):
         return default

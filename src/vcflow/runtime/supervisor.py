@@ -133,8 +133,10 @@ class PodSupervisor:
         if self.inits:
             self.inits[0].due = 0.0
         self.policy: str = spec.get("restartPolicy") or "Always"
-        self.deadline: float | None = spec.get("activeDeadlineSeconds")
-        self.grace_default = float(spec.get("terminationGracePeriodSeconds") or DEFAULT_GRACE)
+        deadline = spec.get("activeDeadlineSeconds")
+        self.deadline = None if deadline is None else statusfile.seconds(deadline, 0.0)
+        grace = spec.get("terminationGracePeriodSeconds") or DEFAULT_GRACE
+        self.grace_default = statusfile.seconds(grace, DEFAULT_GRACE)
         self.backoff: list[float] = spec.get("backoff") or [BACKOFF_INITIAL, BACKOFF_MAX]
         self.fsync = bool(spec.get("fsync"))
         self.events: str | None = spec.get("notify")
