@@ -70,6 +70,10 @@ from vcflow.store.engine import StoreEngine
 from vcflow.store.wire import EventRow, Row
 
 DB_FILE = "vcflow.db"
+#: the watch log keeps at most this many bytes of objects (the newest events; older ones
+#: are compacted as the count limit compacts them: a watch from there gets Expired)
+EVENT_BYTES = 256 * 1024 * 1024
+EVENT_BYTES_CHECK = 8 * 1024 * 1024
 SCHEMA_VERSION = 2
 #: WAL pages after which a commit checkpoints (SQLite's default, 1,000, checkpoints 10x as
 #: often: each one two fsyncs and a copy of the same hot pages); bounds the WAL at ~40 MB
@@ -160,6 +164,7 @@ class SqliteStore(StoreEngine):
         self._version: int | None = None
         self._pending_rv: int | None = None
         self._pending_compacted: int | None = None
+        self._appended = 0  # bytes of events appended since the size was last looked at
         self._checked = False
         # transaction levels opened by `_begin`, and begun in SQLite (`_sql`)
         self._opened = self._begun = 0
@@ -488,6 +493,27 @@ class SqliteStore(StoreEngine):
             "INSERT INTO events (rv, type, kind, ns, name, data) VALUES (?, ?, ?, ?, ?, ?)",
             (row.rv, str(event), row.kind, row.namespace, row.name, row.data),
         )
+        self._appended += len(row.data)
+
+    def _prune_by_size(self) -> None:
+        """Compact the oldest events beyond `EVENT_BYTES` of the newest (each event holds
+        the whole object as of its write: a few big objects written often would otherwise
+        fill the file long before `event_retention` events). Looked at once `EVENT_BYTES_CHECK`
+        bytes were appended since."""
+        if self._appended < EVENT_BYTES_CHECK:
+            return
+        self._appended = 0
+        found = (
+            self._sql()
+            .execute(
+                "SELECT rv FROM (SELECT rv, sum(length(data)) OVER (ORDER BY rv DESC) AS total "
+                "FROM events) WHERE total > ? ORDER BY rv DESC LIMIT 1",
+                (EVENT_BYTES,),
+            )
+            .fetchone()
+        )
+        if found is not None:
+            self._prune(int(found[0]))
 
     def _prune(self, upto: int) -> None:
         self._sql().execute("DELETE FROM events WHERE rv <= ?", (upto,))
@@ -581,6 +607,7 @@ class SqliteStore(StoreEngine):
     def _maybe_prune(self) -> None:
         if self._pending_rv is not None:  # only a transaction that wrote can pass the horizon
             super()._maybe_prune()
+            self._prune_by_size()
 
     def _commit(self) -> None:
         """COMMIT, then take the transaction's counters as the committed ones. Own commits
