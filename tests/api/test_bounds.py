@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import yaml
 
-from vcflow.api import bounds, loading
+from vcflow.api import bounds, loading, yamlreader
 from vcflow.api.errors import ParseError
 
 HEAD = "apiVersion: flow.volcano.sh/v1alpha1\nkind: JobTemplate\nmetadata: {name: a}\n"
@@ -21,7 +21,7 @@ if yaml.__with_libyaml__:
 
 @pytest.fixture(params=BASES)
 def base(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> type[Any]:
-    monkeypatch.setattr(loading, "KubeSafeLoader", loading.kube_loader(request.param))
+    monkeypatch.setattr(loading, "KubeSafeLoader", yamlreader.kube_loader(request.param))
     return request.param  # type: ignore[no-any-return]
 
 

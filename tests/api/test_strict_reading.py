@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
-from vcflow.api import jsontext, loading
+from vcflow.api import jsontext, loading, yamlreader
 from vcflow.api.errors import ParseError
 
 BASES = [pytest.param(yaml.SafeLoader, id="pure-python")]
@@ -21,7 +21,7 @@ HEAD = "apiVersion: flow.volcano.sh/v1alpha1\nkind: JobTemplate\nmetadata: {name
 
 @pytest.fixture(params=BASES, autouse=True)
 def base(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> type[Any]:
-    monkeypatch.setattr(loading, "KubeSafeLoader", loading.kube_loader(request.param))
+    monkeypatch.setattr(loading, "KubeSafeLoader", yamlreader.kube_loader(request.param))
     return request.param  # type: ignore[no-any-return]
 
 

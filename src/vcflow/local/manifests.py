@@ -190,7 +190,7 @@ _PATH_PART = re.compile(r"([^.\[\]]+)|\[([^\]]*)\]")
 def parse_path(path: str) -> tuple[str | int, ...]:
     """`spec.flows[2].dependsOn.targets[0]` → `("spec", "flows", 2, "dependsOn", "targets", 0)`.
 
-    The inverse of `loading.format_path`; a bracketed non-number (a label key) stays a string.
+    The inverse of `modelerrors.format_path`; a bracketed non-number (a label key) stays a string.
     """
     parts: list[str | int] = []
     for name, index in _PATH_PART.findall(path):

@@ -44,7 +44,7 @@ from typing import Any, cast
 
 import pydantic
 
-from vcflow.api import bounds, loading, names
+from vcflow.api import bounds, modelerrors, names
 from vcflow.api.clock import rfc3339
 from vcflow.api.errors import AlreadyExists, Conflict, FieldError, NotFound, ValidationFailed
 from vcflow.api.meta import Resource
@@ -363,7 +363,7 @@ def _invalid(
     return ValidationFailed(
         [
             FieldError(message, path, info.kind, namespace, name)
-            for path, _, message in loading.schema_errors(exc, data)
+            for path, _, message in modelerrors.schema_errors(exc, data)
         ]
     )
 
