@@ -61,13 +61,18 @@ def sh(name: str, script: str, **fields: Any) -> dict[str, Any]:
     return {"name": name, "command": ["sh", "-c", script], **fields}
 
 
+def write_spec(pod_dir: Path, spec: dict[str, Any]) -> None:
+    """spec.json as `PodRunner.launch` writes it."""
+    assert podfs.create(str(pod_dir / podfs.SPEC), json.dumps(spec).encode())
+
+
 def launch_unasked(runner: PodRunner, req: PodRequest) -> PodHandle:
     """What a control plane killed between creating spec.json and asking for a supervisor
     leaves: a launched pod nobody was asked to run."""
     pod_dir = runner.pod_dir(req.namespace, req.name)
     spec = build_spec(req, pod_dir, notify=runner.events)
     prepare_pod_dir(pod_dir, req)
-    assert podfs.create(str(pod_dir / podfs.SPEC), json.dumps(spec).encode())
+    write_spec(pod_dir, spec)
     handle = PodHandle(pod_dir)
     handle.status()
     return handle

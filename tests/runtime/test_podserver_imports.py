@@ -18,6 +18,7 @@ POD_SERVER_SIDE = {
     "vcflow.runtime.spawn",
     "vcflow.runtime.podfs",
     "vcflow.runtime.statusfile",
+    "vcflow.runtime.ownership",
 }
 
 

@@ -6,7 +6,8 @@ sends SIGTERM to those groups — skipping a pid that now belongs to another pro
 time differs) — SIGKILL to what is left after the grace period (the pod's `terminate` file,
 default 30 s), and writes the final status: Failed, reason `SupervisorLost`, each container
 that was running terminated with exit code 137 and reason `ContainerStatusUnknown` (the
-kubelet's words for a container it lost track of). `reap.lock` (flock) keeps it to one reaper.
+kubelet's words for a container it lost track of). `reap.lock` (flock) keeps it to one reaper,
+opened never through a link (`ownership`).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import os
 import signal
 from typing import Any
 
-from vcflow.runtime import podfs, statusfile
+from vcflow.runtime import ownership, podfs, statusfile
 
 POLL = 0.05
 
@@ -35,7 +36,7 @@ class Reaper:
 
     def begin(self, now: float) -> bool:
         """Signal the groups; False when there is nothing to do (ended, or alive after all)."""
-        self._lock = os.open(os.path.join(self.dir, "reap.lock"), os.O_RDWR | os.O_CREAT, 0o644)
+        self._lock = ownership.open_lock(os.path.join(self.dir, "reap.lock"))
         try:
             fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

@@ -11,6 +11,8 @@ more at each write), `supervisor` ({pid, start} of the process supervising the p
 
 from __future__ import annotations
 
+import errno
+import json
 import os
 from typing import Any
 
@@ -46,13 +48,20 @@ def claimed(pod_dir: str) -> bool:
 def load(pod_dir: str) -> Record:
     """The record, in one read (absent and unreadable told apart): FileNotFoundError (or
     NotADirectoryError) when the pod is not claimed, Unreadable when the file is cut short
-    (or is not a record)."""
+    (or is not a record, or is a link: never followed)."""
+    path = _path(pod_dir)
     try:
-        raw = podfs.load_json(_path(pod_dir))
+        data = podfs.read_bytes(path)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise Unreadable(path) from None
+        raise
+    try:
+        raw = json.loads(data)
     except ValueError:
-        raise Unreadable(_path(pod_dir)) from None
+        raise Unreadable(path) from None
     if not isinstance(raw, dict):
-        raise Unreadable(_path(pod_dir))
+        raise Unreadable(path)
     return raw
 
 
@@ -64,15 +73,24 @@ def read(pod_dir: str) -> Record | None:
         return None
 
 
-def write(pod_dir: str, record: Record, *, fsync: bool = False, claim: bool = False) -> bool:
+def write(
+    pod_dir: str,
+    record: Record,
+    *,
+    fsync: bool = False,
+    claim: bool = False,
+    spare: str | None = None,
+) -> bool:
     """Publish `record` atomically (durable with `fsync`). `claim`: only if there is no record
-    yet (link(2)); False when another claimed the pod first."""
-    return podfs.write_json(_path(pod_dir), record, fsync=fsync, exclusive=claim)
+    yet (link(2)); False when another claimed the pod first. `spare`: the temp file
+    `make_spare` readied."""
+    body = json.dumps(record, separators=(",", ":"), ensure_ascii=False).encode()
+    return podfs.write_bytes(_path(pod_dir), body, fsync=fsync, exclusive=claim, spare=spare)
 
 
-def make_spare(pod_dir: str) -> None:
+def make_spare(pod_dir: str) -> str:
     """Ready the next `write`'s temp file now, off the critical path (`podfs.make_spare`)."""
-    podfs.make_spare(_path(pod_dir))
+    return podfs.make_spare(_path(pod_dir))
 
 
 def supervised(
@@ -152,7 +170,6 @@ def stop_requested(pod_dir: str) -> bool:
 def stop_grace(pod_dir: str, default: float = DEFAULT_GRACE) -> float:
     """The grace period the terminate file asks for; `default` without a readable one."""
     try:
-        with open(os.path.join(pod_dir, podfs.TERMINATE), "rb") as f:
-            return max(0.0, float(f.read().decode().strip()))
+        return max(0.0, float(podfs.read_bytes(os.path.join(pod_dir, podfs.TERMINATE))))
     except (OSError, ValueError):
         return default

@@ -154,7 +154,7 @@ class PodSupervisor:
         self.seq = 0
         self.dirty = False
         self.write_at: float | None = None
-        self.spare = False
+        self.spare: str | None = None  # the next status write's temp file, made ahead
         self.claimed = False
         self.owner = owner
 
@@ -170,7 +170,7 @@ class PodSupervisor:
         work = os.path.join(self.dir, podfs.WORK)
         if any(c.cwd == work for c in (*self.inits, *self.mains)):
             with contextlib.suppress(OSError):  # then the container cannot run, and says why
-                os.makedirs(work, exist_ok=True)
+                os.makedirs(work, 0o700, exist_ok=True)
         self.check_terminate()
         return True
 
@@ -294,9 +294,8 @@ class PodSupervisor:
         c.state, c.pid, c.pid_start = RUN, result, None  # read when recorded (`record`)
         self.by_pid[result] = c
         self.registry[result] = self
-        if not self.spare:  # while the container starts, ready the next status write
-            self.spare = True
-            statusfile.make_spare(self.dir)
+        if self.spare is None:  # while the container starts, ready the next status write
+            self.spare = statusfile.make_spare(self.dir)
 
     def ended(
         self, c: Container, code: int, sig: int | None, reason: str, message: str | None, now: float
@@ -368,8 +367,8 @@ class PodSupervisor:
         record = statusfile.supervised(
             data, seq=self.seq, supervisor=self.owner, processes=processes
         )
-        ok = statusfile.write(self.dir, record, fsync=self.fsync, claim=claim)
-        self.spare = False
+        spare, self.spare = self.spare, None
+        ok = statusfile.write(self.dir, record, fsync=self.fsync, claim=claim, spare=spare)
         if ok and not claim:  # the claim: the next write follows within COALESCE
             podfs.notify(self.events, self.dir)
         return ok
