@@ -19,6 +19,7 @@ POD_SERVER_SIDE = {
     "vcflow.runtime.podfs",
     "vcflow.runtime.statusfile",
     "vcflow.runtime.ownership",
+    "vcflow.runtime.seals",
 }
 
 

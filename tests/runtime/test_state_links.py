@@ -1,11 +1,13 @@
 """The state directory as a trust boundary, against links and planted files (issue 16, item 2):
-no state file is written or read through a link, temp files cannot be guessed, FIFOs are made
-anew, and the pod server runs no pod directory outside pods/."""
+no state file is written or read through a link, temp files cannot be guessed, a status the
+pod's supervisor did not write is rejected, and the pod server runs only pods the control
+plane launched — not a planted pod directory, nor one outside pods/."""
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import stat
 from pathlib import Path
 
@@ -25,8 +27,24 @@ from .conftest import (
     request,
     sh,
     shut_down,
+    wait_until,
     write_spec,
 )
+
+SUCCEEDED = {
+    "phase": "Succeeded",
+    "startTime": "2026-01-01T00:00:00Z",
+    "containerStatuses": [
+        {
+            "name": "c",
+            "ready": False,
+            "started": False,
+            "restartCount": 0,
+            "state": {"terminated": {"exitCode": 0, "reason": "Completed"}},
+        }
+    ],
+    "vcflow": {"seq": 9, "supervisor": {"pid": 1, "start": None}, "processes": {}},
+}
 
 
 def victim(tmp_path: Path) -> Path:
@@ -35,9 +53,86 @@ def victim(tmp_path: Path) -> Path:
     return path
 
 
+def test_a_planted_status_saying_succeeded_is_rejected(runner: PodRunner, tmp_path: Path) -> None:
+    """A status.json planted before the claim completes nothing: the pod is lost (its
+    record is not its supervisor's), never runs, and terminating it records its end."""
+    trace = tmp_path / "trace"
+    handle = launch_unasked(runner, request("forged", pod(sh("c", f"echo run >> {trace}"))))
+    (handle.pod_dir / podfs.STATUS).write_text(json.dumps(SUCCEEDED))
+    adopted = runner.adopt("ns", "forged")
+    assert adopted is not None and adopted.last is not None
+    assert (adopted.last.phase, adopted.last.reason) == ("Failed", "SupervisorLost")
+    assert adopted.last.lost and "not written by its supervisor" in (adopted.last.message or "")
+    runner.terminate(adopted, 0)
+    status = wait_until(runner, adopted, lambda s: s.finished and not s.lost)
+    assert (status.phase, status.reason) == ("Failed", "SupervisorLost")
+    assert not trace.exists()
+
+
+def test_a_status_copied_from_another_pod_is_rejected(runner: PodRunner, tmp_path: Path) -> None:
+    done = runner.launch(request("done", pod(sh("c", "true"))))
+    assert finished(runner, done).phase == "Succeeded"
+    other = launch_unasked(runner, request("other", pod(sh("c", "true"))))
+    shutil.copy(done.pod_dir / podfs.STATUS, other.pod_dir / podfs.STATUS)
+    status = other.status()
+    assert status.phase == "Failed" and status.lost
+
+
+def test_a_status_of_another_launch_is_rejected(runner: PodRunner, tmp_path: Path) -> None:
+    """A record sealed for this pod directory but written for an earlier launch (its id
+    differs) does not speak for this one."""
+    first = runner.launch(request("again", pod(sh("c", "true")), uid="u1"))
+    assert finished(runner, first).phase == "Succeeded"
+    record = (first.pod_dir / podfs.STATUS).read_bytes()
+    gate = tmp_path / "gate"
+    waits = sh("c", f"while [ ! -e {gate} ]; do sleep 0.01; done")
+    second = runner.launch(request("again", pod(waits), uid="u2"))
+    try:
+        wait_until(runner, second, lambda s: s.phase == "Running")
+        (second.pod_dir / "planted").write_bytes(record)
+        os.replace(second.pod_dir / "planted", second.pod_dir / podfs.STATUS)
+        status = second.status()
+        assert status.phase == "Failed" and status.lost
+    finally:
+        gate.touch()
+
+
+def test_a_planted_pod_directory_never_runs(runner: PodRunner, tmp_path: Path) -> None:
+    """A pods/<ns>/<name>/ with a spec.json the control plane did not seal is refused by the
+    pod server's scan (and by a request naming it), and never shows as launched."""
+    marker = tmp_path / "ran"
+    pod_dir = runner.pod_dir("default", "planted")
+    req = request("planted", pod(sh("c", f"touch {marker}")))
+    prepare_pod_dir(pod_dir, req)
+    spec = build_spec(req, pod_dir)
+    (pod_dir / podfs.SPEC).write_text(json.dumps(spec))
+    runner._ask("run", pod_dir)  # as if someone wrote the request
+    unrelated = runner.launch(request("unrelated", pod(sh("c", "true"))))  # the server scans
+    assert finished(runner, unrelated).phase == "Succeeded"
+    runner.stop_server()
+    log = runner.runtime_dir / podserver.LOG
+    eventually(lambda: "planted: cannot supervise" in log.read_text(), what="refusal logged")
+    assert not marker.exists()
+    assert not statusfile.claimed(str(pod_dir))
+    assert runner.adopt("default", "planted") is None
+
+
+def test_a_launch_replaces_a_planted_spec_of_its_own_uid(runner: PodRunner, tmp_path: Path) -> None:
+    """A spec.json the control plane did not seal is not taken for its launch, even with
+    the pod's uid: the directory is made again and the pod's own spec runs."""
+    marker, ran = tmp_path / "planted-ran", tmp_path / "ran"
+    pod_dir = runner.pod_dir("ns", "mine")
+    req = request("mine", pod(sh("c", f"touch {marker}")), uid="u1")
+    prepare_pod_dir(pod_dir, req)
+    (pod_dir / podfs.SPEC).write_text(json.dumps(build_spec(req, pod_dir)))
+    handle = runner.launch(request("mine", pod(sh("c", f"touch {ran}")), uid="u1"))
+    assert finished(runner, handle).phase == "Succeeded"
+    assert ran.exists() and not marker.exists()
+
+
 def test_a_request_outside_the_pods_directory_is_refused(runner: PodRunner, tmp_path: Path) -> None:
     """`run <dir>` runs only `<pods>/<namespace>/<name>`: a pod directory elsewhere, even
-    with a spec copied into it, is never run."""
+    with a sealed spec copied into it, is never run."""
     marker = tmp_path / "ran"
     real = launch_unasked(runner, request("real", pod(sh("c", "true"))))
     elsewhere = tmp_path / "elsewhere" / "ns" / "real"
@@ -157,5 +252,5 @@ def test_everything_in_the_state_directory_is_owner_only(runner: PodRunner, tmp_
             seen.append(path.name)
             wanted = 0o700 if path.is_dir() else 0o600
             assert mode == wanted, f"{path}: {mode:04o}"
-    assert {"spec.json", "status.json", "c.0.log", "terminate"} <= set(seen)
+    assert {"spec.json", "status.json", "c.0.log", "launch.key", "terminate"} <= set(seen)
     assert {"server.log", "server.fifo", "events.fifo", "attempt.json"} <= set(seen)

@@ -5,7 +5,8 @@ Layout (`<state>` is the state directory)::
 
     <state>/pods/<namespace>/<name>/    one pod (its "pod dir")
         spec.json       what to run, resolved (`launch.build_spec`), created O_CREAT|O_EXCL by
-                        `PodRunner.launch`: it is also the marker "this pod was launched"
+                        `PodRunner.launch`, sealed (`seals`): it is also the marker "this pod
+                        was launched"
         status.json     written only by the pod's supervisor (or its reaper); the first write,
                         published with link(2), is the *claim*: whoever creates it runs the pod
                         (its format, and the terminate file's: `statusfile`)
@@ -16,7 +17,8 @@ Layout (`<state>` is the state directory)::
         work/           the default working directory (made at the claim when used)
         devices.json    the GPUs a pod was given, if any (`devicemanager`)
         ...             the files a launch request brings (`launch.PodFile`)
-    <state>/runtime/    server.fifo, server.lock, start.lock, server.log, events.fifo
+    <state>/runtime/    server.fifo, server.lock, start.lock, server.log, events.fifo,
+                        launch.key (`seals`)
     <state>/logs/<namespace>/<name>/<attempt>/   the logs of removed pods (`loghistory`)
 
 Metadata operations dominate the cost of a short pod on ext4 (docs/benchmarks.md, "Figures
@@ -31,7 +33,8 @@ by default, as the store's `synchronous=NORMAL` (see `pods.PodRunner`).
 
 Every directory is made 0700 and every file 0600 (`ownership`); no state file is opened through
 a link (O_NOFOLLOW), temp files are made O_EXCL under names no other process can guess, and
-reads never block on a FIFO put in a file's place (O_NONBLOCK).
+reads never block on a FIFO put in a file's place (O_NONBLOCK). spec.json and status.json are
+sealed with the state directory's launch key (`seals`).
 """
 
 from __future__ import annotations

@@ -13,8 +13,8 @@ Guarantees:
 - **Exactly once.** `launch` creates spec.json O_EXCL — the "launched" marker — then asks
   for a supervisor. A pod already launched (same name and uid) is not started again: `launch`
   returns a handle on it; a different uid replaces an *ended* pod of that name (LaunchError
-  while it runs). A spec.json that does not parse is a launch that died half-way: no
-  supervisor can have claimed it, and `launch` removes that directory and launches anew.
+  while it runs). A spec.json not sealed for its directory — a launch that died half-way, a
+  planted one — cannot have been claimed: `launch` removes that directory and launches anew.
   A supervisor claims a pod before starting anything and only one claim can succeed
   (`supervisor`), so a request lost in a crash is repaired without a second start: the pod
   server starts launched-but-unclaimed pods when it starts, `adopt` asks again for an
@@ -42,14 +42,15 @@ reaped by the runner when they end.
 
 Trust (docs/security.md): the runner makes the state directory, pods/, runtime/ and each
 pod directory owner-only and refuses one another user owns or can write, or a link in their
-place (`UnsafeState`, or a `LaunchError` for one pod); it makes events.fifo anew.
+place (`UnsafeState`, or a `LaunchError` for one pod); it makes events.fifo anew; it makes the
+state directory's launch key and seals each spec.json with it (`seals`), and a status is
+believed only if sealed for this pod and this launch (`status.read_status`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
-import json
 import os
 import select
 import shutil
@@ -61,7 +62,7 @@ from pathlib import Path
 from typing import Literal
 
 from vcflow.api.errors import RuntimeFailure
-from vcflow.runtime import loghistory, ownership, podfs, podserver, statusfile
+from vcflow.runtime import loghistory, ownership, podfs, podserver, seals, statusfile
 from vcflow.runtime.launch import LaunchError, PodRequest, build_spec, prepare_pod_dir
 from vcflow.runtime.status import PodHandle, adopt, read_status
 
@@ -98,6 +99,7 @@ class PodRunner:
             ownership.make_dir(str(self.state_dir), parents=True, follow=True)
             ownership.make_dir(str(self.pods_dir))
             ownership.make_dir(str(self.runtime_dir))
+            seals.make_key(str(self.runtime_dir))
             made = ownership.fresh_fifo(self.events)
             self._events_r = ownership.open_fifo(self.events, _FIFO_READ, made)
             self._events_w = ownership.open_fifo(self.events, _FIFO_WRITE, made)
@@ -118,24 +120,24 @@ class PodRunner:
     def launch(self, request: PodRequest) -> PodHandle:
         """Start the pod unless it was launched before (then: a handle on that run)."""
         pod_dir = self.pod_dir(request.namespace, request.name)
-        existing = podfs.read_json(str(pod_dir / podfs.SPEC))
-        if isinstance(existing, dict):
+        existing = seals.read_spec(str(pod_dir))
+        if existing is not None:
             if existing.get("uid") == request.uid:
-                return self._handle(pod_dir, request.uid)
+                return self._handle(pod_dir, request.uid, existing.get(seals.LAUNCH))
             self._replace_stale(pod_dir, request)
         self._make_pod_dir(pod_dir, request)
         spec = build_spec(request, pod_dir, fsync=self.fsync, notify=self.events)
         prepare_pod_dir(pod_dir, request)
-        body = json.dumps(spec, separators=(",", ":"), ensure_ascii=False).encode()
+        body = seals.seal_spec(str(pod_dir), spec)
         if not podfs.create(str(pod_dir / podfs.SPEC), body, fsync=self.fsync):
             return self._handle(pod_dir)  # a concurrent launch won
         self._ask("run", pod_dir)
-        return self._handle(pod_dir, request.uid)
+        return self._handle(pod_dir, request.uid, spec[seals.LAUNCH])
 
     def _make_pod_dir(self, pod_dir: Path, request: PodRequest) -> None:
         """The pod's directory, made owner-only — or the one there, checked: LaunchError if
-        it is not this user's own; one holding a spec.json that does not parse (a launch an
-        OS crash cut short) is removed and made again."""
+        it is not this user's own; one holding a spec.json not sealed for it (a launch an
+        OS crash cut short, a planted one) is removed and made again."""
         try:
             if request.namespace not in self._namespaces:
                 ownership.make_dir(str(pod_dir.parent))
@@ -169,8 +171,8 @@ class PodRunner:
             raise LaunchError(f"pod {namespace}/{name}: its logs are not kept: {exc}") from None
         shutil.rmtree(pod_dir, ignore_errors=True)
 
-    def _handle(self, pod_dir: Path, uid: str = "") -> PodHandle:
-        handle = PodHandle(pod_dir, uid)
+    def _handle(self, pod_dir: Path, uid: str = "", launch: object = None) -> PodHandle:
+        handle = PodHandle(pod_dir, uid, launch=str(launch) if launch else None)
         handle.status()
         return handle
 

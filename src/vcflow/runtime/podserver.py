@@ -29,8 +29,9 @@ Modes (`pods.PodRunner(mode=...)`):
 Trust (docs/security.md): the server makes its FIFO anew when it starts — one found there is
 removed if it is this user's, refused if not — and opens its lock never through a link
 (`ownership`). It runs only a pod directory `<pods dir>/<namespace>/<name>` that is a real
-directory of this user no one else can write; anything else asked for, or found by its scan,
-is refused with a line in its log.
+directory of this user no one else can write, holding a spec.json sealed with the state
+directory's launch key (`seals`); anything else asked for, or found by its scan, is refused
+with a line in its log. A `run`/`reap` line names a pod directory; nothing else is run.
 
 The server holds `server.lock` (flock) while it lives, so there is one per state directory.
 At start, and after it closed its FIFO to exit, it scans `<pods dir>` for pods `launched` but
@@ -54,7 +55,7 @@ import traceback
 from types import FrameType
 from typing import Protocol
 
-from vcflow.runtime import ownership, podfs, statusfile
+from vcflow.runtime import ownership, podfs, seals, statusfile
 from vcflow.runtime.reaper import Reaper
 from vcflow.runtime.supervisor import PodSupervisor
 
@@ -125,7 +126,11 @@ class Loop:
 
     def add_reaper(self, pod_dir: str) -> None:
         pod_dir = os.path.abspath(pod_dir)
-        if pod_dir in self.tasks:
+        task = self.tasks.get(pod_dir)
+        if task is not None:  # supervised here after all (its status said otherwise: forged)
+            if isinstance(task, PodSupervisor):
+                task.check_terminate()
+                self._step(pod_dir, time.monotonic())
             return
         refused = self.refusal(pod_dir)
         if refused:
@@ -143,7 +148,7 @@ class Loop:
     def refusal(self, pod_dir: str) -> str | None:
         """Why `pod_dir` (absolute) is not a pod directory of ours — not
         `<pods dir>/<namespace>/<name>`, a link, another user's or writable by others —
-        else None."""
+        else None. (Its spec.json's seal is checked as it is read: `PodSupervisor`.)"""
         namespace = os.path.dirname(pod_dir)
         if os.path.dirname(namespace) != self.pods_dir:
             return f"not a pod directory of {self.pods_dir}"
@@ -235,6 +240,7 @@ class Server:
             ownership.check_dir(self.pods_dir)
             lock = ownership.open_lock(os.path.join(self.runtime_dir, LOCK))
             fcntl.flock(lock, fcntl.LOCK_EX)  # waits for a server on its way out
+            seals.load_key(self.runtime_dir)
             fifo = os.path.join(self.runtime_dir, FIFO)
             made = ownership.fresh_fifo(fifo)  # (no other server is: this one holds the lock)
         except (OSError, ownership.Unsafe) as exc:

@@ -53,7 +53,7 @@ import signal
 import time
 from typing import Any
 
-from vcflow.runtime import podfs, spawn, statusfile
+from vcflow.runtime import podfs, seals, spawn, statusfile
 from vcflow.runtime.statusfile import DEFAULT_GRACE, FAILED, FINAL, PENDING, RUNNING, SUCCEEDED
 
 BACKOFF_INITIAL, BACKOFF_MAX, BACKOFF_RESET = 0.1, 5.0, 10.0
@@ -125,9 +125,10 @@ class PodSupervisor:
         self, pod_dir: str, owner: tuple[int, int | None], registry: dict[int, PodSupervisor]
     ) -> None:
         self.dir = os.path.abspath(pod_dir)
-        spec = podfs.read_json(os.path.join(self.dir, podfs.SPEC))
-        if not isinstance(spec, dict):
-            raise ValueError(f"{self.dir}: no readable {podfs.SPEC}")
+        spec = seals.read_spec(self.dir)
+        if spec is None:
+            raise ValueError(f"no {podfs.SPEC} sealed by this state directory's control plane")
+        self.launch = str(spec.get(seals.LAUNCH))
         self.inits = [Container(c, True) for c in spec.get("initContainers") or []]
         self.mains = [Container(c, False) for c in spec.get("containers") or []]
         if self.inits:
@@ -365,7 +366,7 @@ class PodSupervisor:
         data["containerStatuses"] = [c.wire() for c in self.mains]
         processes = {c.name: c.record() for c in self.running()}
         record = statusfile.supervised(
-            data, seq=self.seq, supervisor=self.owner, processes=processes
+            data, seq=self.seq, supervisor=self.owner, processes=processes, launch=self.launch
         )
         spare, self.spare = self.spare, None
         ok = statusfile.write(self.dir, record, fsync=self.fsync, claim=claim, spare=spare)
