@@ -1,6 +1,7 @@
 """The state directory as a trust boundary, from the commands (issue 16): it is made owner-only;
 one another user owns, or a lock that is a link, is refused in one line before anything is
-written."""
+written; `vcflow logs` reads only the pod's own log files — no name or namespace leads out
+of the state directory, and no log is read through a link."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from .conftest import EXAMPLE, Vc
+from .test_logs import run
 
 NOBODY = 65534
 
@@ -69,3 +71,55 @@ def test_a_state_directory_another_user_owns_is_refused(vc: Vc, foreign_state: P
         "or run vcflow as its owner\n"
     )
     assert list(foreign_state.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("args", "planted", "what"),
+    [
+        (["-n", "../../outside", "fake"], "outside/fake/1", "namespace '../../outside'"),
+        (["--namespace", "..", "fake"], "state/fake/1", "namespace '..'"),
+        ([".."], "state/logs/1", "pod name '..'"),
+    ],
+)
+def test_logs_names_never_lead_out_of_the_state_directory(
+    vc: Vc, state_dir: Path, tmp_path: Path, args: list[str], planted: str, what: str
+) -> None:
+    """A namespace or pod name becomes a path (`logs/<ns>/<pod>/<attempt>/`): one Kubernetes
+    would not take is refused, so a log planted where it leads is not read."""
+    assert vc("apply", "-f", EXAMPLE).exit_code == 0
+    (state_dir / "logs" / "default").mkdir(parents=True)  # (so that `..` resolves)
+    attempt = tmp_path / planted
+    attempt.mkdir(parents=True)
+    (attempt / "attempt.json").write_text('{"containers": ["c"], "defaultContainer": "c"}')
+    (attempt / "c.0.log").write_text("do not print me\n")
+    result = vc("logs", *args)
+    assert result.exit_code == 1
+    assert "do not print me" not in result.output
+    (line,) = result.stderr.splitlines()
+    assert line.startswith(f"invalid {what}: ")
+
+
+def test_a_linked_log_is_not_read(vc: Vc, state_dir: Path, tmp_path: Path) -> None:
+    assert run(vc, tmp_path).exit_code == 0
+    log = state_dir / "pods" / "default" / "f-a-t-0" / "main.0.log"
+    log.unlink()
+    log.symlink_to(secret(tmp_path))
+    result = vc("logs", "f-a-t-0")
+    assert result.exit_code == 1
+    assert "do not print me" not in result.output
+    assert result.stderr == f"{log} is a symbolic link, not a log: it is not read\n"
+
+
+def test_a_linked_pod_directory_is_not_read(vc: Vc, state_dir: Path, tmp_path: Path) -> None:
+    assert run(vc, tmp_path).exit_code == 0
+    pod_dir = state_dir / "pods" / "default" / "f-a-t-0"
+    outside = tmp_path / "outside"
+    shutil.move(pod_dir, outside)
+    (outside / "main.0.log").write_text("do not print me\n")
+    pod_dir.symlink_to(outside)
+    result = vc("logs", "f-a-t-0")
+    assert result.exit_code == 1
+    assert "do not print me" not in result.output
+    assert result.stderr == (
+        f"the log is not read: bad file at {pod_dir}: a symbolic link, not a directory; remove it\n"
+    )
