@@ -18,6 +18,8 @@ POD_SERVER_SIDE = {
     "vcflow.runtime.spawn",
     "vcflow.runtime.podfs",
     "vcflow.runtime.statusfile",
+    "vcflow.runtime.ownership",
+    "vcflow.runtime.seals",
 }
 
 

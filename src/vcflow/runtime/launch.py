@@ -252,7 +252,7 @@ def _value_from(name: str, source: dict[str, Any], request: PodRequest, at: str)
 def prepare_pod_dir(pod_dir: Path, request: PodRequest) -> None:
     """Create the pod directory and the request's files in it (spec.json comes last, from
     `PodRunner.launch`; `work/` from the supervisor)."""
-    pod_dir.mkdir(parents=True, exist_ok=True)
+    pod_dir.mkdir(mode=0o700, parents=True, exist_ok=True)  # (`PodRunner` made it, checked)
     try:
         volumes.prepare(request.spec, pod_dir, f"pod {request.namespace}/{request.name}")
     except (ValueError, OSError) as exc:

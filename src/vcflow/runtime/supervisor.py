@@ -53,7 +53,7 @@ import signal
 import time
 from typing import Any
 
-from vcflow.runtime import podfs, spawn, statusfile
+from vcflow.runtime import podfs, seals, spawn, statusfile
 from vcflow.runtime.statusfile import DEFAULT_GRACE, FAILED, FINAL, PENDING, RUNNING, SUCCEEDED
 
 BACKOFF_INITIAL, BACKOFF_MAX, BACKOFF_RESET = 0.1, 5.0, 10.0
@@ -125,9 +125,10 @@ class PodSupervisor:
         self, pod_dir: str, owner: tuple[int, int | None], registry: dict[int, PodSupervisor]
     ) -> None:
         self.dir = os.path.abspath(pod_dir)
-        spec = podfs.read_json(os.path.join(self.dir, podfs.SPEC))
-        if not isinstance(spec, dict):
-            raise ValueError(f"{self.dir}: no readable {podfs.SPEC}")
+        spec = seals.read_spec(self.dir)
+        if spec is None:
+            raise ValueError(f"no {podfs.SPEC} sealed by this state directory's control plane")
+        self.launch = str(spec.get(seals.LAUNCH))
         self.inits = [Container(c, True) for c in spec.get("initContainers") or []]
         self.mains = [Container(c, False) for c in spec.get("containers") or []]
         if self.inits:
@@ -156,7 +157,7 @@ class PodSupervisor:
         self.seq = 0
         self.dirty = False
         self.write_at: float | None = None
-        self.spare = False
+        self.spare: str | None = None  # the next status write's temp file, made ahead
         self.claimed = False
         self.owner = owner
 
@@ -172,7 +173,7 @@ class PodSupervisor:
         work = os.path.join(self.dir, podfs.WORK)
         if any(c.cwd == work for c in (*self.inits, *self.mains)):
             with contextlib.suppress(OSError):  # then the container cannot run, and says why
-                os.makedirs(work, exist_ok=True)
+                os.makedirs(work, 0o700, exist_ok=True)
         self.check_terminate()
         return True
 
@@ -296,9 +297,8 @@ class PodSupervisor:
         c.state, c.pid, c.pid_start = RUN, result, None  # read when recorded (`record`)
         self.by_pid[result] = c
         self.registry[result] = self
-        if not self.spare:  # while the container starts, ready the next status write
-            self.spare = True
-            statusfile.make_spare(self.dir)
+        if self.spare is None:  # while the container starts, ready the next status write
+            self.spare = statusfile.make_spare(self.dir)
 
     def ended(
         self, c: Container, code: int, sig: int | None, reason: str, message: str | None, now: float
@@ -368,10 +368,10 @@ class PodSupervisor:
         data["containerStatuses"] = [c.wire() for c in self.mains]
         processes = {c.name: c.record() for c in self.running()}
         record = statusfile.supervised(
-            data, seq=self.seq, supervisor=self.owner, processes=processes
+            data, seq=self.seq, supervisor=self.owner, processes=processes, launch=self.launch
         )
-        ok = statusfile.write(self.dir, record, fsync=self.fsync, claim=claim)
-        self.spare = False
+        spare, self.spare = self.spare, None
+        ok = statusfile.write(self.dir, record, fsync=self.fsync, claim=claim, spare=spare)
         if ok and not claim:  # the claim: the next write follows within COALESCE
             podfs.notify(self.events, self.dir)
         return ok
