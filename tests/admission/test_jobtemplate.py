@@ -10,7 +10,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vcflow.admission.jobtemplate import validate_job_spec, validate_jobtemplate, validate_vcjob
-from vcflow.admission.podtemplate import quantity
 from vcflow.api.errors import FieldError
 from vcflow.api.jobtemplate import JobTemplate
 from vcflow.api.vcjob import JobSpec, VCJob
@@ -839,24 +838,6 @@ def test_limits_stand_in_for_missing_requests() -> None:
     container = {"name": "main", "resources": {"limits": limits}}
     data = spec(task(template=pod(containers=[container]), topologyPolicy="best-effort"))
     assert errors(check(data)) == []
-
-
-@pytest.mark.parametrize(
-    ("text", "value"),
-    [
-        ("2", 2),
-        ("500m", 0.5),
-        ("1.5Gi", 1.5 * 2**30),
-        ("1e3", 1000),
-        ("1E", 10**18),
-        (".5", 0.5),
-        (3, 3),
-        ("12abc", None),
-    ],
-)
-def test_quantity(text: str | int, value: float | None) -> None:
-    got = quantity(text)
-    assert (float(got) if got is not None else None) == value
 
 
 # --- warnings: runtime traps, never rejections --------------------------------------------

@@ -15,8 +15,8 @@ from vcflow.admission import crd, unknown
 from vcflow.admission.review import review, warnings_only
 from vcflow.api.jobflow import JobFlow
 from vcflow.api.jobtemplate import JobTemplate
-from vcflow.api.loading import format_path
 from vcflow.api.meta import Resource
+from vcflow.api.modelerrors import format_path
 from vcflow.api.vcjob import JobSpec, VCJob
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "jobflow"

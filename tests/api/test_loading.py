@@ -13,7 +13,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vcflow.api import loading
+from vcflow.api import loading, modelerrors, yamlreader
 from vcflow.api.errors import ParseError
 from vcflow.api.jobflow import JobFlow
 from vcflow.api.jobtemplate import JobTemplate
@@ -128,7 +128,7 @@ if yaml.__with_libyaml__:
 def loader_base(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> type[Any]:
     """Run the test with the loader built on each available parser."""
     base: type[Any] = request.param
-    monkeypatch.setattr(loading, "KubeSafeLoader", loading.kube_loader(base))
+    monkeypatch.setattr(loading, "KubeSafeLoader", yamlreader.kube_loader(base))
     return base
 
 
@@ -399,10 +399,10 @@ def test_expand_paths(tmp_path: Path) -> None:
 
 
 def test_format_path() -> None:
-    assert loading.format_path(("spec", "flows", 2, "dependsOn", "targets", 0)) == (
+    assert modelerrors.format_path(("spec", "flows", 2, "dependsOn", "targets", 0)) == (
         "spec.flows[2].dependsOn.targets[0]"
     )
-    assert loading.format_path(()) == ""
+    assert modelerrors.format_path(()) == ""
 
 
 def test_dump_yaml_round_trips_and_keeps_order() -> None:
@@ -439,7 +439,7 @@ def test_loader_parses_with_libyaml_when_pyyaml_has_it() -> None:
 
 
 def test_loader_falls_back_to_the_pure_python_parser() -> None:
-    loader = loading.kube_loader(yaml.SafeLoader)
+    loader = yamlreader.kube_loader(yaml.SafeLoader)
     assert issubclass(loader, yaml.SafeLoader)
     if yaml.__with_libyaml__:
         assert not issubclass(loader, yaml.CSafeLoader)
@@ -497,7 +497,7 @@ def test_yaml_syntax_error_is_one_line_with_file_and_line(
 )
 def test_every_yaml_error_is_one_line_naming_the_file(base: type[Any], text: str) -> None:
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(loading, "KubeSafeLoader", loading.kube_loader(base))
+        patch.setattr(loading, "KubeSafeLoader", yamlreader.kube_loader(base))
         items = loading.read_file_lenient("-", stdin=io.StringIO(text))  # type: ignore[arg-type]
     for item in items:
         if isinstance(item, ParseError):

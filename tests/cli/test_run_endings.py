@@ -16,6 +16,7 @@ import pytest
 from typer.testing import Result
 
 from vcflow.api.jobflow import JobFlow
+from vcflow.api.jobtemplate import JobTemplate
 from vcflow.api.pod import Pod
 from vcflow.api.vcjob import VCJob
 from vcflow.runtime import podfs
@@ -303,4 +304,37 @@ def test_a_run_that_nothing_moves_any_more_ends_and_says_why(
     assert "nothing is running and nothing can start:" in result.stderr
     assert "f-empty is Running with no pod left to run" in result.stderr
     assert "f-huge is Pending (Unschedulable:" in result.stderr
+    assert "timeout" not in result.stderr
+
+
+def test_a_run_whose_only_work_is_a_create_the_api_refuses_ends(
+    vc: Vc, manifest: Path, state_dir: Path
+) -> None:
+    """A template stored before admission checked what it checks now (here: written past
+    admission) makes vcjobs the API refuses: the controller retries the create with backoff
+    for ever (SEMANTICS row 9), but no retry will succeed unless someone changes the
+    template, so a run with nothing else to do ends, naming the entry and why."""
+    with SqliteStore.in_state_dir(state_dir) as store:
+        bad = JobTemplate.from_dict(
+            {
+                "metadata": {"name": "bad", "namespace": "default"},
+                "spec": {
+                    "minAvailable": 5,  # more than the replicas: the vcjob is refused
+                    "tasks": [
+                        {
+                            "name": "t",
+                            "replicas": 1,
+                            "template": {"spec": {"containers": [{"name": "c", "image": "x"}]}},
+                        }
+                    ],
+                },
+            }
+        )
+        store.create(bad, admit=False)
+    manifest.write_text(jobflow("f", "bad"))
+    began = time.monotonic()
+    result = vc("run", "-f", manifest, "--no-live", "--timeout", "60")
+    assert result.exit_code == 1, result.output
+    assert time.monotonic() - began < 20
+    assert "nothing is running and nothing can start: f-bad waits (CreateFailed:" in (result.stderr)
     assert "timeout" not in result.stderr

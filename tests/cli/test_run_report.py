@@ -175,3 +175,14 @@ def test_the_live_view_says_why_a_job_failed_and_why_an_entry_waits() -> None:
     text = "\n".join(line.plain for line in view.render().renderables)  # type: ignore[attr-defined]
     assert "e0  Failed" in text and "exit code 3 (Error): pod f-e0-t-0, container main" in text
     assert "e1  Waiting" in text and "TemplateNotFound: no JobTemplate e1" in text
+
+
+def test_what_a_failed_job_printed_is_shown_escaped(vc: Vc, manifest: Path) -> None:
+    """A log line with an OSC title sequence is shown, not obeyed by the terminal."""
+    manifest.write_text(
+        template("a", r'printf "\033]0;pwned\007tail\n"; exit 1') + jobflow("f", "a")
+    )
+    result = vc("run", "-f", manifest, "--no-live")
+    assert result.exit_code == 1
+    assert "\x1b" not in result.stdout and "\x07" not in result.stdout
+    assert "  \\x1b]0;pwned\\x07tail\n" in result.stdout

@@ -3,7 +3,6 @@ pod server stopped, its pods killed at teardown) and helpers that wait with dead
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -12,7 +11,7 @@ from typing import Any
 import pytest
 
 from vcflow.api.vcjob import PodSpec
-from vcflow.runtime import podfs
+from vcflow.runtime import podfs, seals
 from vcflow.runtime.launch import PodRequest, build_spec, prepare_pod_dir
 from vcflow.runtime.pods import PodRunner
 from vcflow.runtime.status import PodHandle, RunStatus
@@ -61,13 +60,22 @@ def sh(name: str, script: str, **fields: Any) -> dict[str, Any]:
     return {"name": name, "command": ["sh", "-c", script], **fields}
 
 
+def write_spec(pod_dir: Path, spec: dict[str, Any]) -> None:
+    """spec.json as `PodRunner.launch` writes it: sealed with the state directory's key
+    (made if missing: `<pod dir>/../../../runtime/launch.key`)."""
+    runtime = Path(seals.runtime_dir(str(pod_dir)))
+    runtime.mkdir(parents=True, exist_ok=True)
+    seals.make_key(str(runtime))
+    assert podfs.create(str(pod_dir / podfs.SPEC), seals.seal_spec(str(pod_dir), spec))
+
+
 def launch_unasked(runner: PodRunner, req: PodRequest) -> PodHandle:
     """What a control plane killed between creating spec.json and asking for a supervisor
     leaves: a launched pod nobody was asked to run."""
     pod_dir = runner.pod_dir(req.namespace, req.name)
     spec = build_spec(req, pod_dir, notify=runner.events)
     prepare_pod_dir(pod_dir, req)
-    assert podfs.create(str(pod_dir / podfs.SPEC), json.dumps(spec).encode())
+    write_spec(pod_dir, spec)
     handle = PodHandle(pod_dir)
     handle.status()
     return handle

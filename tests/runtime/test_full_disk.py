@@ -27,7 +27,7 @@ from .conftest import eventually, finished, make_runner, pod, request, sh, shut_
 def mounted(where: Path, size: str) -> bool:
     where.mkdir(parents=True, exist_ok=True)
     done = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)],
+        ["mount", "-t", "tmpfs", "-o", f"size={size},mode=0700", "tmpfs", str(where)],
         capture_output=True,
         check=False,
     )

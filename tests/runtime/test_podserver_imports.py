@@ -21,6 +21,8 @@ POD_SERVER_SIDE = {
     "vcflow.runtime.descendants",
     "vcflow.runtime.logrotate",
     "vcflow.runtime.oserrors",
+    "vcflow.runtime.ownership",
+    "vcflow.runtime.seals",
 }
 
 

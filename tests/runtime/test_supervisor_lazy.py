@@ -6,7 +6,6 @@ recorded, terminated, adopted and reaped as before."""
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import signal
 import time
@@ -16,11 +15,20 @@ from typing import Any
 
 import pytest
 
-from vcflow.runtime import descendants, podfs
+from vcflow.runtime import descendants, podfs, statusfile
 from vcflow.runtime.launch import build_spec, prepare_pod_dir
 from vcflow.runtime.supervisor import COALESCE, PodSupervisor
 
-from .conftest import eventually, make_runner, pod, request, sh, shut_down, wait_until
+from .conftest import (
+    eventually,
+    make_runner,
+    pod,
+    request,
+    sh,
+    shut_down,
+    wait_until,
+    write_spec,
+)
 
 LOOP = "while :; do sleep 0.01; done"
 
@@ -49,8 +57,7 @@ def supervisor(tmp_path: Path) -> Iterator[Callable[..., PodSupervisor]]:
         req = request("lazy", pod(*containers))
         pod_dir = tmp_path / "pods" / "ns" / "lazy"
         prepare_pod_dir(pod_dir, req)
-        spec = build_spec(req, pod_dir)
-        assert podfs.create(str(pod_dir / podfs.SPEC), json.dumps(spec).encode())
+        write_spec(pod_dir, build_spec(req, pod_dir))
         me = os.getpid()
         sup = PodSupervisor(str(pod_dir), (me, podfs.process_start(me)), {})
         assert sup.claim()
@@ -185,7 +192,7 @@ def test_recorded_start_times_adopt_and_reap_and_spare_a_reused_pid(tmp_path: Pa
         raw["vcflow"]["processes"]["b"]["start"] += 1
         spared.append(recorded["b"]["pid"])
         out_of_its_cgroup(spared[0])  # (as another process, which a reused pid is)
-        podfs.write_json(str(handle.pod_dir / podfs.STATUS), raw)
+        statusfile.write(str(handle.pod_dir), raw)
         pods.terminate(adopted, 0.2)
         ended = wait_until(pods, adopted, lambda s: s.finished and not s.lost)
         assert (ended.phase, ended.reason) == ("Failed", "SupervisorLost")

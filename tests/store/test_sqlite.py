@@ -299,7 +299,9 @@ class _FailingCommit:
     def execute(self, sql: str, *args: Any) -> sqlite3.Cursor:
         if sql == "COMMIT" and self.armed:
             self.armed = False
-            raise sqlite3.OperationalError("database or disk is full (simulated)")
+            error = sqlite3.OperationalError("database or disk is full (simulated)")
+            error.sqlite_errorcode = sqlite3.SQLITE_FULL  # type: ignore[attr-defined]
+            raise error
         return self.db.execute(sql, *args)
 
     def __getattr__(self, name: str) -> Any:
@@ -310,7 +312,7 @@ def test_failed_commit_leaves_the_counters(tmp_path: Path, monkeypatch: pytest.M
     with SqliteStore.in_state_dir(tmp_path) as store, SqliteStore.in_state_dir(tmp_path) as other:
         store.create(vcjob("a"))
         monkeypatch.setattr(store, "_db", _FailingCommit(store._db))
-        with pytest.raises(sqlite3.OperationalError, match="simulated"):
+        with pytest.raises(StoreError, match="no space left on device"):
             store.create(vcjob("b"))
         assert store.resource_version() == other.resource_version() == 1
         assert store.events_since(1) == []

@@ -10,13 +10,12 @@ from __future__ import annotations
 import difflib
 from collections.abc import Sequence
 
-from vcflow.admission import jobtemplate
+from vcflow.admission import collisions, jobtemplate
 from vcflow.api import names, phases
 from vcflow.api.errors import FieldError
 from vcflow.api.jobflow import Flow, JobFlow
 from vcflow.api.jobtemplate import JobTemplate
 from vcflow.dag import graph as dag
-from vcflow.patch import merge
 
 NOT_DAG = "jobflow Flow is not DAG"
 SPEC_UPDATE = "jobflow spec updates are not supported"
@@ -201,9 +200,11 @@ def _generated_names(flow: JobFlow) -> list[FieldError]:
 def _entries_against_templates(
     flow: JobFlow, templates: dict[str, JobTemplate], resolve: bool
 ) -> list[FieldError]:
-    """What each entry would create, checked like the vcjob it becomes (patch applied)."""
+    """What each entry would create, checked like the vcjob it becomes (patch applied), and
+    pods of two entries that would have one name (`collisions`)."""
     errors: list[FieldError] = []
-    for i, entry in enumerate(flow.flows):
+    specs = collisions.entry_specs(flow, templates)
+    for i, (entry, spec) in enumerate(zip(flow.flows, specs, strict=True)):
         template = templates.get(entry.name)
         path = f"spec.flows[{i}]"
         if template is None:
@@ -217,11 +218,9 @@ def _entries_against_templates(
                     )
                 )
             continue
-        if template.spec is None:
+        if spec is None:
             continue
-        spec = template.spec
         if entry.patch is not None and entry.patch.job_spec is not None:
-            spec = merge.patched_spec(spec, entry.patch.job_spec)
             for err in jobtemplate.validate_job_spec(spec, path="spec"):
                 errors.append(
                     FieldError(
@@ -236,7 +235,7 @@ def _entries_against_templates(
             pod = names.pod_name(job, task.name or "", replicas - 1)
             for problem in names.qualified_name_errors(pod)[:1]:
                 errors.append(FieldError(f'generated pod name "{pod}": {problem}', f"{path}.name"))
-    return errors
+    return errors + collisions.flow_errors(flow, specs)
 
 
 def validate_delete(flow: JobFlow) -> list[FieldError]:

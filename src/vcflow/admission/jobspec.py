@@ -5,12 +5,14 @@ with the API server's messages. `path` prefixes every field path. Pure.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 
 from pydantic import ValidationError
 
 from vcflow.admission import schema
+from vcflow.api import clock
 from vcflow.api.errors import FieldError
 from vcflow.api.vcjob import JobSpec, LifecyclePolicy, NetworkTopology, PartitionPolicy, TaskSpec
 
@@ -109,7 +111,17 @@ def policies_schema(policies: Sequence[LifecyclePolicy] | None, path: str) -> li
         errors += schema.enum(policy.event, CRD_EVENTS, f"{path}[{j}].event")
         for k, event in enumerate(policy.events or []):
             errors += schema.enum(event, CRD_EVENTS, f"{path}[{j}].events[{k}]")
+        errors += _timeout(policy.timeout, f"{path}[{j}].timeout")
     return errors
+
+
+def _timeout(timeout: str | None, path: str) -> list[FieldError]:
+    """A policy's `timeout` is a Go `metav1.Duration`: what `time.ParseDuration` refuses
+    (not a duration, or longer than ~292 years) fails to decode, as in Volcano's controller."""
+    if timeout is None or clock.parse_go_duration(timeout) is not None:
+        return []
+    shown = json.dumps(timeout)
+    return [FieldError(f"Invalid value: {shown}: time: invalid duration {shown}", path)]
 
 
 def volumes_schema(spec: JobSpec, path: str) -> list[FieldError]:

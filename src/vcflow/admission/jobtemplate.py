@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from vcflow.admission import jobspec, podtemplate, policies, replicas
+from vcflow.admission import fieldtypes, jobspec, podtemplate, policies, replicas
 from vcflow.api import names
 from vcflow.api.errors import FieldError
 from vcflow.api.jobtemplate import JobTemplate
@@ -27,6 +27,7 @@ TIERS_BOTH = (
 def validate_job_spec(spec: JobSpec, *, path: str = "spec", job_name: str = "") -> list[FieldError]:
     """Every problem of a vcjob spec under the vcjob create rules (queue state excluded)."""
     errors = jobspec.schema_errors(spec, path)
+    errors += fieldtypes.job_spec_type_errors(spec, path)
     errors += _webhook(spec, path, job_name)
     errors += replicas.limit_errors(spec, path)
     errors += _warnings(spec, path)
@@ -232,6 +233,7 @@ def _warnings(spec: JobSpec, path: str) -> list[FieldError]:
         tpath = f"{path}.tasks[{i}]"
         found += policies.star_restart_warnings(task.policies, f"{tpath}.policies")
         found += podtemplate.restart_policy_warning(task, task_name(task, i), tpath)
+        found += podtemplate.working_dir_warnings(task, tpath)
     found += _no_pods_warnings(tasks, path) + _min_success_warning(spec, path)
     return found + _gang_deadlock_warning(spec, path)
 

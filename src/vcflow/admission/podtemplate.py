@@ -1,44 +1,33 @@
 """A task's pod template under the vcjob webhook (reference §6.4 rules 13 and 14): the practical
-subset of Kubernetes pod-template validation, the topology-policy CPU rule, and the warning for
-a template without `restartPolicy`. Messages are Volcano's `spec.task[<i>].<k8s error>`. Pure.
+subset of Kubernetes pod-template validation (a container's own rules in `containers`), the
+topology-policy CPU rule, and the warnings for a template without `restartPolicy` and for a
+relative `workingDir`. Messages are Volcano's `spec.task[<i>].<k8s error>`. Pure.
 """
 
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Sequence
 from fractions import Fraction
 
-from vcflow.api import names
+from vcflow.admission import containers, metadata
+from vcflow.api import names, quantity
 from vcflow.api.errors import FieldError
 from vcflow.api.vcjob import Container, PodSpec, Quantity, ResourceRequirements, TaskSpec
 
 RESTART_POLICIES = ("Always", "OnFailure", "Never")
-_QUANTITY = re.compile(
-    r"^([+-]?(?:\d+(?:\.\d*)?|\.\d+))(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?\d+)?$"
-)
-_SUFFIX = {
-    "n": Fraction(1, 10**9),
-    "u": Fraction(1, 10**6),
-    "m": Fraction(1, 1000),
-    "": Fraction(1),
-    "k": Fraction(10**3),
-    "M": Fraction(10**6),
-    "G": Fraction(10**9),
-    "T": Fraction(10**12),
-    "P": Fraction(10**15),
-    "E": Fraction(10**18),
-    **{
-        s: Fraction(2 ** (10 * (i + 1))) for i, s in enumerate(("Ki", "Mi", "Gi", "Ti", "Pi", "Ei"))
-    },
-}
+MAX_INT32 = 2**31 - 1
 
 
 def template_errors(task: TaskSpec, index: int, path: str) -> list[FieldError]:
     """Rule 13, then (only for a valid template, as Volcano) rule 14."""
     spec = task.template.spec if task.template is not None else None
     errors = _pod_spec_errors(spec or PodSpec(), index, f"{path}.template.spec")
+    meta = task.template.metadata if task.template is not None else None
+    if meta is not None:
+        at = f"{path}.template.metadata"
+        errors += metadata.label_errors(meta.labels, f"{at}.labels")
+        errors += metadata.annotation_errors(meta.annotations, f"{at}.annotations")
     if not errors and spec is not None:
         errors = _topology_errors(task.topology_policy, spec, index, path)
     return errors
@@ -55,6 +44,17 @@ def _pod_spec_errors(spec: PodSpec, index: int, path: str) -> list[FieldError]:
     seen: set[str] = set()
     errors += _container_names(spec.containers or [], "containers", seen, index, path)
     errors += _container_names(spec.init_containers or [], "initContainers", seen, index, path)
+
+    def report(field: str, message: str) -> FieldError:
+        return _k8s(index, field, message, f"{path}.{field}")
+
+    for key, listed in (("containers", spec.containers), ("initContainers", spec.init_containers)):
+        for j, container in enumerate(listed or []):
+            errors += containers.container_errors(container, f"{key}[{j}]", report)
+    deadline = spec.active_deadline_seconds
+    if deadline is not None and not 1 <= deadline <= MAX_INT32:
+        message = f"Invalid value: {deadline}: must be between 1 and {MAX_INT32}, inclusive"
+        errors.append(report("activeDeadlineSeconds", message))
     policy = spec.restart_policy
     if policy and policy not in RESTART_POLICIES:
         supported = ", ".join(f'"{p}"' for p in RESTART_POLICIES)
@@ -131,7 +131,7 @@ def _qos(containers: Sequence[Container], requests: Sequence[dict[str, Quantity]
 def _add_positive(total: dict[str, Fraction], resources: dict[str, Quantity]) -> set[str]:
     found: set[str] = set()
     for name in ("cpu", "memory"):
-        value = quantity(resources.get(name))
+        value = quantity.parse(resources.get(name))
         if value is not None and value > 0:
             total[name] = total.get(name, Fraction(0)) + value
             found.add(name)
@@ -140,27 +140,11 @@ def _add_positive(total: dict[str, Fraction], resources: dict[str, Quantity]) ->
 
 def _whole_cpus(value: Quantity | None) -> bool:
     """Volcano's guaranteedCPUs != 0: Value()*1000 == MilliValue() (both round up), not 0."""
-    amount = quantity(value)
+    amount = quantity.parse(value)
     if amount is None:
         return False
     whole = math.ceil(amount)
     return whole != 0 and whole * 1000 == math.ceil(amount * 1000)
-
-
-def quantity(value: Quantity | None) -> Fraction | None:
-    """A Kubernetes resource quantity (`2`, `500m`, `1.5Gi`, `1e3`) as an exact number."""
-    if value is None or isinstance(value, bool):
-        return None
-    if isinstance(value, int | float):
-        return Fraction(str(value)) if math.isfinite(value) else None
-    match = _QUANTITY.match(value.strip())
-    if match is None:
-        return None
-    number, suffix = Fraction(match.group(1)), match.group(2) or ""
-    if len(suffix) > 1 and suffix[0] in "eE":
-        exponent = int(suffix[1:])
-        return number * Fraction(10) ** exponent if abs(exponent) <= 100 else None
-    return number * _SUFFIX[suffix]
 
 
 def restart_policy_warning(task: TaskSpec, name: str, path: str) -> list[FieldError]:
@@ -177,3 +161,15 @@ def restart_policy_warning(task: TaskSpec, name: str, path: str) -> list[FieldEr
             warning=True,
         )
     ]
+
+
+def working_dir_warnings(task: TaskSpec, path: str) -> list[FieldError]:
+    """`containers.working_dir_warning` for every container of the task's template."""
+    spec = task.template.spec if task.template is not None else None
+    if spec is None:
+        return []
+    found: list[FieldError] = []
+    for key, listed in (("containers", spec.containers), ("initContainers", spec.init_containers)):
+        for j, container in enumerate(listed or []):
+            found += containers.working_dir_warning(container, f"{path}.template.spec.{key}[{j}]")
+    return found

@@ -6,6 +6,7 @@ field (None) always passes, as the schema only validates what the body contains.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Sequence
@@ -14,8 +15,10 @@ from vcflow.api.errors import FieldError
 
 
 def _shown(value: object) -> str:
-    """A value as the API server prints it in `Invalid value: …` (strings quoted)."""
-    return json.dumps(value) if isinstance(value, str) else str(value)
+    """A value as the API server prints it in `Invalid value: …` (strings quoted, cut at
+    80 characters: a message never copies a whole field)."""
+    text = json.dumps(value) if isinstance(value, str) else str(value)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def minimum(value: int | None, low: int, path: str) -> list[FieldError]:
@@ -47,13 +50,23 @@ def min_length(value: str | None, limit: int, path: str) -> list[FieldError]:
 
 
 def pattern(value: str | None, regex: re.Pattern[str], path: str) -> list[FieldError]:
-    if value is None or regex.search(value):
+    """`regex` is the CRD's, shown as written; it is matched as Go's RE2 matches it, where
+    `$` ends the text (Python's `$` also matches before a final newline)."""
+    if value is None or _as_go(regex).search(value):
         return []
     return [
         FieldError(
             f"Invalid value: {_shown(value)}: {path} in body should match '{regex.pattern}'", path
         )
     ]
+
+
+@functools.cache
+def _as_go(regex: re.Pattern[str]) -> re.Pattern[str]:
+    text = regex.pattern
+    if text.endswith("$") and not text.endswith("\\$"):
+        text = text[:-1] + r"\Z"
+    return re.compile(text, regex.flags)
 
 
 def enum(value: str | None, allowed: Sequence[str], path: str) -> list[FieldError]:

@@ -11,6 +11,8 @@ data is built. No real manifest comes near a bound: a 10,000-entry flow is ~150,
 
 from __future__ import annotations
 
+import json
+import re
 from typing import Any
 
 import yaml
@@ -23,8 +25,17 @@ MAX_NODES = 5_000_000
 MAX_TEXT = 64 * 1024 * 1024
 #: The deepest nesting of mappings and sequences in a document.
 MAX_DEPTH = 100
+#: The most digits of an integer (int64 has 19; Python refuses to convert past 4,300).
+MAX_DIGITS = 32
+#: The largest object, as JSON: etcd's default request limit (1.5 MiB), so the largest
+#: object the Kubernetes API server stores. `loading` refuses a bigger document, the store
+#: a bigger object a user writes.
+MAX_OBJECT_BYTES = 1536 * 1024
 
 NESTED = f"nested too deeply (more than {MAX_DEPTH} levels)"
+TOO_MANY_DIGITS = (
+    f"more than {MAX_DIGITS}, the most vcflow reads (Kubernetes' integers are 64-bit: 19)"
+)
 
 
 class Exceeded(ValueError):
@@ -114,3 +125,39 @@ def measure_data(data: Any) -> None:
         if depth >= MAX_DEPTH:
             raise Exceeded(NESTED)
         stack.extend((item, depth + 1) for item in items)
+
+
+def object_size(data: Any) -> int:
+    """The bytes of `data` as compact UTF-8 JSON (what the store keeps of an object)."""
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+def too_large(size: int) -> str:
+    """The message for an object of `size` bytes past MAX_OBJECT_BYTES."""
+    return (
+        f"the object is {size:,} bytes as JSON, more than {MAX_OBJECT_BYTES:,} (1.5 MiB): "
+        "the Kubernetes API stores no object that large (etcd's default limit)"
+    )
+
+
+def surrogate_in(data: Any) -> str | None:
+    """Why `data` cannot be written out as UTF-8 — a string or key holding a lone surrogate
+    (`"\\ud800"` escapes make one) — or None. Iterative."""
+    stack: list[Any] = [data]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, str):
+            found = _SURROGATE.search(value)
+            if found is not None:
+                code = f"\\u{ord(found.group()):04x}"
+                return f"{code} is a lone surrogate, not a character (text must be UTF-8)"
+        elif isinstance(value, dict):
+            stack.extend(value.keys())
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+    return None
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 import time
 from datetime import UTC, datetime, timedelta
+from fractions import Fraction
 from typing import Protocol
 
 
@@ -81,14 +82,54 @@ def go_duration(seconds: float) -> str:
     return f"{secs}s"
 
 
-_UNITS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
+_UNITS = {
+    "ns": 1,
+    "us": 10**3,
+    "\u00b5s": 10**3,  # µ (micro sign)
+    "\u03bcs": 10**3,  # μ (Greek mu)
+    "ms": 10**6,
+    "s": 10**9,
+    "m": 60 * 10**9,
+    "h": 3600 * 10**9,
+}
+_GO_PART = re.compile(r"(\d*)(?:\.(\d*))?([a-zµμ]*)")
+#: The longest Go duration (`time.Duration` is int64 nanoseconds: about 292 years).
+MAX_GO_NANOS = 2**63 - 1
+#: The longest time any timer of vcflow waits, in seconds (2^31-1: 68 years, the bound of
+#: Kubernetes' `activeDeadlineSeconds`); a stored value beyond it waits this long, since
+#: Python's clocks and waits overflow far sooner than int64.
+MAX_SECONDS = 2**31 - 1
 
 
 def parse_go_duration(text: str) -> float | None:
-    """Seconds of a Go duration string (`1h2m3.5s`, `150ms`); None when it is not one."""
+    """Seconds of a Go duration string (`1h2m3.5s`, `150ms`, `-1.5h`), as Go's
+    `time.ParseDuration` reads it; None when it is not one or is longer than Go's (int64
+    nanoseconds)."""
     if text in ("0", ""):
         return 0.0
-    parts = re.findall(r"(\d+(?:\.\d+)?)(h|ms|us|µs|ns|m|s)", text)
-    if not parts or "".join(n + u for n, u in parts) != text.lstrip("+"):
-        return None
-    return sum(float(n) * _UNITS[u] for n, u in parts)
+    sign, rest = (-1, text[1:]) if text[:1] == "-" else (1, text.removeprefix("+"))
+    if not rest or rest == "0":
+        return 0.0 if rest else None
+    total, pos = Fraction(0), 0
+    while pos < len(rest):
+        match = _GO_PART.match(rest, pos)
+        if match is None:  # (never: every part of the pattern may be empty)
+            return None
+        whole, frac, unit = match.group(1), match.group(2), match.group(3)
+        if not (whole or frac) or unit not in _UNITS or len(whole) > 20:
+            return None
+        total += Fraction(f"{whole or 0}.{(frac or '0')[:20]}") * _UNITS[unit]
+        if total > MAX_GO_NANOS:
+            return None
+        pos = match.end()
+    return sign * float(total) / 1e9
+
+
+def clamped_seconds(seconds: float) -> float:
+    """`seconds` within ±MAX_SECONDS: what a timer may wait."""
+    return max(-MAX_SECONDS, min(MAX_SECONDS, seconds))
+
+
+def later(moment: datetime, seconds: float) -> datetime:
+    """`moment` plus `seconds` (clamped: a stored value out of range never overflows)."""
+    return moment + timedelta(seconds=clamped_seconds(seconds))

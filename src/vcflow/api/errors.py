@@ -21,6 +21,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+from vcflow.api import printable
+
 
 @dataclass(frozen=True)
 class Origin:
@@ -85,7 +87,7 @@ class FieldError:
         text = ": ".join([*parts, self.message])
         if self.hint:
             text += f" ({self.hint})"
-        return " ".join(text.split("\n"))
+        return " ".join(printable.escaped(text, keep="\n").split("\n"))
 
 
 class VcflowError(Exception):

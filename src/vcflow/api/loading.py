@@ -2,34 +2,34 @@
 and turn them into typed objects, with every problem as a FieldError that names the file,
 document, line, kind, namespace/name and field path.
 
-Called by the CLI, the conformance runner and tests. YAML is loaded with a safe loader that,
-like Kubernetes' own, keeps timestamps as strings, and refuses duplicate keys. The loader is
-built on libyaml (`yaml.CSafeLoader`) when PyYAML has it, else on the pure-Python
-`yaml.SafeLoader`; either way a YAML error is one line naming the file and, where known, the
-line. Documents of plain YAML (maps, sequences, JSON-like scalars) are built from the nodes
-directly, PyYAML's constructor takes the rest; the nodes are not kept (see `_Text`). What a
-file may hold is bounded (`bounds`: its size, its nesting, its aliases' expansion).
+Called by the CLI, the conformance runner and tests. YAML is loaded with `yamlreader`'s
+safe loader (read as Kubernetes reads YAML; libyaml's parser when PyYAML has it); a YAML
+error is one line naming the file and, where known, the line. Documents of plain YAML are
+built from the nodes directly (`yamlreader.plain_data`); the nodes are not kept (see
+`_Text`). Schema errors are worded by `modelerrors`. What a file may hold is bounded
+(`bounds`: its size, its nesting, its aliases' expansion).
 """
 
 from __future__ import annotations
 
 import io
-import json
 import sys
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import pydantic
 import yaml
 
-from vcflow.api import bounds, config, names
+from vcflow.api import bounds, config, jsontext, names
 from vcflow.api.errors import FieldError, Origin, ParseError
 from vcflow.api.jobflow import JobFlow
 from vcflow.api.jobtemplate import JobTemplate
 from vcflow.api.meta import Resource
+from vcflow.api.modelerrors import schema_errors
 from vcflow.api.vcjob import VCJob
+from vcflow.api.yamlreader import _NOT_PLAIN, KubeSafeLoader, plain_data
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 
@@ -41,76 +41,6 @@ MODELS: dict[tuple[str, str], type[Resource]] = {
     ("v1", "ConfigMap"): config.ConfigMap,
     ("v1", "Secret"): config.Secret,
 }
-
-
-def _construct_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode) -> dict[Any, Any]:
-    loader.flatten_mapping(node)
-    seen: dict[Any, int] = {}
-    for key_node, _ in node.value:
-        key = loader.construct_object(key_node, deep=True)
-        if not isinstance(key, str | int | float | bool) and key is not None:
-            raise yaml.constructor.ConstructorError(
-                None, None, "mapping key must be a scalar", key_node.start_mark
-            )
-        if key in seen:
-            raise yaml.constructor.ConstructorError(
-                None,
-                None,
-                f'mapping key "{key}" already defined at line {seen[key] + 1}',
-                key_node.start_mark,
-            )
-        seen[key] = key_node.start_mark.line
-    return loader.construct_mapping(node, deep=True)
-
-
-def kube_loader(base: type[Any]) -> type[yaml.SafeLoader]:
-    """A loader on `base` (`yaml.CSafeLoader` or `yaml.SafeLoader`, which share the parser,
-    composer and constructor interface) that keeps timestamps as strings and rejects
-    duplicate and non-scalar mapping keys."""
-    loader = cast(
-        "type[yaml.SafeLoader]",
-        type("KubeSafeLoader", (base,), {"__doc__": kube_loader.__doc__}),
-    )
-    loader.yaml_implicit_resolvers = {
-        first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-        for first, resolvers in base.yaml_implicit_resolvers.items()
-    }
-    loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
-    if not loader.yaml_path_resolvers:
-        _install_resolve(loader)
-    return loader
-
-
-def _install_resolve(loader: type[yaml.SafeLoader]) -> None:
-    """Give `loader` PyYAML's `resolve` (the implicit tag of every scalar the composer
-    makes) without its per-scalar list building: each first character's resolvers are
-    joined with the wildcard ones once, here. Same tags; a third of composing was it."""
-    implicit = loader.yaml_implicit_resolvers
-    wildcard = tuple(implicit.get(None, ()))
-    by_first = {
-        first: (*resolvers, *wildcard) for first, resolvers in implicit.items() if first is not None
-    }
-    scalar_tag = loader.DEFAULT_SCALAR_TAG
-    other_tags: dict[type, str] = {
-        yaml.SequenceNode: loader.DEFAULT_SEQUENCE_TAG,
-        yaml.MappingNode: loader.DEFAULT_MAPPING_TAG,
-    }
-
-    def resolve(self: yaml.SafeLoader, kind: type, value: Any, implicit: tuple[bool, bool]) -> Any:
-        if kind is not yaml.ScalarNode:
-            return other_tags.get(kind)
-        if implicit[0]:
-            for tag, regexp in by_first.get(value[:1], wildcard):
-                if regexp.match(value):
-                    return tag
-        return scalar_tag
-
-    loader.resolve = resolve  # type: ignore[method-assign,assignment]
-
-
-#: The loader every read uses: libyaml's parser when PyYAML was built with it (much
-#: faster), else the pure-Python one.
-KubeSafeLoader = kube_loader(yaml.CSafeLoader if yaml.__with_libyaml__ else yaml.SafeLoader)
 
 
 @dataclass
@@ -295,16 +225,11 @@ def parse_text(text: str, source: str) -> list[Document]:
 
 def _from_json(text: str, source: str) -> list[Document]:
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ParseError(f"invalid JSON: {exc.msg}", origin=Origin(source, 0, exc.lineno)) from None
-    except RecursionError:
-        raise ParseError(f"invalid JSON: {bounds.NESTED}", origin=Origin(source, 0)) from None
-    try:
-        bounds.measure_data(data)
-    except bounds.Exceeded as exc:
-        raise ParseError(f"invalid JSON: {exc}", origin=Origin(source, 0)) from None
-    return list(_objects(data, Origin(source, 0, 1), None))
+        data = jsontext.loads(text)
+    except jsontext.Invalid as exc:
+        raise ParseError(f"invalid JSON: {exc}", origin=Origin(source, 0, exc.line)) from None
+    sized = len(text) > bounds.MAX_OBJECT_BYTES // 4
+    return list(_objects(data, Origin(source, 0, 1), None, sized=sized))
 
 
 def _from_yaml(text: str, source: str, *, lenient: bool = False) -> Iterator[Document | ParseError]:
@@ -312,6 +237,8 @@ def _from_yaml(text: str, source: str, *, lenient: bool = False) -> Iterator[Doc
     loader = KubeSafeLoader(text)
     kept = _Text(text, KubeSafeLoader)
     anchored = "&" in text  # without an anchor there is no alias: nothing expands
+    escaped = "\\u" in text or "\\U" in text  # only an escape makes a lone surrogate
+    sized = len(text) > bounds.MAX_OBJECT_BYTES // 4  # (JSON is at most 4x its YAML)
     index = 0
     try:
         while True:
@@ -346,8 +273,11 @@ def _from_yaml(text: str, source: str, *, lenient: bool = False) -> Iterator[Doc
                 ) from None
             if data is not None and node is not None:
                 origin = Origin(source, index, node.start_mark.line + 1)
+                problem = bounds.surrogate_in(data) if escaped else None
+                if problem is not None:  # (libyaml refuses them itself)
+                    raise ParseError(f"invalid YAML: {problem}", origin=origin)
                 try:
-                    yield from _objects(data, origin, node, _Recomposed(kept, index))
+                    yield from _objects(data, origin, node, _Recomposed(kept, index), sized=sized)
                 except ParseError as exc:
                     if not lenient:
                         raise
@@ -355,89 +285,6 @@ def _from_yaml(text: str, source: str, *, lenient: bool = False) -> Iterator[Doc
             index += 1
     finally:
         loader.dispose()
-
-
-_STR_TAG = yaml.resolver.BaseResolver.DEFAULT_SCALAR_TAG
-_SEQ_TAG = yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG
-_MAP_TAG = yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG
-#: The scalar tags besides `str` that `plain_data` builds, each by SafeConstructor's own code.
-_SCALARS = {
-    f"tag:yaml.org,2002:{name}": getattr(yaml.constructor.SafeConstructor, f"construct_yaml_{name}")
-    for name in ("null", "bool", "int", "float")
-}
-#: Collections nested deeper than this are left to PyYAML's constructor, after
-#: `bounds.measure_yaml` has refused those nested deeper than `bounds.MAX_DEPTH`.
-_PLAIN_DEPTH = 64
-_NOT_PLAIN: Any = object()
-_BUSY: Any = object()
-
-
-class _NotPlain(Exception):
-    """A node `plain_data` leaves to PyYAML's constructor."""
-
-
-def plain_data(node: yaml.Node | None, loader: yaml.SafeLoader) -> Any:
-    """The data of a composed document built straight from its nodes, or `_NOT_PLAIN`.
-
-    What `loader.construct_document(node)` returns, without the cost of PyYAML's constructor
-    (it dispatches and books every node), for documents of maps, sequences and str, null,
-    bool, int and float scalars, aliases included. Anything else — another tag, a merge key,
-    a duplicate or non-scalar key, a recursive alias, deep nesting, a scalar its constructor
-    refuses — is `_NOT_PLAIN`: PyYAML then builds or rejects it exactly as before.
-    """
-    try:
-        return _plain(node, loader, 0, {})
-    except Exception:  # _NotPlain, or a scalar's own error: PyYAML words it, as before
-        return _NOT_PLAIN
-
-
-def _plain(node: Any, loader: yaml.SafeLoader, depth: int, built: dict[Any, Any]) -> Any:
-    kind = type(node)
-    if kind is yaml.ScalarNode:
-        return _scalar(node, loader)
-    found = built.get(node)
-    if found is not None:
-        if found is _BUSY:
-            raise _NotPlain  # a recursive alias: PyYAML refuses it
-        return found  # an alias: the same object, as PyYAML shares it
-    if depth >= _PLAIN_DEPTH:
-        raise _NotPlain
-    built[node] = _BUSY
-    out: Any
-    if kind is yaml.MappingNode and node.tag == _MAP_TAG:
-        out = _plain_mapping(node, loader, depth, built)
-    elif kind is yaml.SequenceNode and node.tag == _SEQ_TAG:
-        out = [_plain(item, loader, depth + 1, built) for item in node.value]
-    else:
-        raise _NotPlain
-    built[node] = out
-    return out
-
-
-def _plain_mapping(
-    node: yaml.MappingNode, loader: yaml.SafeLoader, depth: int, built: dict[Any, Any]
-) -> dict[Any, Any]:
-    out: dict[Any, Any] = {}
-    for key_node, value_node in node.value:
-        if type(key_node) is not yaml.ScalarNode:
-            raise _NotPlain
-        key = _scalar(key_node, loader)
-        if key in out:
-            raise _NotPlain  # a duplicate: PyYAML's error names both lines
-        if type(value_node) is yaml.ScalarNode and value_node.tag == _STR_TAG:
-            out[key] = value_node.value  # most values: no call
-        else:
-            out[key] = _plain(value_node, loader, depth + 1, built)
-    return out
-
-
-def _scalar(node: yaml.ScalarNode, loader: yaml.SafeLoader) -> Any:
-    if node.tag == _STR_TAG:
-        return node.value
-    construct = _SCALARS.get(node.tag)
-    if construct is None:
-        raise _NotPlain  # a merge key, binary, an explicit timestamp, an unknown tag, ...
-    return construct(loader, node)
 
 
 #: Characters YAML forbids in a stream (PyYAML's pure-Python reader's own set).
@@ -492,10 +339,26 @@ def _one_line(text: str) -> str:
 
 
 def _objects(
-    data: Any, origin: Origin, node: yaml.Node | None, later: _Recomposed | None = None
+    data: Any,
+    origin: Origin,
+    node: yaml.Node | None,
+    later: _Recomposed | None = None,
+    *,
+    sized: bool = False,
 ) -> Iterator[Document]:
-    """Split a `kind: List` into its items; check each object is a mapping. The Documents
-    keep `later` in place of `node` when given."""
+    """Split a `kind: List` into its items; check each object is a mapping (and, if `sized`,
+    within `bounds.MAX_OBJECT_BYTES`). The Documents keep `later` in place of `node`."""
+    for doc in _listed(data, origin, node, later):
+        if sized and (size := bounds.object_size(doc.data)) > bounds.MAX_OBJECT_BYTES:
+            kind, ns, name = identity(doc.data)
+            what = f"{kind or 'object'} {ns}/{name}: " if name else ""
+            raise ParseError(what + bounds.too_large(size), origin=doc.origin)
+        yield doc
+
+
+def _listed(
+    data: Any, origin: Origin, node: yaml.Node | None, later: _Recomposed | None
+) -> Iterator[Document]:
     if not isinstance(data, dict):
         raise ParseError(
             f"expected a Kubernetes object (a mapping), got {_type_name(data)}", origin=origin
@@ -581,89 +444,6 @@ def _pruned(value: Any) -> Any:
     if type(value) is list:
         return [_pruned(item) for item in value]
     return value
-
-
-def schema_errors(
-    exc: pydantic.ValidationError, data: Any
-) -> list[tuple[str, tuple[str | int, ...], str]]:
-    """pydantic's errors in Kubernetes' words: (field path, data location, message).
-
-    Union branches are folded into one error per field; pydantic's raw text never shows.
-    """
-    grouped: dict[tuple[str | int, ...], list[dict[str, Any]]] = {}
-    for error in exc.errors(include_url=False):
-        loc = _data_loc(error["loc"], data, error["type"])
-        grouped.setdefault(loc, []).append(dict(error))
-    out = []
-    for loc, errors in grouped.items():
-        out.append((format_path(loc), loc, _message(errors)))
-    return out
-
-
-def _data_loc(loc: Sequence[str | int], data: Any, err_type: str) -> tuple[str | int, ...]:
-    """Keep only the parts of pydantic's loc that index the data (drop union tags)."""
-    out: list[str | int] = []
-    current = data
-    for i, part in enumerate(loc):
-        if isinstance(current, dict) and part in current:
-            out.append(part)
-            current = current[part]
-        elif isinstance(current, list) and isinstance(part, int) and 0 <= part < len(current):
-            out.append(part)
-            current = current[part]
-        elif i == len(loc) - 1 and err_type == "missing" and isinstance(part, str):
-            out.append(part)
-    return tuple(out)
-
-
-def format_path(loc: Sequence[str | int]) -> str:
-    """`("spec", "flows", 2, "name")` → `spec.flows[2].name`."""
-    text = ""
-    for part in loc:
-        if isinstance(part, int):
-            text += f"[{part}]"
-        else:
-            text += f".{part}" if text else str(part)
-    return text
-
-
-_TYPE_WORDS = {
-    "string_type": "string",
-    "int_type": "integer",
-    "int_from_float": "integer",
-    "float_type": "number",
-    "bool_type": "boolean",
-    "list_type": "array",
-    "dict_type": "object",
-    "model_type": "object",
-    "model_attributes_type": "object",
-}
-
-
-def _message(errors: list[dict[str, Any]]) -> str:
-    types = [e["type"] for e in errors]
-    first = errors[0]
-    if "missing" in types:
-        return "Required value"
-    words = [_TYPE_WORDS[t] for t in types if t in _TYPE_WORDS]
-    if words and len(words) == len(types):
-        shown = _short(first.get("input"))
-        return f"Invalid value: {shown}: must be of type {' or '.join(dict.fromkeys(words))}"
-    for e in errors:
-        if e["type"] in ("enum", "literal_error"):
-            expected = e.get("ctx", {}).get("expected", "")
-            values = ", ".join(
-                '"' + v.strip().strip("'") + '"'
-                for v in str(expected).replace(" or ", ", ").split(",")
-            )
-            return f'Unsupported value: "{e.get("input")}": supported values: {values}'
-    msg = str(first.get("msg", "invalid value"))
-    return msg.removeprefix("Value error, ")
-
-
-def _short(value: Any) -> str:
-    text = json.dumps(value, default=str)
-    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def dump_yaml(data: Any) -> str:

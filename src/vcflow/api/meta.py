@@ -83,7 +83,7 @@ class WireModel(BaseModel):
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Self:
-        """Parse wire data; raises pydantic.ValidationError (see `loading.field_errors`)."""
+        """Parse wire data; raises pydantic.ValidationError (see `modelerrors.schema_errors`)."""
         return cls.model_validate(data)
 
     def clone(self) -> Self:

@@ -1,7 +1,10 @@
-"""Names: DNS-1123 checks, the one place job and pod names are derived, object keys.
+"""Names: DNS-1123 checks, label and annotation keys and values, the one place job and pod
+names are derived, object keys.
 
 Volcano derives names by plain concatenation (reference §2.5), so do we; every caller that
-needs a vcjob or pod name goes through `job_name`/`pod_name`.
+needs a vcjob or pod name goes through `job_name`/`pod_name`. Every check matches the whole
+value, as Go's regexps do (`re.fullmatch`: Python's `$` also matches before a trailing
+newline, which then passed every check).
 """
 
 from __future__ import annotations
@@ -22,15 +25,20 @@ DEFAULT_NAMESPACE = "default"
 JobName = NewType("JobName", str)
 ObjectKey = NewType("ObjectKey", str)
 
-_DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-_DNS1123_SUBDOMAIN = re.compile(
-    r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
-)
-_LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
-_QUALIFIED_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
+_DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+_DNS1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+_LABEL_VALUE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
+_QUALIFIED_NAME = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
 
 LABEL_MAX = 63
 SUBDOMAIN_MAX = 253
+#: The most bytes a object's annotations may hold, keys and values together (Kubernetes'
+#: TotalAnnotationSizeLimitB).
+ANNOTATIONS_MAX = 256 * 1024
+_NAME_PART = (
+    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with "
+    "an alphanumeric character"
+)
 
 
 def dns1123_label_errors(value: str) -> list[str]:
@@ -38,7 +46,7 @@ def dns1123_label_errors(value: str) -> list[str]:
     errors = []
     if len(value) > LABEL_MAX:
         errors.append(f"must be no more than {LABEL_MAX} characters")
-    if not _DNS1123_LABEL.match(value):
+    if not _DNS1123_LABEL.fullmatch(value):
         errors.append(
             "a lowercase RFC 1123 label must consist of lower case alphanumeric characters "
             "or '-', and must start and end with an alphanumeric character"
@@ -51,7 +59,7 @@ def dns1123_subdomain_errors(value: str) -> list[str]:
     errors = []
     if len(value) > SUBDOMAIN_MAX:
         errors.append(f"must be no more than {SUBDOMAIN_MAX} characters")
-    if not _DNS1123_SUBDOMAIN.match(value):
+    if not _DNS1123_SUBDOMAIN.fullmatch(value):
         errors.append(
             "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric "
             "characters, '-' or '.', and must start and end with an alphanumeric character"
@@ -64,7 +72,7 @@ def label_value_errors(value: str) -> list[str]:
     errors = []
     if len(value) > LABEL_MAX:
         errors.append(f"must be no more than {LABEL_MAX} characters")
-    if not _LABEL_VALUE.match(value):
+    if not _LABEL_VALUE.fullmatch(value):
         errors.append(
             "a valid label must be an empty string or consist of alphanumeric characters, "
             "'-', '_' or '.', and must start and end with an alphanumeric character"
@@ -76,13 +84,38 @@ def qualified_name_errors(value: str) -> list[str]:
     """Why `value` is not a Kubernetes qualified name (no prefix part); empty when it is."""
     errors = []
     if len(value) > LABEL_MAX:
-        errors.append(f"must be no more than {LABEL_MAX} characters")
-    if not _QUALIFIED_NAME.match(value):
-        errors.append(
-            "name part must consist of alphanumeric characters, '-', '_' or '.', and must "
-            "start and end with an alphanumeric character"
-        )
+        errors.append(f"name part must be no more than {LABEL_MAX} characters")
+    if not _QUALIFIED_NAME.fullmatch(value):
+        errors.append(f"name part {_NAME_PART}")
     return errors
+
+
+def label_key_errors(key: str) -> list[str]:
+    """Why `key` is not a label or annotation key — a qualified name with an optional DNS
+    subdomain prefix (`example.com/name`) — in Kubernetes' words (IsQualifiedName); empty
+    when it is."""
+    parts = key.split("/")
+    if len(parts) > 2:
+        return [f"a qualified name {_NAME_PART} with an optional DNS subdomain prefix and '/'"]
+    errors: list[str] = []
+    if len(parts) == 2:
+        prefix = parts[0]
+        if not prefix:
+            errors.append("prefix part must be non-empty")
+        else:
+            errors += [f"prefix part {e}" for e in dns1123_subdomain_errors(prefix)]
+    name = parts[-1]
+    if not name:
+        return [*errors, "name part must be non-empty"]
+    return errors + qualified_name_errors(name)
+
+
+def annotations_size(annotations: dict[str, str]) -> int:
+    """The bytes Kubernetes counts against ANNOTATIONS_MAX: every key and value, in UTF-8."""
+    return sum(
+        len(k.encode("utf-8", "replace")) + len(v.encode("utf-8", "replace"))
+        for k, v in annotations.items()
+    )
 
 
 def is_dns1123_subdomain(value: str) -> bool:

@@ -10,8 +10,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from vcflow.api.meta import Resource, WireModel
-
-Quantity = str | int | float
+from vcflow.api.quantity import Quantity
 
 
 class EnvVar(WireModel):
@@ -187,6 +186,7 @@ __all__ = [
     "LifecyclePolicy",
     "PodSpec",
     "PodTemplateSpec",
+    "Quantity",
     "TaskSpec",
     "VCJob",
     "VCJobStatus",

@@ -5,12 +5,15 @@ in one place, `_Root.invoke`, which `main()` and typer's CliRunner both run:
 
 - VcflowError → its message on stderr (a ValidationFailed has one problem per line), exit 1;
 - usage errors → typer's own message, exit 2;
+- an OSError of the machine (a full disk, a read-only file system: `MACHINE_ERRNOS`) →
+  `no space left on device: <path>`, exit 1;
 - anything else is a bug → `internal error: <type>: <msg>, rerun with -v for details`,
   exit 1; the traceback is shown only with `-v/--verbose`.
 """
 
 from __future__ import annotations
 
+import errno
 import traceback
 from pathlib import Path
 from typing import Annotated, Any
@@ -19,6 +22,7 @@ import typer
 from typer.core import TyperGroup
 
 import vcflow
+from vcflow.api import printable
 from vcflow.api.errors import VcflowError
 from vcflow.cli import (
     apply,
@@ -44,22 +48,53 @@ class _Root(TyperGroup):
 
     def invoke(self, ctx: typer.Context) -> Any:  # type: ignore[override]
         try:
+            _check_arguments([*getattr(ctx, "_protected_args", []), *ctx.args])
             return super().invoke(ctx)
         except VcflowError as exc:
             for line in str(exc).splitlines() or [type(exc).__name__]:
-                typer.echo(line, err=True)
+                typer.echo(printable.escaped(line), err=True)
             raise typer.Exit(exc.exit_code) from None
         except (typer.Exit, typer.Abort, typer.TyperException):
             raise
+        except OSError as exc:
+            if exc.errno not in MACHINE_ERRNOS:
+                _internal_error(exc, verbose=bool(ctx.meta.get(VERBOSE)))
+                raise typer.Exit(1) from None
+            where = exc.filename if exc.filename is not None else options.state_dir(ctx)
+            words = (exc.strerror or "").lower() or type(exc).__name__
+            typer.echo(printable.escaped(f"{words}: {where}"), err=True)
+            raise typer.Exit(1) from None
         except Exception as exc:
             _internal_error(exc, verbose=bool(ctx.meta.get(VERBOSE)))
             raise typer.Exit(1) from None
 
 
+#: What the machine refuses rather than a bug (a full disk, a read-only file system...):
+#: `<strerror>: <path>`, exit 1, with no traceback even with -v.
+MACHINE_ERRNOS = frozenset(
+    {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EIO}
+)
+
+
+def _check_arguments(args: list[str]) -> None:
+    """Refuse an argument that is not text (bytes that are not UTF-8 reach Python as lone
+    surrogates, which no name or store key can hold): a usage error, exit 2. File names
+    (`-f`) may be any bytes, as on the file system."""
+    for before, arg in zip(["", *args], args, strict=False):
+        if before in FILE_OPTIONS or arg.startswith(tuple(f"{o}=" for o in FILE_OPTIONS)):
+            continue
+        if printable.has_surrogate(arg):
+            shown = arg.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+            raise typer.BadParameter(f"'{shown}' is not valid UTF-8 text")
+
+
+FILE_OPTIONS = ("-f", "--filename")
+
+
 def _internal_error(exc: Exception, *, verbose: bool) -> None:
     if verbose:
         typer.echo("".join(traceback.format_exception(exc)).rstrip("\n"), err=True)
-    message = " ".join(str(exc).split())
+    message = printable.escaped(" ".join(str(exc).split()))
     detail = f"{type(exc).__name__}: {message}" if message else type(exc).__name__
     hint = "" if verbose else ", rerun with -v for details"
     typer.echo(f"internal error: {detail}{hint}", err=True)

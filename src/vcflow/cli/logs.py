@@ -9,6 +9,10 @@ of its previous attempt. `--attempt N` reads attempt N (1 = the first, -1 the la
 `--attempts` lists them. A pod that has not started, or failed to launch, is explained from
 its status in the store (its reason and message), not reported as missing; a pod removed
 from the store shows its latest attempt.
+
+Only the pod's own log files are read: POD and the namespace must be names Kubernetes would
+take (no `/`, no `..`), and a log is read from its directory under the state directory by
+name, never through a link (`runtime.ownership.check_beneath`, `logs.open_log`).
 """
 
 from __future__ import annotations
@@ -20,12 +24,13 @@ from typing import Annotated, NoReturn
 
 import typer
 
-from vcflow.api.errors import NotFound
+from vcflow.api import names
+from vcflow.api.errors import InvalidName, NotFound
 from vcflow.api.pod import Pod
 from vcflow.cli import kinds, options, output
 from vcflow.local import statedir
 from vcflow.runtime import logs as podlogs
-from vcflow.runtime import podfs
+from vcflow.runtime import ownership, podfs
 from vcflow.runtime.loghistory import Attempt, attempts
 
 PodArg = Annotated[
@@ -76,6 +81,7 @@ def logs(
 ) -> None:
     """Print the log of a pod's container (stdout and stderr, as written)."""
     name = pod_name(pod)
+    _check_names(namespace, name)
     state_dir = options.state_dir(ctx).absolute()
     found = attempts(state_dir, namespace, name)
     unstarted = _unstarted(ctx, namespace, name, found)
@@ -94,6 +100,7 @@ def logs(
         raise podlogs.LogsError(f'pod "{name}" not found')
     podlogs.check_container(chosen, picked, name)
     if follow and not previous and chosen.current:
+        _check_directory(state_dir, chosen.directory)
         for chunk in podlogs.follow(chosen.directory, picked, tail=tail):
             typer.echo(chunk, nl=False)
         return
@@ -119,6 +126,7 @@ def _read(
         if path is None:
             break
         try:
+            _check_directory(where[0], path.parent)
             return podlogs.read_path(path, tail)
         except FileNotFoundError:
             continue
@@ -127,6 +135,28 @@ def _read(
             f'previous terminated container "{container}" in pod "{name}" not found'
         )
     return b""
+
+
+def _check_names(namespace: str, name: str) -> None:
+    """InvalidName unless both are names Kubernetes takes (they become paths)."""
+    for what, value, problems in (
+        ("namespace", namespace, names.dns1123_label_errors(namespace)),
+        ("pod name", name, names.dns1123_subdomain_errors(name)),
+    ):
+        if problems or "\n" in value:
+            why = "; ".join(problems) or "it holds a line break"
+            raise InvalidName(f"invalid {what} {value!r}: {why}")
+
+
+def _check_directory(state_dir: Path, directory: Path) -> None:
+    """LogsError unless `directory` is a real directory of this user under `state_dir`
+    (no link on the way: a log is read only where vcflow keeps it)."""
+    try:
+        ownership.check_beneath(str(state_dir), str(directory))
+    except ownership.Unsafe as exc:
+        raise podlogs.LogsError(f"the log is not read: {exc}") from None
+    except FileNotFoundError:
+        pass  # (moved while being read: found again by the caller)
 
 
 def _unstarted(

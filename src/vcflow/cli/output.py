@@ -1,8 +1,10 @@
 """Printers for `get` (and `describe`'s tables), writing to a given stream, kubectl style.
 
 Tables are plain: upper-case headers, columns padded to their widest cell and separated by
-three spaces, no trailing blanks. `-o yaml|json` print the object (a `kind: List` when
-several), `-o name` prints `<kind>.<group>/<name>`. Ages are kubectl's (`HumanDuration`).
+three spaces, no trailing blanks; control characters in a cell are escaped (`\\x1b`), so a
+name or message cannot move the cursor or retitle the terminal. `-o yaml|json` print the
+object (a `kind: List` when several), `-o name` prints `<kind>.<group>/<name>`. Ages are
+kubectl's (`HumanDuration`).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any, TextIO
 
-from vcflow.api import clock, loading
+from vcflow.api import clock, loading, printable
 from vcflow.api.meta import Resource
 from vcflow.cli import kinds
 
@@ -37,7 +39,7 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[str]], out: TextIO) ->
 
 def aligned(headers: Sequence[str], rows: Sequence[Sequence[str]], *, gap: int = 3) -> list[str]:
     """The lines of a table: every column as wide as its widest cell, `gap` blanks apart."""
-    lines = [list(headers), *[list(r) for r in rows]]
+    lines = [list(headers), *[[printable.escaped(c) for c in r] for r in rows]]
     widths = [max(len(line[i]) for line in lines) for i in range(len(headers))]
     return [
         (" " * gap).join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip()

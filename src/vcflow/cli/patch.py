@@ -9,12 +9,12 @@ or a script moves a vcjob's phase. A write that changes nothing prints `(no chan
 
 from __future__ import annotations
 
-import json
 from enum import StrEnum
 from typing import Annotated, Any
 
 import typer
 
+from vcflow.api import jsontext
 from vcflow.api.errors import Conflict, InputError, NotFound, Origin, ValidationFailed
 from vcflow.api.loading import Document, to_model
 from vcflow.api.meta import Resource
@@ -95,12 +95,16 @@ def patch(
 
 
 def _parse(text: str) -> dict[str, Any]:
+    """The patch, read as strictly as a `.json` manifest (`api.jsontext`: no duplicate keys,
+    nesting within `bounds.MAX_DEPTH`, ...); the text is quoted at most 60 characters long."""
+    shown = repr(text) if len(text) <= 60 else repr(text[:57]) + "..."
     try:
-        body = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"error: unable to parse the patch {text!r}: {exc}") from None
+        body = jsontext.loads(text)
+    except jsontext.Invalid as exc:
+        where = f" (line {exc.line})" if exc.line is not None and "\n" in text else ""
+        raise InputError(f"error: unable to parse the patch {shown}: {exc}{where}") from None
     if not isinstance(body, dict):
-        raise InputError(f"error: the patch must be a JSON object, not {text!r}")
+        raise InputError(f"error: the patch must be a JSON object, not {shown}")
     return body
 
 

@@ -16,6 +16,7 @@ from rich.console import Group
 from rich.text import Text
 
 from vcflow.api.phases import JobPhase
+from vcflow.api.printable import escaped
 from vcflow.cli import output
 from vcflow.local.progress import NOT_CREATED, FlowProgress, JobProgress, Progress
 from vcflow.local.result import JobResult, RunResult
@@ -31,6 +32,7 @@ _STYLE = {
     "Pending": "yellow",
     "Waiting": "dim",
 }
+TAB = "\t"
 WAITING = "Waiting"  # shown for a flow entry whose vcjob does not exist yet
 #: the order jobs are shown in when they do not all fit: running, failed, waiting, done
 _RANK = {
@@ -82,7 +84,7 @@ class LiveView:
         if alone:
             lines.append(Text("vcjobs", style="bold"))
             lines += _job_lines(alone, shown_budget[-1], now)
-        lines += [Text(note, style="bold") for note in self.notes[-3:]]
+        lines += [Text(escaped(note), style="bold") for note in self.notes[-3:]]
         return Group(*lines)
 
 
@@ -132,6 +134,10 @@ def _job_lines(jobs: list[JobProgress], room: int, now: float) -> list[Text]:
 
 
 def _why(job: JobProgress) -> str:
+    return escaped(_why_raw(job))
+
+
+def _why_raw(job: JobProgress) -> str:
     if job.phase == NOT_CREATED:
         return job.waiting
     if job.failure:
@@ -168,6 +174,10 @@ def final_rows(result: RunResult) -> list[list[str]]:
 
 
 def _reason(job: JobResult) -> str:
+    return escaped(_reason_raw(job))
+
+
+def _reason_raw(job: JobResult) -> str:
     if job.failure is not None:
         return str(job.failure)
     if job.phase == NOT_CREATED:
@@ -195,7 +205,7 @@ def report(result: RunResult, out: TextIO) -> None:
             f"\n{where}: the last lines of its log "
             f"(vcflow logs {failure.pod} -c {failure.container}{attempt}{namespace}):\n"
         )
-        out.write("".join(f"  {line}\n" for line in failure.log_tail))
+        out.write("".join(f"  {escaped(line, keep=TAB)}\n" for line in failure.log_tail))
     out.write("\n" if any(j.failure and j.failure.log_tail for j in result.all_jobs()) else "")
     for flow in result.flows:
         before = " (it had ended before this run)" if flow.ended_before else ""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from vcflow.api import printable
 from vcflow.api.jobflow import JobFlow
 from vcflow.api.jobtemplate import JobTemplate
 from vcflow.api.vcjob import JobSpec, VCJob
@@ -40,7 +41,9 @@ class Text:
         self.lines += [INDENT * level + line for line in output.aligned(headers, rows, gap=gap)]
 
     def render(self) -> str:
-        return "\n".join(self.lines) + "\n"
+        """The text, each line with its control characters escaped (a label, an annotation
+        or a message may hold an ESC or OSC sequence: it is shown, not obeyed)."""
+        return "\n".join(printable.escaped(line) for line in self.lines) + "\n"
 
 
 def pairs_of(mapping: Mapping[str, str]) -> list[str]:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from vcflow.admission.review import Context, Operation, errors_only, review
-from vcflow.api import loading
+from vcflow.api import loading, modelerrors
 from vcflow.api.errors import FieldError
 from vcflow.api.jobflow import JobFlow
 from vcflow.api.jobtemplate import JobTemplate
@@ -126,7 +126,7 @@ def _context_model(case: Case, data: dict[str, Any], loc: tuple[str | int, ...])
     """An object the case says already exists; it must load (it was admitted once)."""
     obj, errors = loading.to_model(case.sub_document(data, loc))
     if obj is None:
-        where = loading.format_path(loc)
+        where = modelerrors.format_path(loc)
         raise CaseError(f"{where} does not load: " + " | ".join(str(e) for e in errors))
     return obj
 

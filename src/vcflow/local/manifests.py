@@ -2,7 +2,8 @@
 
 paths → documents (`api.loading`) → typed objects (schema errors) → admission
 (`admission.review`). All objects are reviewed together: a JobFlow's entries resolve against
-the JobTemplates of its namespace among the same inputs. `validate` reports the result;
+the JobTemplates of its namespace among the same inputs, and names two objects would both
+generate are warned of (`admission.collisions`). `validate` reports the result;
 `apply` and `run` write nothing unless `raise_if_invalid` passes. Problems keep input order;
 an unreadable file is one problem and the other files are still read.
 """
@@ -13,6 +14,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from vcflow.admission import collisions
 from vcflow.admission import review as admission
 from vcflow.api import gcpause, loading
 from vcflow.api.errors import FieldError, InputError, Origin, ParseError, ValidationFailed
@@ -163,6 +165,9 @@ def _review(
         found = [_locate(e, doc) for e in admission.review(obj, context=context)]
         problems[i] += admission.errors_only(found)
         warnings += by_line(admission.warnings_only(found))
+    docs = {(obj.kind, obj.namespace, obj.name): doc for doc, obj in typed.values()}
+    for clash in collisions.input_warnings([obj for _, obj in typed.values()]):
+        warnings.append(_locate(clash, docs[(clash.kind, clash.namespace, clash.name)]))
     return warnings
 
 
@@ -185,7 +190,7 @@ _PATH_PART = re.compile(r"([^.\[\]]+)|\[([^\]]*)\]")
 def parse_path(path: str) -> tuple[str | int, ...]:
     """`spec.flows[2].dependsOn.targets[0]` → `("spec", "flows", 2, "dependsOn", "targets", 0)`.
 
-    The inverse of `loading.format_path`; a bracketed non-number (a label key) stays a string.
+    The inverse of `modelerrors.format_path`; a bracketed non-number (a label key) stays a string.
     """
     parts: list[str | int] = []
     for name, index in _PATH_PART.findall(path):

@@ -242,6 +242,6 @@ def _kept_tail(attempt: loghistory.Attempt, container: str, lines: int) -> tuple
         return ()
     try:
         data = podlogs.read_path(runs[-1][1], lines)
-    except OSError:
+    except (InputError, OSError):
         return ()
     return tuple(data.decode(errors="replace").splitlines())

@@ -43,7 +43,11 @@ from vcflow.store.base import Store
 Note = Callable[[str], None]
 #: seconds a run may sit with nothing running, nothing due, before it is stalled
 STALL_AFTER = 2.0
+#: the same while the controllers retry creates no retry will make succeed (`_stalled`)
+STALL_RETRYING_AFTER = 5.0
 DEPENDENCIES = "Dependencies"
+#: why an entry waits when only a change from outside the run would let it start
+FUTILE = frozenset({"CreateFailed", "TemplateNotFound", "NameConflict"})
 #: seconds the pods get to end on SIGTERM when the timeout passes
 TIMEOUT_GRACE = 2.0
 
@@ -83,6 +87,7 @@ class LocalRun:
         self.executor: Executor[PodHandle] | None = None
         self.controllers: Manager | None = None
         self._idle_since: float | None = None
+        self._futile_read = 0.0
         self.stalled = False
 
     def run(
@@ -173,24 +178,38 @@ class LocalRun:
         no pods, one that can never fit, an entry whose template is missing). The run ends
         and says why rather than waiting forever."""
         assert self.executor is not None and self.controllers is not None
-        idle = (
-            not self.executor.busy()
-            and self.executor.next_wakeup() is None
-            and self.controllers.next_due() is None
-        )
+        quiet = not self.executor.busy() and self.executor.next_wakeup() is None
+        retrying = quiet and self.controllers.next_due() is not None
+        if retrying and not self._only_futile_retries():
+            quiet = False
         now = time.monotonic()
-        if not idle:
+        if not quiet:
             self._idle_since = None
             return False
         if self._idle_since is None:
             self._idle_since = now
             return False
-        if now - self._idle_since < STALL_AFTER:
+        if now - self._idle_since < (STALL_RETRYING_AFTER if retrying else STALL_AFTER):
             return False
         self.refresh_waiting(every=True)
         self.stalled = True
         self.note("nothing is running and nothing can start: " + self._why_stuck())
         return True
+
+    def _only_futile_retries(self) -> bool:
+        """What the controllers have due are retries that nothing here will make succeed:
+        no job runs and every entry not created waits for a create the API refused, a
+        template, a name (or for such an entry: `Dependencies`), none for a timer of its
+        own. Read from the flows at most once a second."""
+        if any(j.active for j in self.progress.every_job()):
+            return False
+        now = time.monotonic()
+        if now - self._futile_read >= 1.0:
+            self._futile_read = now
+            self.refresh_waiting(every=True)
+        waiting = [j for j in self.progress.every_job() if j.phase == NOT_CREATED]
+        reasons = {j.waiting.partition(":")[0] for j in waiting}
+        return bool(reasons & FUTILE) and reasons <= FUTILE | {DEPENDENCIES}
 
     def _why_stuck(self) -> str:
         reasons = []

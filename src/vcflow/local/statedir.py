@@ -11,10 +11,15 @@ into the file so others can name it. Policy:
   holder;
 - `vcflow controller` and `vcflow run` hold the lock while they run, so there is never
   more than one set of controllers per state directory.
+
+The state directory is made owner-only (0700) and refused, in one line saying how to fix it,
+when another user owns it or can write it (`runtime.ownership`); so is a store file or a lock
+that is a link, or another user's. Store files others could read are made owner-only.
 """
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import sys
@@ -28,7 +33,7 @@ from vcflow.api import names
 from vcflow.api.errors import NotFound, VcflowError
 from vcflow.api.pod import Pod
 from vcflow.controller.manager import Manager
-from vcflow.runtime import teardown
+from vcflow.runtime import ownership, teardown
 from vcflow.runtime.pods import PodRunner
 from vcflow.store import DB_FILE, MemoryStore, SqliteStore, Store
 from vcflow.store.base import EventType, Expired, poll
@@ -45,9 +50,12 @@ class LockHeld(VcflowError):
 
 
 def resolve(state_dir: Path) -> Path:
-    """The state directory, created if missing."""
+    """The state directory, created (owner-only) if missing; VcflowError if another user
+    owns it or can write it."""
     try:
-        state_dir.mkdir(parents=True, exist_ok=True)
+        ownership.make_dir(str(state_dir), parents=True, follow=True)
+    except ownership.Unsafe as exc:
+        raise VcflowError(str(exc)) from None
     except OSError as exc:
         raise VcflowError(f"cannot create state directory {state_dir}: {exc.strerror}") from None
     return state_dir
@@ -56,11 +64,34 @@ def resolve(state_dir: Path) -> Path:
 @contextmanager
 def opened(state_dir: Path) -> Iterator[SqliteStore]:
     """The store of `state_dir` (created if missing), closed afterwards."""
-    store = SqliteStore.in_state_dir(resolve(state_dir))
+    _check_store_files(resolve(state_dir), tighten=False)
+    store = SqliteStore.in_state_dir(state_dir)
     try:
+        _check_store_files(state_dir, tighten=True)
         yield store
     finally:
         store.close()
+
+
+_STORE_FILES = (DB_FILE, f"{DB_FILE}-wal", f"{DB_FILE}-shm", LOCK_FILE)
+
+
+def _check_store_files(state_dir: Path, *, tighten: bool) -> None:
+    """VcflowError if a store file (or the lock: checked before anything is written) is a
+    link or another user's, or others can write it; `tighten`: make those others can read
+    owner-only (SQLite makes them as the umask says)."""
+    for name in _STORE_FILES:
+        path = str(state_dir / name)
+        try:
+            st = os.lstat(path)
+        except FileNotFoundError:
+            continue
+        try:
+            ownership.check(path, st, ownership.FILE)
+        except ownership.Unsafe as exc:
+            raise VcflowError(str(exc)) from None
+        if tighten and st.st_mode & 0o077:
+            os.chmod(path, ownership.FILE_MODE)
 
 
 @contextmanager
@@ -103,21 +134,35 @@ class ControllerLock:
         """Take the lock if it is free; True if this object holds it now."""
         if self.acquired:
             return True
-        fd = self._fd if self._fd is not None else os.open(self.path, os.O_RDWR | os.O_CREAT)
+        fd = self._fd if self._fd is not None else self._open()
         self._fd = fd
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             return False
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()} {self.role}\n".encode(), 0)
+        with contextlib.suppress(OSError):  # (who holds it is a note: a full disk loses it)
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()} {self.role}\n".encode(), 0)
         self.acquired = True
         return True
+
+    def _open(self) -> int:
+        """The lock file, never through a link, made owner-only (`ownership.open_lock`)."""
+        try:
+            return ownership.open_lock(str(self.path))
+        except ownership.Unsafe as exc:
+            raise VcflowError(str(exc)) from None
+        except OSError as exc:
+            raise VcflowError(
+                f"cannot open {self.path}: {(exc.strerror or str(exc)).lower()}"
+            ) from None
 
     def holder(self) -> tuple[int | None, str]:
         """(pid, role) the holder wrote; (None, "") if unreadable or not yet written."""
         try:
-            words = self.path.read_text(encoding="utf-8").split()
+            if self._fd is None:
+                self._fd = self._open()
+            words = os.pread(self._fd, 64, 0).decode("utf-8", "replace").split()
         except OSError:
             return None, ""
         if not words or not words[0].isdigit():
@@ -128,7 +173,8 @@ class ControllerLock:
         if self._fd is None:
             return
         if self.acquired:
-            os.ftruncate(self._fd, 0)
+            with contextlib.suppress(OSError):
+                os.ftruncate(self._fd, 0)
             fcntl.flock(self._fd, fcntl.LOCK_UN)
             self.acquired = False
         os.close(self._fd)
@@ -210,6 +256,7 @@ def _finish_deletions(
         return
     with PodRunner(state_dir) as runner:
         finished = teardown.finish_deletions(store, runner, doomed, note=_say)
+        runner.stop_server()  # (if it started one: it exits once it runs no pod)
     for left in finished.left:
         _say(f"pod {left} is still Terminating: its processes did not end in time")
 

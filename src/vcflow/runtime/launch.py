@@ -169,7 +169,7 @@ def _container(
 ) -> dict[str, Any]:
     name = c.name or ""
     at = f"{where}: {kind}[{index}]"
-    if not _CONTAINER_NAME.match(name) or name in seen:
+    if not _CONTAINER_NAME.fullmatch(name) or name in seen:
         problem = "a duplicate" if name in seen else "an invalid"
         raise LaunchError(f"{at}: {problem} container name {name!r}")
     seen.add(name)
@@ -242,7 +242,7 @@ def _value_from(name: str, source: dict[str, Any], request: PodRequest, at: str)
     }
     if path in simple:
         return simple[path]
-    match = _LABEL_REF.match(path)
+    match = _LABEL_REF.fullmatch(path)
     if match is None:
         raise LaunchError(f"{at}: env {name}: unsupported fieldRef.fieldPath {path!r}")
     values = request.labels if match.group(1) == "labels" else request.annotations
@@ -252,7 +252,7 @@ def _value_from(name: str, source: dict[str, Any], request: PodRequest, at: str)
 def prepare_pod_dir(pod_dir: Path, request: PodRequest) -> None:
     """Create the pod directory and the request's files in it (spec.json comes last, from
     `PodRunner.launch`; `work/` from the supervisor)."""
-    pod_dir.mkdir(parents=True, exist_ok=True)
+    pod_dir.mkdir(mode=0o700, parents=True, exist_ok=True)  # (`PodRunner` made it, checked)
     try:
         volumes.prepare(request.spec, pod_dir, f"pod {request.namespace}/{request.name}")
     except (ValueError, OSError) as exc:

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vcflow.runtime import logrotate, podfs
+from vcflow.runtime import logrotate, ownership, podfs
 from vcflow.runtime.status import read_status
 
 LOGS = "logs"
@@ -96,7 +96,7 @@ def kept(history: Path) -> list[Attempt]:
     found = []
     with contextlib.suppress(OSError):
         for entry in os.scandir(history):
-            if entry.name.isdigit() and entry.is_dir():
+            if entry.name.isdigit() and entry.is_dir(follow_symlinks=False):
                 record = podfs.read_json(os.path.join(entry.path, RECORD))
                 found.append(
                     Attempt(int(entry.name), Path(entry.path), record or {})
@@ -136,7 +136,7 @@ def keep(pod_dir: Path, history: Path, *, limit: int = KEEP) -> Attempt | None:
     else:
         number = earlier[-1].number + 1 if earlier else 1
     directory = history / str(number)
-    directory.mkdir(parents=True, exist_ok=True)
+    ownership.make_dirs(str(directory), 4)  # logs/<namespace>/<pod>/<attempt>, owner-only
     record["attempt"] = number
     record["keptAt"] = podfs.utc_now()
     podfs.write_json(str(directory / RECORD), record)

@@ -12,18 +12,23 @@ attempt's first run is the last run of the attempt before it (`run_log`).
 `follow` yields what the current run has written and then what it writes, and stops once
 that run ended and its file is read to the end — or the pod ended, or its supervisor died.
 It polls (0.1 s by default): no inotify in the standard library.
+
+A log file is opened by its name, never through a link (`LogsError` for one: it is not the
+pod's log but whatever it points at).
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 from vcflow.api.errors import InputError
-from vcflow.runtime import logtail, podfs
+from vcflow.runtime import logtail, ownership, podfs
 from vcflow.runtime.loghistory import Attempt
 from vcflow.runtime.status import RunStatus, read_status
 
@@ -131,10 +136,19 @@ def run_log(
 
 def read_path(path: Path, tail: int | None = None) -> bytes:
     """The file, or its last `tail` lines (read from its end: `logtail`)."""
-    if tail is None:
-        return path.read_bytes()
-    with path.open("rb") as f:
-        return logtail.last_lines(f, tail)
+    with open_log(path) as f:
+        return f.read() if tail is None else logtail.last_lines(f, tail)
+
+
+def open_log(path: Path) -> BinaryIO:
+    """The log file `path` opened to read, never through a link (LogsError for one)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | ownership.NOFOLLOW)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise LogsError(f"{path} is a symbolic link, not a log: it is not read") from None
+        raise
+    return os.fdopen(fd, "rb")
 
 
 def follow(
@@ -155,7 +169,7 @@ def follow(
             return
         time.sleep(poll_interval)
     restart, path = files[-1]
-    with path.open("rb") as f:
+    with open_log(path) as f:
         if tail is not None:
             data = logtail.last_lines(f, tail)
             if data:

@@ -5,7 +5,8 @@ Layout (`<state>` is the state directory)::
 
     <state>/pods/<namespace>/<name>/    one pod (its "pod dir")
         spec.json       what to run, resolved (`launch.build_spec`), created O_CREAT|O_EXCL by
-                        `PodRunner.launch`: it is also the marker "this pod was launched"
+                        `PodRunner.launch`, sealed (`seals`): it is also the marker "this pod
+                        was launched"
         status.json     written only by the pod's supervisor (or its reaper); the first write,
                         published with link(2), is the *claim*: whoever creates it runs the pod
                         (its format, and the terminate file's: `statusfile`)
@@ -16,7 +17,8 @@ Layout (`<state>` is the state directory)::
         work/           the default working directory (made at the claim when used)
         devices.json    the GPUs a pod was given, if any (`devicemanager`)
         ...             the files a launch request brings (`launch.PodFile`)
-    <state>/runtime/    server.fifo, server.lock, start.lock, server.log, events.fifo
+    <state>/runtime/    server.fifo, server.lock, start.lock, server.log, events.fifo,
+                        launch.key (`seals`)
     <state>/logs/<namespace>/<name>/<attempt>/   the logs of removed pods (`loghistory`)
 
 Metadata operations dominate the cost of a short pod on ext4 (docs/benchmarks.md, "Figures
@@ -28,15 +30,24 @@ Writes are atomic (temp file + rename), so a reader never sees half a file and a
 with SIGKILL leaves the old or the new content. With `fsync` they are also durable across an OS
 crash or power loss (file and directory fsync'd), at the cost of a disk flush per write — off
 by default, as the store's `synchronous=NORMAL` (see `pods.PodRunner`).
+
+Every directory is made 0700 and every file 0600 (`ownership`); no state file is opened through
+a link (O_NOFOLLOW), temp files are made O_EXCL under names no other process can guess, and
+reads never block on a FIFO put in a file's place (O_NONBLOCK). spec.json and status.json are
+sealed with the state directory's launch key (`seals`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
+import itertools
 import json
 import os
 import time
 from typing import Any
+
+from vcflow.runtime import ownership
 
 SPEC = "spec.json"
 STATUS = "status.json"
@@ -57,7 +68,7 @@ def log_name(container: str, restart: int) -> str:
     return f"{container}.{restart}.log"
 
 
-def _write_all(fd: int, data: bytes) -> None:
+def write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view) :]
@@ -72,30 +83,62 @@ def fsync_dir(path: str) -> None:
 
 
 def _tmp(path: str) -> str:
-    return f"{path}.{os.getpid()}.tmp"
+    """A temp name beside `path` that no other process can guess (and so plant a link at)."""
+    return f"{path}.{_TMP_TAG}{next(_tmp_count)}.tmp"
 
 
-def make_spare(path: str) -> None:
-    """Create the (empty) temp file of the next `write_bytes(path)` now, off the critical
-    path: that write then reuses its inode instead of creating one."""
-    os.close(os.open(_tmp(path), os.O_WRONLY | os.O_CREAT, 0o644))
+_TMP_TAG = os.urandom(6).hex()  # (per process: one getrandom, not one per file)
+_tmp_count = itertools.count()
+_NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | ownership.NOFOLLOW
+
+
+def make_spare(path: str) -> str:
+    """Create the (empty) temp file of the next `write_bytes(path, spare=...)` now, off the
+    critical path: that write then reuses its inode instead of creating one. Its name."""
+    spare = _tmp(path)
+    os.close(os.open(spare, _NEW, ownership.FILE_MODE))
+    return spare
 
 
 def _fill(fd: int, data: bytes, fsync: bool) -> None:
     """Write all of `data` to the new file `fd` (fsync'd if asked) and close it."""
     try:
-        _write_all(fd, data)
+        write_all(fd, data)
         if fsync:
             os.fsync(fd)
     finally:
         os.close(fd)
 
 
-def write_bytes(path: str, data: bytes, *, fsync: bool = False, exclusive: bool = False) -> bool:
+def _open_spare(spare: str) -> int:
+    """The spare `make_spare` made, if it is still that empty file of ours; else -1."""
+    try:
+        fd = os.open(spare, os.O_WRONLY | ownership.NOFOLLOW)
+    except OSError:
+        return -1
+    st = os.fstat(fd)
+    if st.st_nlink == 1 and st.st_size == 0 and st.st_uid == os.geteuid():
+        return fd
+    os.close(fd)
+    return -1
+
+
+def write_bytes(
+    path: str,
+    data: bytes,
+    *,
+    fsync: bool = False,
+    exclusive: bool = False,
+    spare: str | None = None,
+) -> bool:
     """Replace `path` atomically with `data`. `exclusive`: publish only if `path` does not
-    exist yet (link(2)); returns False when it did. With `fsync`, durable on return."""
-    tmp = _tmp(path)
-    _fill(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644), data, fsync)
+    exist yet (link(2)); returns False when it did. With `fsync`, durable on return.
+    `spare`: the temp file `make_spare` made for this write."""
+    fd = _open_spare(spare) if spare else -1
+    tmp = spare if fd >= 0 and spare else _tmp(path)
+    if fd < 0:
+        fd = os.open(tmp, _NEW, ownership.FILE_MODE)
+    _fill(fd, data, fsync)
     if exclusive:
         try:
             os.link(tmp, path)
@@ -126,17 +169,39 @@ def read_json(path: str) -> Any:
 def load_json(path: str) -> Any:
     """The parsed file, in one read: FileNotFoundError (or NotADirectoryError) when absent,
     ValueError when it is not JSON — for a file only ever published whole (`write_bytes`),
-    that is a file an OS crash cut short."""
-    with open(path, "rb") as f:
-        return json.loads(f.read())
-
-
-def create(path: str, data: bytes, *, exclusive: bool = True, fsync: bool = False) -> bool:
-    """Create `path` holding `data` (O_EXCL: False when it existed; else truncate it). Not
-    atomic for readers, who must take a file they cannot parse as not there yet."""
-    flags = os.O_WRONLY | os.O_CREAT | (os.O_EXCL if exclusive else os.O_TRUNC)
+    that is a file an OS crash cut short — or is a link."""
     try:
-        fd = os.open(path, flags, 0o644)
+        data = read_bytes(path)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise ValueError(f"{path} is a symbolic link") from None
+        raise
+    return json.loads(data)
+
+
+def read_bytes(path: str) -> bytes:
+    """The whole file, never through a link (ELOOP) nor waiting on a FIFO."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | ownership.NOFOLLOW)
+    try:
+        data = os.read(fd, _CHUNK)
+        if len(data) < _CHUNK:  # (a short read of a regular file is its end: one read)
+            return data
+        chunks = [data]
+        while chunk := os.read(fd, _CHUNK):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+_CHUNK = 65536
+
+
+def create(path: str, data: bytes, *, fsync: bool = False) -> bool:
+    """Create `path` holding `data` (O_EXCL: False when it existed, or is a link). Not
+    atomic for readers, who must take a file they cannot parse as not there yet."""
+    try:
+        fd = os.open(path, _NEW, ownership.FILE_MODE)
     except FileExistsError:
         return False
     _fill(fd, data, fsync)
@@ -196,8 +261,10 @@ def notify(fifo: str | None, message: str) -> None:
     fd = _fifos.get(fifo)
     if fd is None:
         try:
-            fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+            fd = ownership.open_fifo(fifo, os.O_WRONLY | os.O_NONBLOCK)
         except OSError:  # ENXIO: no reader; ENOENT: none set up
+            return
+        except ownership.Unsafe:  # not our FIFO (a file, a link): never written to
             return
         _fifos[fifo] = fd
     try:

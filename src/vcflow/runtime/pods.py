@@ -13,12 +13,12 @@ Guarantees:
 - **Exactly once.** `launch` creates spec.json O_EXCL — the "launched" marker — then asks
   for a supervisor. A pod already launched (same name and uid) is not started again: `launch`
   returns a handle on it; a different uid replaces an *ended* pod of that name (LaunchError
-  while it runs). A spec.json that does not parse is a launch that died half-way: no
-  supervisor can have claimed it, and `launch` writes it again. A supervisor claims a pod
-  before starting anything and only one claim can succeed (`supervisor`), so a request lost in
-  a crash is repaired without a second start: the pod server starts launched-but-unclaimed
-  pods when it starts, `adopt` asks again for an unclaimed pod, and so does `wait` for one
-  still unclaimed after `claim_timeout` (2 s).
+  while it runs). A spec.json not sealed for its directory — a launch that died half-way, a
+  planted one — cannot have been claimed: `launch` removes that directory and launches anew.
+  A supervisor claims a pod before starting anything and only one claim can succeed
+  (`supervisor`), so a request lost in a crash is repaired without a second start: the pod
+  server starts launched-but-unclaimed pods when it starts, `adopt` asks again for an
+  unclaimed pod, and so does `wait` for one still unclaimed after `claim_timeout` (2 s).
 - **Detached.** Supervisors run in sessions of their own (`podserver`) and outlive the
   control plane, SIGKILL included; a new `PodRunner` on the state directory adopts their pods.
   A dead supervisor is reported as `SupervisorLost` (`status`); `terminate` reaps its pod.
@@ -39,13 +39,18 @@ directory should read the FIFO; a second one still works, from its sweeps, just 
 Supervisor processes are started with `posix_spawn`, in a new session, stdin /dev/null,
 output appended to a log, every inheritable descriptor of the control plane closed, and are
 reaped by the runner when they end.
+
+Trust (docs/security.md): the runner makes the state directory, pods/, runtime/ and each
+pod directory owner-only and refuses one another user owns or can write, or a link in their
+place (`UnsafeState`, or a `LaunchError` for one pod); it makes events.fifo anew; it makes the
+state directory's launch key and seals each spec.json with it (`seals`), and a status is
+believed only if sealed for this pod and this launch (`status.read_status`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
-import json
 import os
 import select
 import shutil
@@ -56,12 +61,19 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Literal
 
-from vcflow.runtime import loghistory, logrotate, podfs, podserver, statusfile
+from vcflow.api.errors import RuntimeFailure
+from vcflow.runtime import loghistory, logrotate, ownership, podfs, podserver, seals, statusfile
 from vcflow.runtime.launch import LaunchError, PodRequest, build_spec, prepare_pod_dir
 from vcflow.runtime.status import PodHandle, adopt, read_status
 
 Mode = Literal["server", "exec"]
 SERVER_START_TIMEOUT = 15.0
+_FIFO_READ, _FIFO_WRITE = os.O_RDONLY | os.O_NONBLOCK, os.O_WRONLY | os.O_NONBLOCK
+
+
+class UnsafeState(RuntimeFailure):
+    """A path of the state directory that another user owns or can write, or a link where
+    a file or directory belongs (`ownership`): the one-line refusal, with the fix."""
 
 
 class PodRunner:
@@ -84,13 +96,18 @@ class PodRunner:
         self.runtime_dir = self.state_dir / podfs.RUNTIME
         self.mode, self.fsync, self.server_idle = mode, fsync, server_idle
         self.sweep_interval, self.claim_timeout = sweep_interval, claim_timeout
-        self.pods_dir.mkdir(parents=True, exist_ok=True)
-        self.runtime_dir.mkdir(parents=True, exist_ok=True)
         self.events = str(self.runtime_dir / podfs.EVENTS_FIFO)
-        with contextlib.suppress(FileExistsError):
-            os.mkfifo(self.events, 0o600)
-        self._events_r = os.open(self.events, os.O_RDONLY | os.O_NONBLOCK)
-        self._events_w = os.open(self.events, os.O_WRONLY | os.O_NONBLOCK)
+        try:
+            ownership.make_dir(str(self.state_dir), parents=True, follow=True)
+            ownership.make_dir(str(self.pods_dir))
+            ownership.make_dir(str(self.runtime_dir))
+            seals.make_key(str(self.runtime_dir))
+            made = ownership.fresh_fifo(self.events)
+            self._events_r = ownership.open_fifo(self.events, _FIFO_READ, made)
+            self._events_w = ownership.open_fifo(self.events, _FIFO_WRITE, made)
+        except ownership.Unsafe as exc:
+            raise UnsafeState(str(exc)) from None
+        self._namespaces: set[str] = set()  # pods/<namespace> made or checked
         self._dirty: set[str] = set()
         self._children: set[int] = set()
         self._asked: dict[Path, float] = {}
@@ -105,21 +122,39 @@ class PodRunner:
     def launch(self, request: PodRequest) -> PodHandle:
         """Start the pod unless it was launched before (then: a handle on that run)."""
         pod_dir = self.pod_dir(request.namespace, request.name)
-        spec_path = str(pod_dir / podfs.SPEC)
-        existing = podfs.read_json(spec_path)
-        if isinstance(existing, dict):
+        existing = seals.read_spec(str(pod_dir))
+        if existing is not None:
             if existing.get("uid") == request.uid:
-                return self._handle(pod_dir, request.uid)
+                return self._handle(pod_dir, request.uid, existing.get(seals.LAUNCH))
             self._replace_stale(pod_dir, request)
+        self._make_pod_dir(pod_dir, request)
         spec = build_spec(request, pod_dir, fsync=self.fsync, notify=self.events)
         spec[logrotate.SPEC_KEY] = self.log_limits.wire()
         prepare_pod_dir(pod_dir, request)
-        body = json.dumps(spec, separators=(",", ":"), ensure_ascii=False).encode()
-        half_done = existing is not None or os.path.exists(spec_path)
-        if not podfs.create(spec_path, body, exclusive=not half_done, fsync=self.fsync):
+        body = seals.seal_spec(str(pod_dir), spec)
+        if not podfs.create(str(pod_dir / podfs.SPEC), body, fsync=self.fsync):
             return self._handle(pod_dir)  # a concurrent launch won
         self._ask("run", pod_dir)
-        return self._handle(pod_dir, request.uid)
+        return self._handle(pod_dir, request.uid, spec[seals.LAUNCH])
+
+    def _make_pod_dir(self, pod_dir: Path, request: PodRequest) -> None:
+        """The pod's directory, made owner-only — or the one there, checked: LaunchError if
+        it is not this user's own; one holding a spec.json not sealed for it (a launch an
+        OS crash cut short, a planted one) is removed and made again."""
+        try:
+            if request.namespace not in self._namespaces:
+                ownership.make_dir(str(pod_dir.parent))
+                self._namespaces.add(request.namespace)
+            try:
+                os.mkdir(pod_dir, ownership.DIR_MODE)
+                return
+            except FileExistsError:
+                ownership.check_dir(str(pod_dir))
+        except ownership.Unsafe as exc:
+            raise LaunchError(f"pod {request.namespace}/{request.name}: {exc}") from None
+        if os.path.lexists(pod_dir / podfs.SPEC):
+            self._drop(pod_dir, request.namespace, request.name)
+            os.mkdir(pod_dir, ownership.DIR_MODE)
 
     def _replace_stale(self, pod_dir: Path, request: PodRequest) -> None:
         status = read_status(pod_dir)
@@ -133,11 +168,14 @@ class PodRunner:
     def _drop(self, pod_dir: Path, namespace: str, name: str) -> None:
         """Delete an ended pod's directory, its logs kept first (`loghistory`)."""
         history = loghistory.history_dir(self.state_dir, namespace, name)
-        loghistory.keep(pod_dir, history, limit=self.keep_attempts)
+        try:
+            loghistory.keep(pod_dir, history, limit=self.keep_attempts)
+        except ownership.Unsafe as exc:
+            raise LaunchError(f"pod {namespace}/{name}: its logs are not kept: {exc}") from None
         shutil.rmtree(pod_dir, ignore_errors=True)
 
-    def _handle(self, pod_dir: Path, uid: str = "") -> PodHandle:
-        handle = PodHandle(pod_dir, uid)
+    def _handle(self, pod_dir: Path, uid: str = "", launch: object = None) -> PodHandle:
+        handle = PodHandle(pod_dir, uid, launch=str(launch) if launch else None)
         handle.status()
         return handle
 
@@ -151,8 +189,8 @@ class PodRunner:
     def adopt_all(self) -> list[PodHandle]:
         """Every launched pod of the state directory, sorted by namespace and name."""
         found: list[PodHandle] = []
-        for ns in sorted(p for p in self.pods_dir.iterdir() if p.is_dir()):
-            for pod in sorted(p for p in ns.iterdir() if p.is_dir()):
+        for ns in sorted(p for p in self.pods_dir.iterdir() if _is_dir(p)):
+            for pod in sorted(p for p in ns.iterdir() if _is_dir(p)):
                 handle = self.adopt(ns.name, pod.name)
                 if handle is not None:
                     found.append(handle)
@@ -275,10 +313,14 @@ class PodRunner:
         server exits stays in the pipe for the next server (requests are idempotent), or
         is found by its scan for unclaimed pods."""
         if self._to_server < 0:
-            with contextlib.suppress(OSError):
-                self._to_server = os.open(
-                    self.runtime_dir / podserver.FIFO, os.O_WRONLY | os.O_NONBLOCK
+            try:
+                self._to_server = ownership.open_fifo(
+                    str(self.runtime_dir / podserver.FIFO), _FIFO_WRITE
                 )
+            except OSError:
+                pass
+            except ownership.Unsafe as exc:
+                raise UnsafeState(str(exc)) from None
         return self._to_server
 
     def _close_server_fifo(self) -> None:
@@ -290,11 +332,18 @@ class PodRunner:
     def _start_server(self) -> None:
         """Start a pod server unless one runs, and wait until it reads its FIFO."""
         fifo = str(self.runtime_dir / podserver.FIFO)
-        lock = os.open(self.runtime_dir / podserver.START_LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            lock = ownership.open_lock(str(self.runtime_dir / podserver.START_LOCK))
+        except ownership.Unsafe as exc:
+            raise UnsafeState(str(exc)) from None
         try:
             fcntl.flock(lock, fcntl.LOCK_EX)
             if _has_reader(fifo):
                 return
+            try:
+                ownership.check_stale_fifo(fifo)  # (the server would refuse it: say so here)
+            except ownership.Unsafe as exc:
+                raise UnsafeState(str(exc)) from None
             pid = self._spawn_detached(
                 ["serve", str(self.runtime_dir), str(self.pods_dir), str(self.server_idle)],
                 self.runtime_dir / podserver.LOG,
@@ -310,13 +359,19 @@ class PodRunner:
 
     def _spawn_detached(self, args: list[str], log: Path) -> int:
         argv = [sys.executable, "-m", "vcflow.runtime.podserver", *args]
+        append = os.O_WRONLY | os.O_CREAT | os.O_APPEND | ownership.NOFOLLOW
         actions: list[tuple[int, ...] | tuple[int, int, str, int, int]] = [
             (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
-            (os.POSIX_SPAWN_OPEN, 1, str(log), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644),
+            (os.POSIX_SPAWN_OPEN, 1, str(log), append, ownership.FILE_MODE),
             (os.POSIX_SPAWN_DUP2, 1, 2),
         ]
         actions += [(os.POSIX_SPAWN_CLOSE, fd) for fd in _inheritable_fds()]
-        pid = os.posix_spawn(sys.executable, argv, os.environ, file_actions=actions, setsid=True)
+        try:
+            pid = os.posix_spawn(
+                sys.executable, argv, os.environ, file_actions=actions, setsid=True
+            )
+        except OSError as exc:  # (ELOOP: a link in the log's place)
+            raise LaunchError(f"cannot start a supervisor: {log}: {exc.strerror}") from None
         self._children.add(pid)
         return pid
 
@@ -328,8 +383,8 @@ class PodRunner:
     def stop_server(self) -> None:
         """Ask a running pod server to exit now (pods keep running)."""
         fifo = str(self.runtime_dir / podserver.FIFO)
-        with contextlib.suppress(OSError):
-            fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+        with contextlib.suppress(OSError, ownership.Unsafe):
+            fd = ownership.open_fifo(fifo, _FIFO_WRITE)
             try:
                 os.write(fd, b"stop\n")
             finally:
@@ -352,12 +407,18 @@ class PodRunner:
 
 
 def _has_reader(fifo: str) -> bool:
+    """Does a pod server read the FIFO? (Not if something else is in its place.)"""
     try:
-        fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
-    except OSError:
+        fd = ownership.open_fifo(fifo, _FIFO_WRITE)
+    except (OSError, ownership.Unsafe):
         return False
     os.close(fd)
     return True
+
+
+def _is_dir(path: Path) -> bool:
+    """A directory, not a link to one."""
+    return path.is_dir() and not path.is_symlink()
 
 
 def _exited(pid: int) -> bool:

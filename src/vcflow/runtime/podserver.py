@@ -27,6 +27,13 @@ Modes (`pods.PodRunner(mode=...)`):
 - **exec**: the control plane starts `python -m vcflow.runtime.podserver run <pod dir>`
   per pod (new session): full isolation, one interpreter start per pod.
 
+Trust (docs/security.md): the server makes its FIFO anew when it starts — one found there is
+removed if it is this user's, refused if not — and opens its lock never through a link
+(`ownership`). It runs only a pod directory `<pods dir>/<namespace>/<name>` that is a real
+directory of this user no one else can write, holding a spec.json sealed with the state
+directory's launch key (`seals`); anything else asked for, or found by its scan, is refused
+with a line in its log. A `run`/`reap` line names a pod directory; nothing else is run.
+
 The server holds `server.lock` (flock) while it lives, so there is one per state directory.
 At start, and after it closed its FIFO to exit, it scans `<pods dir>` for pods `launched` but
 not claimed (no `status.json`) and runs them — so a request lost with a dead server, or
@@ -49,7 +56,7 @@ import traceback
 from types import FrameType
 from typing import Protocol
 
-from vcflow.runtime import logrotate, podfs, statusfile
+from vcflow.runtime import logrotate, ownership, podfs, seals, statusfile
 from vcflow.runtime.descendants import Descendants
 from vcflow.runtime.reaper import Reaper
 from vcflow.runtime.supervisor import PodSupervisor
@@ -68,9 +75,11 @@ class Task(Protocol):
 
 
 class Loop:
-    """Drives pod supervisors and reapers in this (single-threaded) process."""
+    """Drives pod supervisors and reapers in this (single-threaded) process, for the pods
+    of `pods_dir` only."""
 
-    def __init__(self) -> None:
+    def __init__(self, pods_dir: str) -> None:
+        self.pods_dir = os.path.abspath(pods_dir)
         me = os.getpid()
         self.owner = (me, podfs.process_start(me))
         self.registry: dict[int, PodSupervisor] = {}
@@ -98,11 +107,16 @@ class Loop:
             self.terminate_all = True
 
     def add_pod(self, pod_dir: str) -> None:
-        """Claim and start the pod in `pod_dir`, unless it is claimed already."""
+        """Claim and start the pod in `pod_dir`, unless it is claimed already or is not one
+        of ours (`refusal`)."""
         pod_dir = os.path.abspath(pod_dir)
         if pod_dir in self.tasks or statusfile.claimed(pod_dir):
             return
         try:
+            refused = self.refusal(pod_dir)
+            if refused:
+                _log(f"{pod_dir}: refused: {refused}")
+                return
             sup = PodSupervisor(pod_dir, self.owner, self.registry, self.descendants)
             claimed = sup.claim()
         except (OSError, ValueError) as exc:
@@ -116,14 +130,40 @@ class Loop:
 
     def add_reaper(self, pod_dir: str) -> None:
         pod_dir = os.path.abspath(pod_dir)
-        if pod_dir in self.tasks:
+        task = self.tasks.get(pod_dir)
+        if task is not None:  # supervised here after all (its status said otherwise: forged)
+            if isinstance(task, PodSupervisor):
+                task.check_terminate()
+                self._step(pod_dir, time.monotonic())
+            return
+        refused = self.refusal(pod_dir)
+        if refused:
+            _log(f"{pod_dir}: refused: {refused}")
             return
         reaper = Reaper(pod_dir)
         now = time.monotonic()
-        with contextlib.suppress(OSError):
+        try:
             if reaper.begin(now):
                 self.tasks[pod_dir] = reaper
                 self._step(pod_dir, now)
+        except (OSError, ownership.Unsafe) as exc:
+            _log(f"{pod_dir}: cannot reap: {exc}")
+
+    def refusal(self, pod_dir: str) -> str | None:
+        """Why `pod_dir` (absolute) is not a pod directory of ours — not
+        `<pods dir>/<namespace>/<name>`, a link, another user's or writable by others —
+        else None. (Its spec.json's seal is checked as it is read: `PodSupervisor`.)"""
+        namespace = os.path.dirname(pod_dir)
+        if os.path.dirname(namespace) != self.pods_dir:
+            return f"not a pod directory of {self.pods_dir}"
+        try:
+            ownership.check_dir(namespace)
+            ownership.check_dir(pod_dir)
+        except FileNotFoundError:
+            return "no such directory"
+        except ownership.Unsafe as exc:
+            return str(exc)
+        return None
 
     def run_once(self, fds: list[int], limit: float | None) -> list[int]:
         """Handle what happened, then wait (at most `limit` s) for more — not at all when a
@@ -211,16 +251,26 @@ class Server:
         self.stopping = False
 
     def serve(self) -> int:
-        lock = os.open(os.path.join(self.runtime_dir, LOCK), os.O_RDWR | os.O_CREAT, 0o644)
-        fcntl.flock(lock, fcntl.LOCK_EX)  # waits for a server on its way out
-        fifo = os.path.join(self.runtime_dir, FIFO)
-        with contextlib.suppress(FileExistsError):
-            os.mkfifo(fifo, 0o600)
-        loop = Loop()
+        try:
+            ownership.check_dir(self.runtime_dir)
+            ownership.check_dir(self.pods_dir)
+            lock = ownership.open_lock(os.path.join(self.runtime_dir, LOCK))
+            fcntl.flock(lock, fcntl.LOCK_EX)  # waits for a server on its way out
+            seals.load_key(self.runtime_dir)
+            fifo = os.path.join(self.runtime_dir, FIFO)
+            made = ownership.fresh_fifo(fifo)  # (no other server is: this one holds the lock)
+        except (OSError, ownership.Unsafe) as exc:
+            _log(f"the pod server cannot start: {exc}")
+            return 1
+        loop = Loop(self.pods_dir)
         _log(f"serving; a container's processes end with it by {loop.descendants.mode}")
         while True:
-            rfd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
-            wfd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)  # so read() never sees EOF
+            try:
+                rfd = ownership.open_fifo(fifo, os.O_RDONLY | os.O_NONBLOCK, made)
+            except (OSError, ownership.Unsafe):  # (gone, or replaced: made anew)
+                made = ownership.fresh_fifo(fifo)
+                rfd = ownership.open_fifo(fifo, os.O_RDONLY | os.O_NONBLOCK, made)
+            wfd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK | ownership.NOFOLLOW)  # no EOF
             self.scan(loop)
             self.listen(loop, rfd)
             os.close(rfd)
@@ -267,14 +317,16 @@ class Server:
 
 
 def unclaimed(pods_dir: str) -> list[str]:
-    """Pod dirs launched (spec.json) but not claimed (no status.json)."""
+    """Pod dirs launched (spec.json) but not claimed (no status.json); links are skipped."""
     found: list[str] = []
     with contextlib.suppress(FileNotFoundError):
         for ns in os.scandir(pods_dir):
-            if not ns.is_dir():
+            if not ns.is_dir(follow_symlinks=False):
                 continue
             with contextlib.suppress(FileNotFoundError):
                 for pod in os.scandir(ns.path):
+                    if not pod.is_dir(follow_symlinks=False):
+                        continue
                     launched = os.path.exists(os.path.join(pod.path, podfs.SPEC))
                     if launched and not statusfile.claimed(pod.path):
                         found.append(pod.path)
@@ -283,7 +335,7 @@ def unclaimed(pods_dir: str) -> list[str]:
 
 def run_pod(pod_dir: str) -> int:
     """Exec mode: supervise the one pod, return when it ended."""
-    loop = Loop()
+    loop = Loop(_pods_dir(pod_dir))
     loop.add_pod(pod_dir)
     while loop.tasks:
         loop.run_once([], None)
@@ -292,12 +344,17 @@ def run_pod(pod_dir: str) -> int:
 
 
 def reap_pod(pod_dir: str) -> int:
-    loop = Loop()
+    loop = Loop(_pods_dir(pod_dir))
     loop.add_reaper(pod_dir)
     while loop.tasks:
         loop.run_once([], None)
     loop.descendants.close()
     return 0
+
+
+def _pods_dir(pod_dir: str) -> str:
+    """`<pods dir>` of `<pods dir>/<namespace>/<name>`."""
+    return os.path.dirname(os.path.dirname(os.path.abspath(pod_dir)))
 
 
 def _read_all(fd: int) -> bytes:

@@ -7,6 +7,8 @@ time differs) — SIGKILL to what is left after the grace period (the pod's `ter
 default 30 s), and writes the final status: Failed, reason `SupervisorLost`, each container
 that was running terminated with exit code 137 and reason `ContainerStatusUnknown` (the
 kubelet's words for a container it lost track of). `reap.lock` (flock) keeps it to one reaper.
+It reaps only a pod whose spec.json the control plane sealed, and signals only the groups a
+sealed status records (a forged one, `statusfile.Forged`, names none).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import os
 import signal
 from typing import Any
 
-from vcflow.runtime import podfs, statusfile
+from vcflow.runtime import ownership, podfs, seals, statusfile
 
 POLL = 0.05
 
@@ -31,11 +33,15 @@ class Reaper:
         self.next_poll = 0.0
         self.status: dict[str, Any] = {}
         self.message = "the pod's supervisor died before the pod ended"
+        self.spec: dict[str, Any] | None = None
         self._lock = -1
 
     def begin(self, now: float) -> bool:
         """Signal the groups; False when there is nothing to do (ended, or alive after all)."""
-        self._lock = os.open(os.path.join(self.dir, "reap.lock"), os.O_RDWR | os.O_CREAT, 0o644)
+        self.spec = seals.read_spec(self.dir)
+        if self.spec is None:  # not a pod this state directory's control plane launched
+            return self._done()
+        self._lock = ownership.open_lock(os.path.join(self.dir, "reap.lock"))
         try:
             fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -44,8 +50,12 @@ class Reaper:
             status = statusfile.load(self.dir)
         except (FileNotFoundError, NotADirectoryError):
             return self._done()
+        except statusfile.Forged:  # not its supervisor's: no process known to signal
+            status, self.message = {}, statusfile.FORGED
         except statusfile.Unreadable:  # cut short: no process known to signal
             status, self.message = {}, statusfile.UNREADABLE
+        if status and statusfile.launch(status) != self.spec.get(seals.LAUNCH):
+            status, self.message = {}, statusfile.FORGED  # another launch's (copied here)
         if statusfile.is_final(status) or statusfile.supervisor_alive(status):
             return self._done()
         self.status = status
@@ -90,8 +100,8 @@ class Reaper:
                     }
                 }
                 container["ready"] = container["started"] = False
-        spec = podfs.read_json(os.path.join(self.dir, podfs.SPEC)) or {}
-        final = statusfile.ended_lost(status, self.message)
+        spec = self.spec or {}
+        final = statusfile.ended_lost(status, self.message, str(spec.get(seals.LAUNCH)))
         statusfile.write(self.dir, final, fsync=bool(spec.get("fsync")))
         podfs.notify(spec.get("notify"), self.dir)
 

@@ -31,14 +31,14 @@ from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
 
-from vcflow.admission.podtemplate import quantity
+from vcflow.api import quantity
 from vcflow.api.errors import InputError
 from vcflow.reconcile.vcjob.devices import GPU
 
 EXAMPLE = "cpu=8,memory=16Gi,nvidia.com/gpu=2"
 _NAME = re.compile(
-    r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
-    r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$"
+    r"([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
+    r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?"
 )
 _CGROUP = Path("/sys/fs/cgroup")
 NVIDIA_SMI = "nvidia-smi"
@@ -62,11 +62,11 @@ def parse_capacity(text: str) -> dict[str, Fraction]:
             raise CapacityError(
                 f"invalid capacity entry {item!r}: expected resource=quantity, e.g. cpu=8"
             )
-        if not _NAME.match(name):
+        if not _NAME.fullmatch(name):
             raise CapacityError(f"invalid capacity entry {item!r}: bad resource name {name!r}")
         if name in out:
             raise CapacityError(f"invalid capacity {text!r}: {name} is given twice")
-        amount = quantity(raw) if raw else None
+        amount = quantity.parse(raw) if raw else None
         if amount is None:
             raise CapacityError(
                 f"invalid capacity entry {item!r}: {raw!r} is not a quantity "

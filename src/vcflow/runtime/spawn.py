@@ -31,7 +31,7 @@ import signal
 from dataclasses import dataclass
 from typing import Any
 
-from vcflow.runtime import podfs
+from vcflow.runtime import ownership, podfs
 
 NO_COMMAND, CANNOT_RUN = "NoCommand", "ContainerCannotRun"
 _RESET = tuple(
@@ -70,7 +70,8 @@ def find_executable(name: str, path: str | None, cwd: str) -> str | None:
 
 def open_log(log_dir: str, container: str, restart: int) -> int:
     path = os.path.join(log_dir, podfs.log_name(container, restart))
-    return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | ownership.NOFOLLOW
+    return os.open(path, flags, ownership.FILE_MODE)  # (a link there: ELOOP, never followed)
 
 
 def spawn(
@@ -93,7 +94,7 @@ def spawn(
     else:
         failure = _spawn(argv, env, cwd, log_fd, home)
     if isinstance(failure, StartFailure):
-        podfs._write_all(log_fd, f"vcflow: {failure.message}\n".encode())
+        podfs.write_all(log_fd, f"vcflow: {failure.message}\n".encode())
     return failure
 
 

@@ -12,7 +12,9 @@ reason **`SupervisorLost`** and `lost=True`: nothing will record its end, and th
 started may still run — `PodRunner.terminate` kills their process groups and records the end.
 A status.json that does not parse was cut short (every write, the claim included, puts a
 whole file in place; an OS crash can still leave one empty): lost alike, with nothing known
-to kill. Launched but not yet claimed by a supervisor: Pending, `claimed=False`.
+to kill. So is one not sealed for this pod with the state directory's key, or written for
+another launch than the handle's (`statusfile.Forged`): a planted "Succeeded" ends nothing.
+Launched but not yet claimed by a supervisor: Pending, `claimed=False`.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vcflow.runtime import podfs, statusfile
+from vcflow.runtime import podfs, seals, statusfile
 from vcflow.runtime.statusfile import FAILED, FINAL, PENDING, SUPERVISOR_LOST
 
 
@@ -99,15 +101,21 @@ class RunStatus:
         return (self.launched, self.claimed, self.seq, self.lost, self.phase)
 
 
-def read_status(pod_dir: Path) -> RunStatus:
+def read_status(pod_dir: Path, launch: str | None = None) -> RunStatus:
+    """The pod's status; `launch`: the launch id of its spec (a record written for another
+    launch is forged)."""
     where = str(pod_dir)
     try:
         raw = statusfile.load(where)  # (one read: absent and unreadable told apart)
     except (FileNotFoundError, NotADirectoryError):
         launched = (pod_dir / podfs.SPEC).exists()
         return RunStatus(phase=PENDING, launched=launched)
+    except statusfile.Forged:
+        return _parse(statusfile.unreadable(forged=True), alive=False, lost=True)
     except statusfile.Unreadable:
         return _parse(statusfile.unreadable(), alive=False, lost=True)
+    if launch is not None and statusfile.launch(raw) != launch:
+        return _parse(statusfile.unreadable(forged=True), alive=False, lost=True)
     if statusfile.is_final(raw):
         return _parse(raw, alive=False)
     if statusfile.supervisor_alive(raw):
@@ -149,12 +157,13 @@ class PodHandle:
     """A launched pod, by its directory. `status()` reads it afresh; `last` is what the
     latest `status()` (or `PodRunner.wait`) saw."""
 
-    def __init__(self, pod_dir: Path, uid: str = "") -> None:
+    def __init__(self, pod_dir: Path, uid: str = "", *, launch: str | None = None) -> None:
         self.pod_dir = pod_dir
         self.namespace = pod_dir.parent.name
         self.name = pod_dir.name
         self.last: RunStatus | None = None
         self._uid = uid
+        self.launch = launch  # the launch id of its spec.json (`seals`), if known
 
     @property
     def uid(self) -> str:
@@ -165,7 +174,7 @@ class PodHandle:
         return self._uid
 
     def status(self) -> RunStatus:
-        self.last = read_status(self.pod_dir)
+        self.last = read_status(self.pod_dir, self.launch)
         return self.last
 
     def refresh(self) -> bool:
@@ -178,9 +187,12 @@ class PodHandle:
 
 
 def adopt(pod_dir: Path) -> PodHandle | None:
-    """A handle on the pod in `pod_dir` if it was ever launched, else None."""
-    if not (pod_dir / podfs.SPEC).exists():
+    """A handle on the pod in `pod_dir` if this state directory's control plane launched
+    it (its spec.json is sealed, `seals`), else None."""
+    spec = seals.read_spec(str(pod_dir))
+    if spec is None:
         return None
-    handle = PodHandle(pod_dir)
+    launch = spec.get(seals.LAUNCH)
+    handle = PodHandle(pod_dir, str(spec.get("uid") or ""), launch=str(launch) if launch else None)
     handle.status()
     return handle

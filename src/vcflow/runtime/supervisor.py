@@ -56,7 +56,7 @@ import sys
 import time
 from typing import Any
 
-from vcflow.runtime import logrotate, oserrors, podfs, spawn, statusfile
+from vcflow.runtime import logrotate, oserrors, podfs, seals, spawn, statusfile
 from vcflow.runtime.descendants import Descendants, Run
 from vcflow.runtime.statusfile import DEFAULT_GRACE, FAILED, FINAL, PENDING, RUNNING, SUCCEEDED
 
@@ -136,16 +136,19 @@ class PodSupervisor:
         descendants: Descendants | None = None,
     ) -> None:
         self.dir = os.path.abspath(pod_dir)
-        spec = podfs.read_json(os.path.join(self.dir, podfs.SPEC))
-        if not isinstance(spec, dict):
-            raise ValueError(f"{self.dir}: no readable {podfs.SPEC}")
+        spec = seals.read_spec(self.dir)
+        if spec is None:
+            raise ValueError(f"no {podfs.SPEC} sealed by this state directory's control plane")
+        self.launch = str(spec.get(seals.LAUNCH))
         self.inits = [Container(c, True) for c in spec.get("initContainers") or []]
         self.mains = [Container(c, False) for c in spec.get("containers") or []]
         if self.inits:
             self.inits[0].due = 0.0
         self.policy: str = spec.get("restartPolicy") or "Always"
-        self.deadline: float | None = spec.get("activeDeadlineSeconds")
-        self.grace_default = float(spec.get("terminationGracePeriodSeconds") or DEFAULT_GRACE)
+        deadline = spec.get("activeDeadlineSeconds")
+        self.deadline = None if deadline is None else statusfile.seconds(deadline, 0.0)
+        grace = spec.get("terminationGracePeriodSeconds") or DEFAULT_GRACE
+        self.grace_default = statusfile.seconds(grace, DEFAULT_GRACE)
         self.backoff: list[float] = spec.get("backoff") or [BACKOFF_INITIAL, BACKOFF_MAX]
         self.fsync = bool(spec.get("fsync"))
         self.log_limits = logrotate.Limits.of(spec)
@@ -167,7 +170,7 @@ class PodSupervisor:
         self.dirty = False
         self.write_at: float | None = None
         self.retry_at: float | None = None  # a status write the full disk refused: again then
-        self.spare = False
+        self.spare: str | None = None  # the next status write's temp file, made ahead
         self.claimed = False
         self.owner = owner
         self.descendants = descendants  # what ends a container's processes with it
@@ -185,7 +188,7 @@ class PodSupervisor:
         work = os.path.join(self.dir, podfs.WORK)
         if any(c.cwd == work for c in (*self.inits, *self.mains)):
             with contextlib.suppress(OSError):  # then the container cannot run, and says why
-                os.makedirs(work, exist_ok=True)
+                os.makedirs(work, 0o700, exist_ok=True)
         self.check_terminate()
         return True
 
@@ -318,9 +321,8 @@ class PodSupervisor:
         c.state, c.pid, c.pid_start = RUN, result, None  # read when recorded (`record`)
         self.by_pid[result] = c
         self.registry[result] = self
-        if not self.spare:  # while the container starts, ready the next status write
-            self.spare = True
-            statusfile.make_spare(self.dir)
+        if self.spare is None:  # while the container starts, ready the next status write
+            self.spare = statusfile.make_spare(self.dir)
 
     def ended(
         self, c: Container, code: int, sig: int | None, reason: str, message: str | None, now: float
@@ -412,17 +414,17 @@ class PodSupervisor:
         data["containerStatuses"] = [c.wire() for c in self.mains]
         processes = {c.name: c.record() for c in self.running()}
         record = statusfile.supervised(
-            data, seq=self.seq, supervisor=self.owner, processes=processes
+            data, seq=self.seq, supervisor=self.owner, processes=processes, launch=self.launch
         )
+        spare, self.spare = self.spare, None
         try:
-            ok = statusfile.write(self.dir, record, fsync=self.fsync, claim=claim)
+            ok = statusfile.write(self.dir, record, fsync=self.fsync, claim=claim, spare=spare)
         except OSError as exc:
             if claim or not oserrors.is_full(exc):
                 raise
             self._retry(exc)
             return False
         self.retry_at = None
-        self.spare = False
         if ok and not claim:  # the claim: the next write follows within COALESCE
             podfs.notify(self.events, self.dir)
         return ok

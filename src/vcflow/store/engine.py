@@ -25,6 +25,9 @@ construction, and the rules live in one place:
 - every write allocates the next store-wide resourceVersion and appends one watch event.
 - apply: create-or-update of a batch, all reviewed (against the store plus the batch)
   before the first write, in one transaction; `unchanged` objects are not written.
+- size: an object a reviewed write (create, update, apply) would store larger than
+  `bounds.MAX_OBJECT_BYTES` as JSON is refused (ValidationFailed), as the Kubernetes API
+  refuses one; status, binding and internal writes are the controllers' and not bounded.
 """
 
 from __future__ import annotations
@@ -41,7 +44,7 @@ from typing import Any, cast
 
 import pydantic
 
-from vcflow.api import loading, names
+from vcflow.api import bounds, modelerrors, names
 from vcflow.api.clock import rfc3339
 from vcflow.api.errors import AlreadyExists, Conflict, FieldError, NotFound, ValidationFailed
 from vcflow.api.meta import Resource
@@ -68,7 +71,7 @@ class StoreEngine(Backend):
             model, data = self._prepare_create(info, obj)
             if admit:
                 admit_check(self, model, Operation.CREATE)
-            self._write(info, data, None, EventType.ADDED)  # AlreadyExists if taken
+            self._write(info, data, None, EventType.ADDED, bounded=admit)  # AlreadyExists
             model.metadata.resource_version = data["metadata"]["resourceVersion"]
             return cast(R, model)
 
@@ -83,7 +86,7 @@ class StoreEngine(Backend):
             _bump_generation(old, data, model)
             if admit:
                 admit_check(self, model, Operation.UPDATE, old=parse(info, row.data))
-            return cast(R, self._replace(info, row, old, model, data))
+            return cast(R, self._replace(info, row, old, model, data, bounded=admit))
 
     def update_status(self, obj: R) -> R:
         """Replace only the status (the status subresource); no admission.
@@ -226,14 +229,31 @@ class StoreEngine(Backend):
             raise NotFound(f"{info.describe(namespace, name)} not found")
         return row
 
-    def _write(self, info: KindInfo, data: Data, old: Row | None, event: EventType) -> Row:
+    def _write(
+        self,
+        info: KindInfo,
+        data: Data,
+        old: Row | None,
+        event: EventType,
+        *,
+        bounded: bool = False,
+    ) -> Row:
         row = wire.to_row(info.id, data, self._next_rv())
+        if bounded:
+            _check_size(info, row)
         if not self._save(row, old, event):
             raise AlreadyExists(f"{info.describe(row.namespace, row.name)} already exists")
         return row
 
     def _replace(
-        self, info: KindInfo, row: Row, old: Data, model: Resource, data: Data
+        self,
+        info: KindInfo,
+        row: Row,
+        old: Data,
+        model: Resource,
+        data: Data,
+        *,
+        bounded: bool = False,
     ) -> Resource:
         """Write `data` over `row`: nothing if unchanged; removal if it is being deleted and
         its last finalizer just went."""
@@ -244,7 +264,7 @@ class StoreEngine(Backend):
             self._terminate(info, row, data)
             self._collect_garbage(row.uid)
         else:
-            self._write(info, data, row, EventType.MODIFIED)
+            self._write(info, data, row, EventType.MODIFIED, bounded=bounded)
         model.metadata.resource_version = meta["resourceVersion"]
         return model
 
@@ -296,10 +316,10 @@ class StoreEngine(Backend):
         if plan.outcome is Outcome.UNCHANGED:
             return plan.model
         if plan.row is None or plan.old is None:
-            self._write(plan.info, plan.data, None, EventType.ADDED)  # AlreadyExists if taken
+            self._write(plan.info, plan.data, None, EventType.ADDED, bounded=True)
             plan.model.metadata.resource_version = plan.data["metadata"]["resourceVersion"]
             return plan.model
-        return self._replace(plan.info, plan.row, plan.old, plan.model, plan.data)
+        return self._replace(plan.info, plan.row, plan.old, plan.model, plan.data, bounded=True)
 
 
 @dataclass(slots=True)
@@ -343,7 +363,7 @@ def _invalid(
     return ValidationFailed(
         [
             FieldError(message, path, info.kind, namespace, name)
-            for path, _, message in loading.schema_errors(exc, data)
+            for path, _, message in modelerrors.schema_errors(exc, data)
         ]
     )
 
@@ -415,6 +435,17 @@ def _bump_generation(old: Data, data: Data, model: Resource) -> None:
         generation = int(old["metadata"].get("generation") or 0) + 1
         data["metadata"]["generation"] = generation
         model.metadata.generation = generation
+
+
+def _check_size(info: KindInfo, row: Row) -> None:
+    """ValidationFailed for an object larger than `bounds.MAX_OBJECT_BYTES` as JSON (its
+    characters are counted first: a character is at most 4 bytes, so few need no encoding)."""
+    if len(row.data) <= bounds.MAX_OBJECT_BYTES // 4:
+        return
+    size = len(row.data.encode("utf-8", "surrogatepass"))
+    if size > bounds.MAX_OBJECT_BYTES:
+        error = FieldError(bounds.too_large(size), "", info.kind, row.namespace, row.name)
+        raise ValidationFailed([error])
 
 
 def _check_preconditions(info: KindInfo, row: Row, resource_version: str, uid: str) -> None:

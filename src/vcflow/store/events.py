@@ -11,9 +11,17 @@ from vcflow.api.event import Event, EventSource, ObjectReference
 from vcflow.api.meta import ObjectMeta, OwnerReference, Resource
 from vcflow.store.base import Store
 
+#: The longest Event message (Kubernetes' events API `note`: 1 kB); a longer one (an error
+#: quoting a value) is cut, so an Event never carries a copy of a whole object.
+MAX_MESSAGE = 1024
 NORMAL = "Normal"
 WARNING = "Warning"
 COMPONENT = "vc-controller-manager"
+
+
+def short_message(message: str) -> str:
+    """`message`, cut to MAX_MESSAGE characters (with `...` when cut)."""
+    return message if len(message) <= MAX_MESSAGE else message[: MAX_MESSAGE - 3] + "..."
 
 
 class Recorder:
@@ -49,7 +57,7 @@ class Recorder:
                 uid=obj.metadata.uid or None,
             ),
             reason=reason,
-            message=message,
+            message=short_message(message),
             type=type_,
             first_timestamp=stamp,
             last_timestamp=stamp,

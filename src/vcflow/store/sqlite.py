@@ -41,14 +41,23 @@ fails midway aborts the whole transaction, see `backend`); `transaction()` level
 
 Threads: one connection per store, used under the engine's lock (`check_same_thread=False`);
 open one store per process (or share one between threads), not one per call.
+
+Files: a new store file is made whole aside and linked into place, so vcflow never leaves a
+0-byte `vcflow.db`, and one found is refused rather than taken for an empty store. What the
+machine refuses — a read-only or full file system, a file that is not a database — is a
+StoreError naming the file (`_failure`), never SQLite's exception.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import os
+import secrets
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal, cast
 
@@ -61,6 +70,10 @@ from vcflow.store.engine import StoreEngine
 from vcflow.store.wire import EventRow, Row
 
 DB_FILE = "vcflow.db"
+#: the watch log keeps at most this many bytes of objects (the newest events; older ones
+#: are compacted as the count limit compacts them: a watch from there gets Expired)
+EVENT_BYTES = 256 * 1024 * 1024
+EVENT_BYTES_CHECK = 8 * 1024 * 1024
 SCHEMA_VERSION = 2
 #: WAL pages after which a commit checkpoints (SQLite's default, 1,000, checkpoints 10x as
 #: often: each one two fsyncs and a copy of the same hot pages); bounds the WAL at ~40 MB
@@ -135,10 +148,14 @@ class SqliteStore(StoreEngine):
         if synchronous not in ("NORMAL", "FULL"):
             raise ValueError(f"synchronous must be NORMAL or FULL, not {synchronous!r}")
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(
-            self.path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
-        )
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            _create_whole(self.path)
+            self._db = sqlite3.connect(
+                self.path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
+            )
+        except (sqlite3.Error, OSError) as exc:
+            raise _failure(self.path, exc) from None
         # The committed counters, as of `PRAGMA data_version` = `_version` (None: unknown,
         # read them again); `_pending_*`: the open transaction's new values (None: unchanged);
         # `_checked`: the counters were checked inside the open transaction, which holds the
@@ -147,6 +164,7 @@ class SqliteStore(StoreEngine):
         self._version: int | None = None
         self._pending_rv: int | None = None
         self._pending_compacted: int | None = None
+        self._appended = 0  # bytes of events appended since the size was last looked at
         self._checked = False
         # transaction levels opened by `_begin`, and begun in SQLite (`_sql`)
         self._opened = self._begun = 0
@@ -154,6 +172,9 @@ class SqliteStore(StoreEngine):
         self._rows: dict[_Key, tuple[int, Row | None]] = {}  # (id, row or absent), oldest first
         try:
             self._open(synchronous)
+        except sqlite3.Error as exc:
+            self._db.close()
+            raise _failure(self.path, exc) from None
         except BaseException:
             self._db.close()
             raise
@@ -191,6 +212,18 @@ class SqliteStore(StoreEngine):
     def close(self) -> None:
         with self._cond:
             self._db.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """`Backend.transaction`, with what the machine refused (a full disk, a read-only
+        file) as a StoreError naming the file; nothing of the transaction is committed."""
+        try:
+            with super().transaction():
+                yield
+        except sqlite3.Error as exc:
+            if _code(exc) not in _MACHINE:
+                raise  # (a constraint or a misuse: vcflow's bug, not the machine's)
+            raise _failure(self.path, exc) from exc
 
     def check(self) -> list[str]:
         """Problems found by SQLite's integrity check and a cross-check of the indexes and
@@ -460,6 +493,27 @@ class SqliteStore(StoreEngine):
             "INSERT INTO events (rv, type, kind, ns, name, data) VALUES (?, ?, ?, ?, ?, ?)",
             (row.rv, str(event), row.kind, row.namespace, row.name, row.data),
         )
+        self._appended += len(row.data)
+
+    def _prune_by_size(self) -> None:
+        """Compact the oldest events beyond `EVENT_BYTES` of the newest (each event holds
+        the whole object as of its write: a few big objects written often would otherwise
+        fill the file long before `event_retention` events). Looked at once `EVENT_BYTES_CHECK`
+        bytes were appended since."""
+        if self._appended < EVENT_BYTES_CHECK:
+            return
+        self._appended = 0
+        found = (
+            self._sql()
+            .execute(
+                "SELECT rv FROM (SELECT rv, sum(length(data)) OVER (ORDER BY rv DESC) AS total "
+                "FROM events) WHERE total > ? ORDER BY rv DESC LIMIT 1",
+                (EVENT_BYTES,),
+            )
+            .fetchone()
+        )
+        if found is not None:
+            self._prune(int(found[0]))
 
     def _prune(self, upto: int) -> None:
         self._sql().execute("DELETE FROM events WHERE rv <= ?", (upto,))
@@ -511,14 +565,15 @@ class SqliteStore(StoreEngine):
         if not ok:
             self._rows.clear()  # rows this level wrote are undone
         if depth > 0:
-            if not ok:
-                self._db.execute(f"ROLLBACK TO s{depth}")
-            self._db.execute(f"RELEASE s{depth}")
+            if self._db.in_transaction:  # (SQLite rolls a full disk's transaction back whole)
+                if not ok:
+                    self._db.execute(f"ROLLBACK TO s{depth}")
+                self._db.execute(f"RELEASE s{depth}")
             return
         try:
             if ok:
                 self._commit()
-            else:
+            elif self._db.in_transaction:  # (else SQLite rolled it back already)
                 self._db.execute("ROLLBACK")  # the cached (committed) counters stay right
         except BaseException:
             self._version = None  # whatever happened, read the counters again
@@ -552,6 +607,7 @@ class SqliteStore(StoreEngine):
     def _maybe_prune(self) -> None:
         if self._pending_rv is not None:  # only a transaction that wrote can pass the horizon
             super()._maybe_prune()
+            self._prune_by_size()
 
     def _commit(self) -> None:
         """COMMIT, then take the transaction's counters as the committed ones. Own commits
@@ -564,6 +620,100 @@ class SqliteStore(StoreEngine):
         if self._pending_compacted is not None:
             self._compacted = self._pending_compacted
         self._version = version
+
+
+def _create_whole(path: Path) -> None:
+    """Make a missing store file whole — written aside, then linked into place (another
+    process that wins the race keeps its own) — and refuse an empty one: SQLite would take
+    0 bytes for a new database, and a store that lost its content must not pass for one."""
+    try:
+        size: int | None = path.stat().st_size
+    except FileNotFoundError:
+        size = None
+    if size == 0:
+        raise StoreError(
+            f"{path}: the file is empty (0 bytes), which no vcflow store ever is: move it "
+            "away to start a new store here, or put back the store it should be"
+        )
+    if size is not None:
+        return
+    aside = path.with_name(f".{path.name}.{secrets.token_hex(8)}.new")
+    try:
+        db = sqlite3.connect(aside, isolation_level=None)
+        try:
+            db.execute("PRAGMA journal_mode=WAL")  # writes the header: the file is whole
+        finally:
+            db.close()
+        # (a process that made it first keeps its own: that file is the store)
+        with contextlib.suppress(FileExistsError):
+            os.link(aside, path)
+    finally:
+        for leftover in (aside, Path(f"{aside}-wal"), Path(f"{aside}-shm")):
+            leftover.unlink(missing_ok=True)
+
+
+#: What the machine refuses, in words, by the errno of an OSError.
+_ERRNOS = {
+    errno.ENOSPC: "no space left on device",
+    errno.EDQUOT: "disk quota exceeded",
+    errno.EROFS: "read-only file system",
+    errno.EACCES: "permission denied",
+    errno.EPERM: "operation not permitted",
+    errno.EIO: "input/output error",
+}
+
+
+def _failure(path: Path, exc: BaseException) -> StoreError:
+    """A StoreError naming `path` for what SQLite or the OS refused (see the module
+    docstring); SQLite's own words when nothing more is known."""
+    if isinstance(exc, OSError) and exc.errno in _ERRNOS:
+        where = exc.filename if isinstance(exc.filename, str) else path
+        return StoreError(f"{_ERRNOS[exc.errno]}: {where}")
+    code = _code(exc)
+    text = str(exc)
+    if code == sqlite3.SQLITE_FULL or "disk is full" in text:
+        return StoreError(f"no space left on device: {path}")
+    if code in (sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN) or "readonly" in text:
+        if not _writable(path.parent):
+            return StoreError(
+                f"{path.parent}: the state directory is read-only: vcflow writes its store "
+                f"even to read it (SQLite keeps {path.name}-wal and {path.name}-shm beside it)"
+            )
+    if code == sqlite3.SQLITE_NOTADB or "not a database" in text:
+        return StoreError(f"{path}: not a vcflow store (the file is not an SQLite database)")
+    return StoreError(f"{path}: {text}")
+
+
+#: SQLite's result codes for what the machine refuses (not a constraint, not a misuse).
+_MACHINE = frozenset(
+    {
+        sqlite3.SQLITE_FULL,
+        sqlite3.SQLITE_READONLY,
+        sqlite3.SQLITE_CANTOPEN,
+        sqlite3.SQLITE_IOERR,
+        sqlite3.SQLITE_NOTADB,
+        sqlite3.SQLITE_CORRUPT,
+        sqlite3.SQLITE_PERM,
+        sqlite3.SQLITE_BUSY,
+        sqlite3.SQLITE_LOCKED,
+    }
+)
+
+
+def _code(exc: BaseException) -> int | None:
+    """The primary SQLite result code of an exception (None when it has none)."""
+    extended = getattr(exc, "sqlite_errorcode", None)
+    return extended & 0xFF if isinstance(extended, int) else None
+
+
+def _writable(folder: Path) -> bool:
+    """Can this process create files in `folder` (mode, and a read-only mount as root)?"""
+    try:
+        if os.statvfs(folder).f_flag & os.ST_RDONLY:
+            return False
+    except OSError:
+        return False
+    return os.access(folder, os.W_OK)
 
 
 def _row(found: tuple[Any, ...]) -> Row:

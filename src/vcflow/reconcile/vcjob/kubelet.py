@@ -10,9 +10,9 @@ its argument alone. Pure: `now` is passed in.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import datetime
 
-from vcflow.api.clock import parse_rfc3339, rfc3339
+from vcflow.api.clock import later, parse_rfc3339, rfc3339
 from vcflow.api.phases import PodPhase
 from vcflow.api.pod import (
     ContainerState,
@@ -116,7 +116,7 @@ def deadline(pod: Pod) -> datetime | None:
         return None
     if pod.phase not in ALIVE:
         return None
-    return parse_rfc3339(status.start_time) + timedelta(seconds=seconds)
+    return later(parse_rfc3339(status.start_time), seconds)  # (clamped, as ttl's)
 
 
 def restart_policy(pod: Pod) -> str:

@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import pydantic
+
 from vcflow.api import names
 from vcflow.api.meta import ObjectMeta, OwnerReference, controller_reference
 from vcflow.api.phases import PodPhase
@@ -40,18 +42,24 @@ COPIED_ANNOTATIONS = (
     "volcano.sh/jdb-min-available",
     "volcano.sh/jdb-max-unavailable",
 )
+#: The reason of a pod created Failed: its template holds what a Pod cannot (`build_pod`).
+INVALID_POD_SPEC = "InvalidPodSpec"
 DEFAULT_RESTART_POLICY = "Always"  # Kubernetes' default for a pod without one (§2.1)
 NO_HOSTS_ENV = "--inject-hosts-env=false"
 
 
 def build_pod(job: VCJob, task: TaskSpec, index: int) -> Pod:
     """Replica `index` of `task` (a defaulted task of `job`), as SyncJob creates it: phase
-    Pending, unplaced, stamped with the job's current `version` and `retryCount`."""
+    Pending, unplaced, stamped with the job's current `version` and `retryCount`.
+
+    A template field a Pod cannot hold (`priorityClassName: 5`: admission refuses it, a
+    vcjob stored before it did may have one) is left out and the pod is created Failed,
+    reason `InvalidPodSpec`, saying which field: the job goes on by its policies."""
     template = task.template
     task_name = task.name or "default"
-    pod_spec = PodSpec()
+    pod_spec, invalid = PodSpec(), ""
     if template is not None and template.spec is not None:
-        pod_spec = PodSpec.model_validate(template.spec.to_dict())
+        pod_spec, invalid = _pod_spec(template.spec.to_dict())
     meta = template.metadata if template is not None else None
     labels = dict((meta.labels if meta else None) or {})
     annotations = dict((meta.annotations if meta else None) or {})
@@ -69,7 +77,25 @@ def build_pod(job: VCJob, task: TaskSpec, index: int) -> Pod:
         _add_env(pod_spec, index_env)
     if "svc" in plugins:
         _svc(pod_spec, job, metadata.name, inject=NO_HOSTS_ENV not in plugins["svc"])
-    return Pod(metadata=metadata, spec=pod_spec, status=PodStatus(phase=PodPhase.PENDING))
+    status = PodStatus(phase=PodPhase.PENDING)
+    if invalid:
+        status = PodStatus(phase=PodPhase.FAILED, reason=INVALID_POD_SPEC, message=invalid)
+    return Pod(metadata=metadata, spec=pod_spec, status=status)
+
+
+def _pod_spec(data: dict[str, Any]) -> tuple[PodSpec, str]:
+    """The Pod spec of a template's spec, and what in it a Pod spec refuses ("" if nothing)."""
+    try:
+        return PodSpec.model_validate(data), ""
+    except pydantic.ValidationError as exc:
+        bad = sorted({str(e["loc"][0]) for e in exc.errors() if e["loc"]})
+    kept = {k: v for k, v in data.items() if k not in bad}
+    fields = ", ".join(f"spec.{name}" for name in bad)
+    message = (
+        f"the pod template's {fields}: not a valid value for a Pod (the vcjob was stored "
+        "before admission checked it); correct the template and apply it again"
+    )
+    return PodSpec.model_validate(kept), message
 
 
 def _labels(job: VCJob, task: TaskSpec, index: int) -> dict[str, str]:

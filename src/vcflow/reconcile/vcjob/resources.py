@@ -1,7 +1,7 @@
 """Resource arithmetic for gang admission on one machine (reference §10, exact fit): a pod's
 request, the machine's capacity, what is left, whether something fits.
 
-Quantities are exact (`Fraction`; `500m`, `1Gi`, `2` via `admission.podtemplate.quantity`).
+Quantities are exact (`Fraction`; `500m`, `1Gi`, `2` via `api.quantity`).
 A pod's request is the sum over its containers of `requests` (`limits` where a resource has
 no request), and at least the largest init container's. A capacity lists what the machine
 has: `cpu`, `memory`, `ephemeral-storage` and `pods` not listed are unlimited; any other
@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from vcflow.admission.podtemplate import quantity
+from vcflow.api import quantity
 from vcflow.api.vcjob import Container, PodSpec, Quantity
 
 Resources = Mapping[str, Fraction]
@@ -46,7 +46,7 @@ def parse(values: Mapping[str, Quantity] | None) -> dict[str, Fraction]:
     """Quantities by resource name; unparsable or non-positive entries are dropped."""
     out: dict[str, Fraction] = {}
     for name, raw in (values or {}).items():
-        amount = quantity(raw)
+        amount = quantity.parse(raw)
         if amount is not None and amount > 0:
             out[name] = amount
     return out
@@ -56,7 +56,7 @@ def capacity(values: Mapping[str, Quantity] | None) -> Capacity:
     """A capacity from a `{resource: quantity}` map; None means unlimited."""
     if values is None:
         return UNLIMITED
-    return Capacity({name: quantity(raw) or Fraction(0) for name, raw in values.items()})
+    return Capacity({name: quantity.parse(raw) or Fraction(0) for name, raw in values.items()})
 
 
 def pod_request(spec: PodSpec | None) -> dict[str, Fraction]:

@@ -6,9 +6,9 @@ only on phase changes (R3). Pure.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import datetime
 
-from vcflow.api.clock import parse_rfc3339
+from vcflow.api.clock import later, parse_rfc3339
 from vcflow.api.phases import FINISHED_JOB_PHASES
 from vcflow.api.vcjob import VCJob
 
@@ -22,4 +22,4 @@ def expires_at(job: VCJob) -> datetime | None:
     since = status.state.last_transition_time if status.state else None
     if not since:
         return None
-    return parse_rfc3339(since) + timedelta(seconds=ttl)
+    return later(parse_rfc3339(since), ttl)  # clamped: a job stored before admission bounded it

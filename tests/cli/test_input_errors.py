@@ -1,0 +1,103 @@
+"""Inputs that ended in `internal error` (or passed `validate` and failed later): each is now
+one line naming what is wrong, exit 1 (2 for a usage error), no traceback, nothing written."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from typer.testing import Result
+
+Vc = Callable[..., Result]
+
+TEMPLATE = """apiVersion: flow.volcano.sh/v1alpha1
+kind: JobTemplate
+metadata: {name: t}
+spec:
+  minAvailable: 1
+  tasks:
+    - name: main
+      replicas: 1
+      template:
+        spec:
+          restartPolicy: Never
+          containers:
+            - name: c
+              command: [%s]
+              env: [%s]
+"""
+
+
+def one_line(result: Result, code: int = 1) -> str:
+    assert result.exit_code == code, result.output + result.stderr
+    assert "Traceback" not in result.output + result.stderr
+    assert "internal error" not in result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, lines
+    return lines[0]
+
+
+def test_a_5000_digit_number(vc: Vc, tmp_path: Path) -> None:
+    path = tmp_path / "t.json"
+    path.write_text(
+        '{"apiVersion": "flow.volcano.sh/v1alpha1", "kind": "JobTemplate",\n'
+        '"spec": {"minAvailable": ' + "9" * 5000 + "}}"
+    )
+    line = one_line(vc("validate", "-f", path))
+    assert line.startswith(f"{path}:2: invalid JSON: a number of 5000 digits")
+
+
+def test_a_lone_surrogate_is_refused_at_validate_not_at_apply(vc: Vc, tmp_path: Path) -> None:
+    path = tmp_path / "t.json"
+    path.write_text(
+        '{"apiVersion": "flow.volcano.sh/v1alpha1", "kind": "JobTemplate", '
+        '"metadata": {"name": "t", "annotations": {"a": "\\udc80"}}}'
+    )
+    for verb in ("validate", "apply"):
+        assert "lone surrogate" in one_line(vc(verb, "-f", path))
+    assert not (tmp_path / "state").exists()  # nothing written
+
+
+def test_a_deeply_nested_patch(vc: Vc, tmp_path: Path) -> None:
+    path = tmp_path / "t.yaml"
+    path.write_text(TEMPLATE % ('"true"', ""))
+    assert vc("apply", "-f", path).exit_code == 0
+    body = '{"a":' * 10_000 + "1" + "}" * 10_000
+    line = one_line(vc("patch", "jt", "t", "-p", body))
+    assert line.endswith("nested too deeply (more than 100 levels)")
+    assert len(line) < 200  # the patch is not printed whole
+
+
+@pytest.mark.parametrize(
+    ("command", "env", "field", "problem"),
+    [
+        ('"true"', '{name: "A=B", value: "1"}', "env[0].name", "other than '='"),
+        ('"true"', '{name: "A\\0", value: "1"}', "env[0].name", "other than '='"),
+        ('"true"', '{name: A, value: "a\\0b"}', "env[0].value", "must not contain a NUL"),
+        ('"echo", "a\\0b"', "", "command[1]", "must not contain a NUL"),
+    ],
+    ids=["env-equals", "env-nul", "env-value-nul", "arg-nul"],
+)
+def test_what_no_process_can_be_given_is_refused_at_validate(
+    vc: Vc, tmp_path: Path, command: str, env: str, field: str, problem: str
+) -> None:
+    path = tmp_path / "t.yaml"
+    path.write_text(TEMPLATE % (command, env))
+    line = one_line(vc("validate", "-f", path))
+    assert f"spec.tasks[0].template.spec.containers[0].{field}:" in line and problem in line
+    assert "\x00" not in line
+
+
+def test_a_relative_working_dir_is_warned_of(vc: Vc, tmp_path: Path) -> None:
+    path = tmp_path / "t.yaml"
+    path.write_text((TEMPLATE % ('"true"', "")).replace("env: []", "workingDir: data"))
+    result = vc("validate", "-f", path)
+    assert result.exit_code == 0
+    assert "Warning: " in result.stderr and 'workingDir "data" is relative' in result.stderr
+
+
+def test_an_argument_that_is_not_utf8_is_a_usage_error(vc: Vc) -> None:
+    name = b"\xed\xa0\x80".decode("utf-8", "surrogateescape")  # what argv gives Python
+    line = one_line(vc("get", "jt", name), code=2)
+    assert line == "Error: Invalid value: '\\xed\\xa0\\x80' is not valid UTF-8 text"

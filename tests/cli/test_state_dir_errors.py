@@ -1,0 +1,131 @@
+"""A state directory the machine refuses — read-only, on a full disk — or a store file that
+is not one (0 bytes, not SQLite): one line naming the path, exit 1, no traceback, nothing
+written. The full disk is a small tmpfs, mounted as root (as in CI); elsewhere that test is
+skipped, saying why."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner, Result
+
+from vcflow.cli.app import app
+
+TEMPLATE = """apiVersion: flow.volcano.sh/v1alpha1
+kind: JobTemplate
+metadata: {name: %s, annotations: {pad: "%s"}}
+spec:
+  minAvailable: 1
+  tasks:
+    - name: main
+      replicas: 1
+      template: {spec: {restartPolicy: Never, containers: [{name: c, command: ["true"]}]}}
+"""
+Run = Callable[..., Result]
+
+
+def run(state: Path, *args: str | Path) -> Result:
+    return CliRunner().invoke(app, ["--state-dir", str(state), *(str(a) for a in args)])
+
+
+def one_line(result: Result) -> str:
+    assert result.exit_code == 1, result.output + result.stderr
+    assert "Traceback" not in result.stderr and "internal error" not in result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, lines
+    return lines[0]
+
+
+@pytest.fixture
+def manifest(tmp_path: Path) -> Path:
+    path = tmp_path / "t.yaml"
+    path.write_text(TEMPLATE % ("t", "x"))
+    return path
+
+
+def test_an_empty_store_file_is_refused_not_taken_for_an_empty_store(
+    tmp_path: Path, manifest: Path
+) -> None:
+    state = tmp_path / "state"
+    state.mkdir()
+    (state / "vcflow.db").write_bytes(b"")
+    for args in (("get", "jt"), ("apply", "-f", manifest)):
+        line = one_line(run(state, *args))
+        assert line.startswith(f"{state / 'vcflow.db'}: the file is empty (0 bytes)")
+    assert (state / "vcflow.db").stat().st_size == 0  # nothing written
+
+
+def test_a_file_that_is_not_a_database_is_refused(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    state.mkdir()
+    (state / "vcflow.db").write_text("not sqlite at all, but long enough to have a header\n" * 9)
+    line = one_line(run(state, "get", "jt"))
+    assert line == f"{state / 'vcflow.db'}: not a vcflow store (the file is not an SQLite database)"
+
+
+def test_a_new_store_is_never_left_empty(tmp_path: Path, manifest: Path) -> None:
+    state = tmp_path / "state"
+    assert run(state, "apply", "-f", manifest).exit_code == 0
+    assert (state / "vcflow.db").stat().st_size > 0
+    assert [p.name for p in state.iterdir() if p.name.endswith(".new")] == []
+
+
+@pytest.fixture
+def tmpfs(tmp_path: Path) -> Iterator[Callable[[str], Path]]:
+    """`tmpfs("size=64k")` mounts a tmpfs under tmp_path (root only; skips otherwise)."""
+    mounted: list[Path] = []
+
+    def mount(options: str) -> Path:
+        if os.geteuid() != 0:
+            pytest.skip("mounting a small tmpfs needs root (CI runs as root)")
+        point = tmp_path / f"mnt{len(mounted)}"
+        point.mkdir()
+        done = subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(point)],
+            capture_output=True,
+            text=True,
+        )
+        if done.returncode != 0:
+            pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
+        mounted.append(point)
+        return point
+
+    yield mount
+    for point in reversed(mounted):
+        subprocess.run(["umount", "-l", str(point)], check=False)
+
+
+def test_a_read_only_state_directory(
+    tmp_path: Path, manifest: Path, tmpfs: Callable[[str], Path]
+) -> None:
+    state = tmp_path / "state"
+    assert run(state, "apply", "-f", manifest).exit_code == 0
+    if os.geteuid() == 0:  # root writes through modes: a read-only mount is read-only
+        point = tmpfs("size=4m")
+        subprocess.run(["cp", "-a", str(state), str(point)], check=True)
+        subprocess.run(["mount", "-o", "remount,ro", str(point)], check=True)
+        state = point / "state"
+    else:
+        state.chmod(0o555)
+    try:
+        for args in (("get", "jt"), ("describe", "jt", "t"), ("apply", "-f", manifest)):
+            line = one_line(run(state, *args))
+            assert line.startswith(f"{state}: the state directory is read-only"), line
+    finally:
+        if os.geteuid() != 0:
+            state.chmod(0o755)
+
+
+def test_a_full_disk(tmp_path: Path, tmpfs: Callable[[str], Path]) -> None:
+    point = tmpfs("size=256k")
+    state = point / "state"
+    big = tmp_path / "big.yaml"
+    big.write_text("---\n".join(TEMPLATE % (f"t{i}", "x" * 4000) for i in range(100)))
+    line = one_line(run(state, "apply", "-f", big))
+    assert line == f"no space left on device: {state / 'vcflow.db'}"
+    result = run(state, "get", "jt")  # nothing half-applied
+    assert result.exit_code == 0 and "t0" not in result.stdout
