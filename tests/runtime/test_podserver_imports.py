@@ -18,6 +18,9 @@ POD_SERVER_SIDE = {
     "vcflow.runtime.spawn",
     "vcflow.runtime.podfs",
     "vcflow.runtime.statusfile",
+    "vcflow.runtime.descendants",
+    "vcflow.runtime.logrotate",
+    "vcflow.runtime.oserrors",
     "vcflow.runtime.ownership",
     "vcflow.runtime.seals",
 }

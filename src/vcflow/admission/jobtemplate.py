@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from vcflow.admission import fieldtypes, jobspec, podtemplate, policies
+from vcflow.admission import fieldtypes, jobspec, podtemplate, policies, replicas
 from vcflow.api import names
 from vcflow.api.errors import FieldError
 from vcflow.api.jobtemplate import JobTemplate
@@ -29,6 +29,7 @@ def validate_job_spec(spec: JobSpec, *, path: str = "spec", job_name: str = "") 
     errors = jobspec.schema_errors(spec, path)
     errors += fieldtypes.job_spec_type_errors(spec, path)
     errors += _webhook(spec, path, job_name)
+    errors += replicas.limit_errors(spec, path)
     errors += _warnings(spec, path)
     return errors
 

@@ -35,7 +35,7 @@ from vcflow.local import manifests, running
 from vcflow.local.progress import Progress
 from vcflow.local.result import RunResult
 from vcflow.local.session import LocalRun, Options
-from vcflow.runtime import resources
+from vcflow.runtime import logrotate, resources
 from vcflow.runtime.run import Ending
 from vcflow.store import SqliteStore
 
@@ -86,6 +86,41 @@ FailFastOption = Annotated[
         "and record how they end; nothing new starts either way).",
     ),
 ]
+
+
+def _log_size(value: str | None) -> str | None:
+    if value is not None:
+        try:
+            logrotate.parse_size(value)
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc)) from None
+    return value
+
+
+def _log_files(value: int | None) -> int | None:
+    if value is not None and value < logrotate.MIN_MAX_FILES:
+        raise typer.BadParameter(f"{value} is less than {logrotate.MIN_MAX_FILES}")
+    return value
+
+
+LogSizeOption = Annotated[
+    str | None,
+    typer.Option(
+        "--container-log-max-size",
+        metavar="SIZE",
+        callback=_log_size,
+        help="Rotate a container's log once it is larger (default 10Mi, as the kubelet).",
+    ),
+]
+LogFilesOption = Annotated[
+    int | None,
+    typer.Option(
+        "--container-log-max-files",
+        metavar="N",
+        callback=_log_files,
+        help="Log files kept per container run, the current one included (default 5).",
+    ),
+]
 LiveOption = Annotated[
     bool,
     typer.Option(
@@ -102,6 +137,8 @@ def run(
     capacity: CapacityOption = None,
     fail_fast: FailFastOption = False,
     live: LiveOption = True,
+    log_max_size: LogSizeOption = None,
+    log_max_files: LogFilesOption = None,
 ) -> None:
     """Apply manifests and run their JobFlows (and vcjobs) here until each has ended.
 
@@ -124,7 +161,12 @@ def run(
                 state_dir,
                 flows,
                 jobs,
-                running.options(capacity, timeout=timeout, fail_fast=fail_fast),
+                running.options(
+                    capacity,
+                    timeout=timeout,
+                    fail_fast=fail_fast,
+                    log_limits=running.log_limits(log_max_size, log_max_files),
+                ),
                 live=live,
             )
     runview.report(result, sys.stdout)

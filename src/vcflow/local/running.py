@@ -28,7 +28,7 @@ from vcflow.local.progress import Change, Progress
 from vcflow.local.result import RunResult
 from vcflow.local.session import LocalRun, Options
 from vcflow.reconcile.vcjob.resources import Capacity
-from vcflow.runtime import resources
+from vcflow.runtime import logrotate, resources
 from vcflow.store import SqliteStore
 from vcflow.store.base import ApplyResult
 
@@ -49,6 +49,8 @@ def run(
     working_dir: str | os.PathLike[str] | None = None,
     on_change: Change | None = None,
     stop: Callable[[], bool] | None = None,
+    container_log_max_size: str | int | None = None,
+    container_log_max_files: int | None = None,
 ) -> RunResult:
     """Apply `sources` — manifest files, directories (their *.yaml, *.yml, *.json) or
     objects — to the store in `state_dir`, then run their flows here until each has ended
@@ -56,11 +58,14 @@ def run(
     (`cpu=8,memory=16Gi,nvidia.com/gpu=2`; default: this machine); `working_dir` is where
     containers without a `workingDir` start (default: the current directory; recorded on
     the objects, as `vcflow apply` does); `on_change(what, phase, seconds)` hears every
-    phase change; `stop()` True ends the run as Ctrl-C does."""
+    phase change; `stop()` True ends the run as Ctrl-C does; `container_log_max_size`
+    (`10Mi`, or bytes) and `container_log_max_files` rotate each container's log as the
+    kubelet does (default 10Mi and 5)."""
     objects = load(sources)
     runnable(objects)
     workdir.stamp(objects, os.path.abspath(working_dir or os.getcwd()))
-    run_options = options(capacity, timeout=timeout, fail_fast=fail_fast)
+    rotation = log_limits(container_log_max_size, container_log_max_files)
+    run_options = options(capacity, timeout=timeout, fail_fast=fail_fast, log_limits=rotation)
     with holding(Path(state_dir)) as store:
         flows, jobs = targets(store.apply(objects))
         progress = Progress(flows, jobs, on_change=on_change)
@@ -96,16 +101,32 @@ def load(sources: Source | Iterable[Source]) -> list[Resource]:
     return objects
 
 
-def options(capacity: str | None, *, timeout: float | None, fail_fast: bool) -> Options:
+def options(
+    capacity: str | None,
+    *,
+    timeout: float | None,
+    fail_fast: bool,
+    log_limits: logrotate.Limits | None = None,
+) -> Options:
     """A run's options: the machine (`--capacity`'s text on top of this host's CPUs,
-    memory and GPUs, `resources.machine`), the timeout and `--fail-fast`."""
+    memory and GPUs, `resources.machine`), the timeout, `--fail-fast` and the container
+    logs' rotation."""
     machine = resources.machine(capacity)
     return Options(
         capacity=Capacity(machine.capacity),
         gpus=machine.gpus,
         timeout=timeout,
         fail_fast=fail_fast,
+        log_limits=log_limits or logrotate.KUBELET,
     )
+
+
+def log_limits(max_size: str | int | None, max_files: int | None) -> logrotate.Limits:
+    """`logrotate.limits`, bad values an InputError naming the option."""
+    try:
+        return logrotate.limits(max_size, max_files)
+    except ValueError as exc:
+        raise InputError(f"container log rotation: {exc}") from None
 
 
 def runnable(objects: Iterable[Resource]) -> None:

@@ -34,6 +34,7 @@ from vcflow.local.progress import NOT_CREATED, JobProgress, Progress
 from vcflow.local.result import FAILED_PHASES, RunResult, build, failure_of
 from vcflow.reconcile.vcjob.resources import UNLIMITED, Capacity
 from vcflow.runtime.executor import Executor
+from vcflow.runtime.logrotate import KUBELET, Limits
 from vcflow.runtime.pods import PodRunner
 from vcflow.runtime.run import CREATE_BATCH, STOP_GRACE, Ending, Loop
 from vcflow.runtime.status import PodHandle
@@ -63,6 +64,7 @@ class Options:
     fail_fast: bool = False
     stop_grace: float = STOP_GRACE
     poll: float = 0.1
+    log_limits: Limits = KUBELET  # container log rotation (`--container-log-max-size`, ...)
 
 
 class LocalRun:
@@ -91,7 +93,7 @@ class LocalRun:
     def run(
         self, *, stop: Callable[[], bool] = _never, on_tick: Callable[[], None] | None = None
     ) -> RunResult:
-        runner = PodRunner(self.state_dir)
+        runner = PodRunner(self.state_dir, log_limits=self.options.log_limits)
         executor = Executor(
             self.store,
             runner,

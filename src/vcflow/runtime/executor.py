@@ -21,7 +21,10 @@ Terminating pods, process changes, the store's events, one gang-scheduler pass, 
 flush — all in one store transaction (one commit), cut short when pods were bound: they are
 launched only once their binding is committed, so a pod never runs unless the store has it.
 The scheduler looks only at the jobs a pass can decide for (`gang.needs_pass`), with the
-resources every placed pod holds kept as pods come and go.
+resources every placed pod holds kept as pods come and go. Pods are created `POD_BATCH` at a
+time — the rest of a decision's wait (`creating`) until nothing else is to be done, and the
+job's syncs create none meanwhile — and bound as many per pass; `settle(stop=...)` returns
+as soon as `stop()` holds (a deadline, a Ctrl-C), committing what it did.
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ from vcflow.api.errors import Conflict, NotFound
 from vcflow.api.meta import Resource
 from vcflow.api.phases import Action
 from vcflow.api.pod import Pod
-from vcflow.api.vcjob import VCJob
+from vcflow.api.vcjob import VCJob, VCJobStatus
 from vcflow.reconcile.vcjob import events, gang, kubelet, lifecycle, ttl
 from vcflow.reconcile.vcjob import resources as jobres
 from vcflow.reconcile.vcjob.model import Decision, DelayedAction, Group, JobContext
@@ -58,6 +61,10 @@ Key = names.ObjectKey
 Observer = Callable[[VCJob, bool], None]
 WATCHED: tuple[type[Resource], ...] = (VCJob, Pod, Command)
 W = TypeVar("W", bound=Resource)
+#: Pods created in one go (one transaction): a job's next batch is created once the runtime
+#: has nothing else to do — its first pods may be placed and started meanwhile, and a stop
+#: or a deadline is seen between two batches.
+POD_BATCH = 200
 
 
 @dataclass
@@ -82,6 +89,10 @@ def _as_of(request: JobRequest, job: VCJob, now: datetime) -> datetime:
     except ValueError:
         floor = None
     return max(request.at, floor) if floor is not None else request.at
+
+
+def _version(status: VCJobStatus | None) -> int:
+    return (status.version if status else None) or 0
 
 
 def _rv(obj: Resource) -> int:
@@ -121,6 +132,10 @@ class Executor(Generic[H]):
         self.touched: set[Key] = set()
         self.dirty = True  # a job changed in a way the scheduler looks at
         self.bound: list[Pod] = []  # pods bound in the open transaction, to launch after it
+        # pods decided but not created yet, by job (`_apply`, `_create_next`); while a job
+        # has some, its syncs create none (`JobContext.creating`)
+        self.creating: dict[Key, deque[Pod]] = {}
+        self.cut = False  # end the open transaction now (a batch of pods was created)
         self.seq = 0
         self.rv = 0
         self.started = False
@@ -182,6 +197,7 @@ class Executor(Generic[H]):
         self.touched.clear()
         self.timed.clear()
         self.needy.clear()
+        self.creating.clear()
         self.start()
 
     def _event(self, event: WatchEvent) -> None:
@@ -247,6 +263,7 @@ class Executor(Generic[H]):
         self.timed.discard(key)
         self.needy.discard(key)
         self.touched.discard(key)
+        self.creating.pop(key, None)
         self.dirty = True
         if any(k == key for k, _ in self.queue):
             self.queue = deque((k, r) for k, r in self.queue if k != key)
@@ -276,7 +293,7 @@ class Executor(Generic[H]):
         if old is None:
             request = events.pod_created(pod)
         else:
-            siblings = self.pods.of_job(job_key).values()
+            siblings = self.pods.of_job(job_key)
             request = events.pod_updated(record.job, old, pod, siblings)
         self.queue.append((job_key, request))
 
@@ -309,8 +326,10 @@ class Executor(Generic[H]):
         max_steps: int = 10_000_000,
         idle: Callable[[], bool] | None = None,
         schedule: bool = True,
+        stop: Callable[[], bool] | None = None,
     ) -> bool:
-        """Work until idle; True if anything happened.
+        """Work until idle, or until `stop()` holds (checked at every step: a deadline, a
+        Ctrl-C — what was done is committed); True if anything happened.
 
         `idle` is called whenever the runtime has nothing left to do, inside its burst
         (True: it wrote, and the runtime looks again): `vcflow run` settles the controllers
@@ -326,10 +345,12 @@ class Executor(Generic[H]):
             # One commit per burst (half the cost of a small write is its commit), cut short
             # by pods to launch: a pod is launched only once its binding is committed.
             with self.store.transaction():
-                while not self.bound:
+                while not (self.bound or self.cut):
                     steps += 1
                     if steps > max_steps:
                         raise RuntimeError(f"the runtime did not settle within {max_steps} steps")
+                    if stop is not None and stop():
+                        return worked
                     if self.queue:
                         self._handle(*self.queue.popleft())
                     elif not (
@@ -338,14 +359,19 @@ class Executor(Generic[H]):
                         or self.node.poll(0)
                         or self.pump()
                         or (schedule and self._schedule())
+                        or (schedule and self._create_next())
                         or self.flush()
                         or (idle is not None and idle())
                     ):
                         return worked
                     worked = True
+            self.cut = False
             bound, self.bound = self.bound, []
             with self.store.transaction():  # (their first statuses)
                 for pod in bound:
+                    if stop is not None and stop():
+                        # the rest stay bound, not launched: a later run's `start` does it
+                        return True
                     self.node.launch(pod, self._job(job_key_of(pod)))
 
     def busy(self) -> bool:
@@ -358,10 +384,11 @@ class Executor(Generic[H]):
             return
         ctx = JobContext(
             record.job,
-            dict(self.pods.of_job(key)),
+            self.pods.of_job(key),  # (read only, while it handles the request)
             record.group,
             dict(record.delayed),
             record.unschedulable,
+            creating=len(self.creating.get(key, ())),
         )
         now = self.clock.now()
         at = _as_of(request, record.job, now)
@@ -376,17 +403,18 @@ class Executor(Generic[H]):
         job = record.job
         if decision.group is not record.group or decision.status.phase != job.phase:
             self.dirty = True
+        if decision.delete or _version(decision.status) != _version(job.status):
+            self.creating.pop(key, None)  # (decided before a kill: never created)
         if decision.delete:
             mine = self.pods.of_job(key)
             for name in decision.delete:
                 pod = mine.get(name)
                 if pod is not None and not pod.deleting:
                     self.node.delete(pod)
-        for pod in decision.create:
-            # the store writes a copy: only the metadata this changes is copied here
-            meta = pod.metadata.model_copy(update={"finalizers": [bridge.FINALIZER]})
-            created = pod.model_copy(update={"metadata": meta})
-            self._observe_pod(self._wrote(self.store.create(created, admit=False)))
+        if decision.create:
+            later = self.creating.setdefault(key, deque())
+            later.extend(decision.create)
+            self._create(key, later)
         record.group = decision.group
         record.delayed = dict(decision.delayed)
         for note in decision.events:
@@ -398,6 +426,30 @@ class Executor(Generic[H]):
             if record.job.phase != job.phase:  # = events.job_updated, spec unchanged
                 self.queue.append((key, JobRequest(job_uid=job.metadata.uid, at=at)))
         self._job_changed(key, record)
+
+    def _create(self, key: Key, pods: deque[Pod]) -> None:
+        """Create the next `POD_BATCH` of the job's pods (the rest wait for
+        `_create_next`), and end the open transaction after them."""
+        for _ in range(min(POD_BATCH, len(pods))):
+            pod = pods.popleft()
+            # the store writes a copy: only the metadata this changes is copied here
+            meta = pod.metadata.model_copy(update={"finalizers": [bridge.FINALIZER]})
+            created = pod.model_copy(update={"metadata": meta})
+            self._observe_pod(self._wrote(self.store.create(created, admit=False)))
+        if not pods:
+            self.creating.pop(key, None)
+        else:
+            self.cut = True
+
+    def _create_next(self) -> bool:
+        """When nothing else is to be done: the next batch of pods a job has to create
+        (the jobs in turn); True if there was one."""
+        if not self.creating:
+            return False
+        key = next(iter(self.creating))
+        self.creating[key] = later = self.creating.pop(key)  # (then the next job's turn)
+        self._create(key, later)
+        return True
 
     def flush(self) -> bool:
         """Write the job statuses changed since the last flush (one write per job however
@@ -478,7 +530,7 @@ class Executor(Generic[H]):
         for key in touched:
             record = self.jobs.get(key)
             if record is not None and gang.needs_pass(
-                gang.GangJob(record.job, record.group), list(cache.of_job(key).values())
+                gang.GangJob(record.job, record.group), cache.of_job(key)
             ):
                 self.needy.add(key)
             else:
@@ -489,7 +541,7 @@ class Executor(Generic[H]):
             return False
         placement = gang.schedule(
             [gang.GangJob(r.job, r.group) for r in needy],
-            [p for r in needy for p in cache.of_job(r.job.key).values()],
+            {r.job.key: cache.of_job(r.job.key) for r in needy},
             self.capacity,
             self.priorities,
             used=cache.used,
@@ -503,11 +555,13 @@ class Executor(Generic[H]):
             # had already (created before a restart of the runtime, or before it stopped)
             self.dirty = True
             changed = True
-        for key in placement.placed:
+        for key in placement.placed[:POD_BATCH]:  # (the rest: placed again by the next pass)
             pod = cache.get(key)
             assert pod is not None  # (placed from the cache's pods)
             self.bound.append(self.node.bind(pod))  # launched once committed (`settle`)
             changed = True
+        if len(placement.placed) > POD_BATCH:
+            self.dirty = True
         for key, why in placement.unschedulable.items():
             record = self.jobs[key]
             if record.unschedulable != why:

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from vcflow.api.errors import InputError
-from vcflow.runtime import ownership, podfs
+from vcflow.runtime import logtail, ownership, podfs
 from vcflow.runtime.loghistory import Attempt
 from vcflow.runtime.status import RunStatus, read_status
 
@@ -88,11 +88,7 @@ def read_log(
                 f'previous terminated container "{container}" in pod "{_pod(pod_dir)}" not found'
             )
         return b""
-    with open_log(path) as f:
-        data = f.read()
-    if tail is not None:
-        data = _tail(data, tail)
-    return data
+    return read_path(path, tail)
 
 
 def pick_attempt(found: list[Attempt], number: int | None, pod: str) -> Attempt:
@@ -139,9 +135,9 @@ def run_log(
 
 
 def read_path(path: Path, tail: int | None = None) -> bytes:
+    """The file, or its last `tail` lines (read from its end: `logtail`)."""
     with open_log(path) as f:
-        data = f.read()
-    return _tail(data, tail) if tail is not None else data
+        return f.read() if tail is None else logtail.last_lines(f, tail)
 
 
 def open_log(path: Path) -> BinaryIO:
@@ -175,13 +171,16 @@ def follow(
     restart, path = files[-1]
     with open_log(path) as f:
         if tail is not None:
-            data = _tail(f.read(), tail)
+            data = logtail.last_lines(f, tail)
             if data:
                 yield data
         while True:
             chunk = f.read(CHUNK)
             if chunk:
                 yield chunk
+                continue
+            if os.fstat(f.fileno()).st_size < f.tell():  # rotated (`logrotate`): from its start
+                f.seek(0)
                 continue
             if run_ended(read_status(pod_dir), container, restart):
                 rest = f.read()
@@ -218,10 +217,3 @@ def _check(pod_dir: Path, container: str) -> None:
 
 def _pod(pod_dir: Path) -> str:
     return pod_dir.name
-
-
-def _tail(data: bytes, lines: int) -> bytes:
-    if lines <= 0:
-        return b""
-    parts = data.splitlines(keepends=True)
-    return b"".join(parts[-lines:])

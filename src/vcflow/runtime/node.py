@@ -25,6 +25,7 @@ from vcflow.reconcile.vcjob import kubelet, pods
 from vcflow.runtime import kubelet_bridge as bridge
 from vcflow.runtime.devicemanager import DeviceManager
 from vcflow.runtime.launch import LaunchError
+from vcflow.runtime.oserrors import describe
 from vcflow.runtime.podcache import PodCache
 from vcflow.runtime.runner import H, Runner
 from vcflow.store.base import Store
@@ -79,14 +80,15 @@ class Node(Generic[H]):
         return written
 
     def launch(self, pod: Pod, job: VCJob | None) -> None:
+        pod_dir = self.runner.pod_dir(pod.namespace, pod.name)
         try:
-            pod_dir = self.runner.pod_dir(pod.namespace, pod.name)
             request = bridge.pod_request(pod, job, pod_dir, self.store)
             handle = self.runner.launch(self.devices.prepare(pod, request))
-        except LaunchError as exc:
+        except (LaunchError, OSError) as exc:  # (a full disk: `no space left on device: ...`)
+            error = exc if isinstance(exc, LaunchError) else LaunchError(describe(exc, pod_dir))
             if job is not None:
-                self.recorder.record(job, "Warning", "FailedCreatePodSandBox", str(exc))
-            self._write_status(pod, bridge.launch_failed(pod, exc, self.clock.now()))
+                self.recorder.record(job, "Warning", "FailedCreatePodSandBox", str(error))
+            self._write_status(pod, bridge.launch_failed(pod, error, self.clock.now()))
             return
         self._track(pod.key, handle)
         self._sync_status(pod.key, handle)

@@ -1,21 +1,22 @@
 """The runtime shell's cache of the store's pods (`executor.Executor` keeps one; `node.Node`
-reads it): pods by key and by job, the resources that placed pods hold, the Terminating pods,
-and what changed for the gang scheduler since its last pass. No I/O; the shell writes every
-pod it sees here (`put`) and takes out every pod that is gone (`remove`).
+reads it): pods by key and by job (a `podset.PodSet` each, which keeps the counts the pure
+runtime reads), the resources that placed pods hold, the Terminating pods, and what changed
+for the gang scheduler since its last pass. No I/O; the shell writes every pod it sees here
+(`put`) and takes out every pod that is gone (`remove`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from fractions import Fraction
 
 from vcflow.api import names
 from vcflow.api.pod import Pod
 from vcflow.reconcile.vcjob import kubelet, pods
 from vcflow.reconcile.vcjob import resources as jobres
+from vcflow.reconcile.vcjob.podset import PodSet
 
 Key = names.ObjectKey
-_NONE: Mapping[str, Pod] = {}
+_NONE = PodSet()  # (never changed)
 
 
 def job_key_of(pod: Pod) -> Key:
@@ -25,7 +26,7 @@ def job_key_of(pod: Pod) -> Key:
 class PodCache:
     def __init__(self) -> None:
         self._pods: dict[Key, Pod] = {}
-        self._by_job: dict[Key, dict[str, Pod]] = {}  # job key → pod name → pod
+        self._by_job: dict[Key, PodSet] = {}  # job key → its pods
         self.live: set[Key] = set()  # placed pods holding resources
         self.held: dict[Key, jobres.Resources] = {}  # what each live pod holds
         self.used: dict[str, Fraction] = {}  # their sum, kept as pods come and go
@@ -51,8 +52,8 @@ class PodCache:
         """Every cached pod, in the order they were first cached."""
         return list(self._pods.values())
 
-    def of_job(self, job_key: Key) -> Mapping[str, Pod]:
-        """The job's pods by name, as cached now (read it, do not keep it)."""
+    def of_job(self, job_key: Key) -> PodSet:
+        """The job's pods by name, as cached now (read it, do not keep it, never change it)."""
         return self._by_job.get(job_key, _NONE)
 
     def put(self, pod: Pod) -> Pod | None:
@@ -61,7 +62,7 @@ class PodCache:
         job_key = job_key_of(pod)
         old = self._pods.get(key)
         self._pods[key] = pod
-        self._by_job.setdefault(job_key, {})[pod.name] = pod
+        self._by_job.setdefault(job_key, PodSet()).put(pod)
         self.touched.add(job_key)
         holds = pod.placed and (pod.deleting or pod.phase in kubelet.ALIVE)
         if holds != (key in self.live):
@@ -90,7 +91,7 @@ class PodCache:
         self.touched.add(job_key)
         siblings = self._by_job.get(job_key)
         if siblings is not None:
-            siblings.pop(pod.name, None)
+            siblings.remove(pod.name)
             if not siblings:
                 del self._by_job[job_key]
         return pod

@@ -62,7 +62,7 @@ from pathlib import Path
 from typing import Literal
 
 from vcflow.api.errors import RuntimeFailure
-from vcflow.runtime import loghistory, ownership, podfs, podserver, seals, statusfile
+from vcflow.runtime import loghistory, logrotate, ownership, podfs, podserver, seals, statusfile
 from vcflow.runtime.launch import LaunchError, PodRequest, build_spec, prepare_pod_dir
 from vcflow.runtime.status import PodHandle, adopt, read_status
 
@@ -87,9 +87,11 @@ class PodRunner:
         sweep_interval: float = 0.5,
         claim_timeout: float = 2.0,
         keep_attempts: int = loghistory.KEEP,
+        log_limits: logrotate.Limits = logrotate.KUBELET,
     ) -> None:
         self.state_dir = Path(state_dir).absolute()
         self.keep_attempts = keep_attempts  # earlier attempts' logs kept per pod name
+        self.log_limits = log_limits  # each container run's log rotation (`logrotate`)
         self.pods_dir = self.state_dir / podfs.PODS
         self.runtime_dir = self.state_dir / podfs.RUNTIME
         self.mode, self.fsync, self.server_idle = mode, fsync, server_idle
@@ -127,6 +129,7 @@ class PodRunner:
             self._replace_stale(pod_dir, request)
         self._make_pod_dir(pod_dir, request)
         spec = build_spec(request, pod_dir, fsync=self.fsync, notify=self.events)
+        spec[logrotate.SPEC_KEY] = self.log_limits.wire()
         prepare_pod_dir(pod_dir, request)
         body = seals.seal_spec(str(pod_dir), spec)
         if not podfs.create(str(pod_dir / podfs.SPEC), body, fsync=self.fsync):

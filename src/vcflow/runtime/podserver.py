@@ -7,9 +7,10 @@ plane, so that pods outlive it (SIGKILL included) and are never started twice.
 
 Both kinds drive pod state machines (`supervisor.PodSupervisor`) with one `Loop`: a single
 thread, select() on a self-pipe that SIGCHLD wakes, waitpid(-1) to reap container processes,
-a timer heap for back-offs, deadlines and grace periods. Signals: SIGUSR1 = "a terminate file
-was written, look" (sent by `PodRunner.terminate`); SIGTERM = terminate every pod of this
-process (grace from its terminate file, else its spec's default) and exit once they ended.
+a timer heap for back-offs, deadlines and grace periods, a look at the logs' sizes every
+`logrotate.CHECK` seconds. Signals: SIGUSR1 = "a terminate file was written, look" (sent by
+`PodRunner.terminate`); SIGTERM = terminate every pod of this process (grace from its
+terminate file, else its spec's default) and exit once they ended.
 
 Modes (`pods.PodRunner(mode=...)`):
 
@@ -55,7 +56,8 @@ import traceback
 from types import FrameType
 from typing import Protocol
 
-from vcflow.runtime import ownership, podfs, seals, statusfile
+from vcflow.runtime import logrotate, ownership, podfs, seals, statusfile
+from vcflow.runtime.descendants import Descendants
 from vcflow.runtime.reaper import Reaper
 from vcflow.runtime.supervisor import PodSupervisor
 
@@ -86,6 +88,8 @@ class Loop:
         self.scheduled: dict[str, float] = {}
         self.check_terminate = False
         self.terminate_all = False
+        self.descendants = Descendants()  # (a subreaper: it must reap what it adopts)
+        self.next_rotation = time.monotonic() + logrotate.CHECK
         self.wake_r, wake_w = os.pipe()
         for fd in (self.wake_r, wake_w):
             os.set_blocking(fd, False)
@@ -113,7 +117,7 @@ class Loop:
             if refused:
                 _log(f"{pod_dir}: refused: {refused}")
                 return
-            sup = PodSupervisor(pod_dir, self.owner, self.registry)
+            sup = PodSupervisor(pod_dir, self.owner, self.registry, self.descendants)
             claimed = sup.claim()
         except (OSError, ValueError) as exc:
             _log(f"{pod_dir}: cannot supervise: {exc}")
@@ -181,9 +185,21 @@ class Loop:
                 due.add(pod_dir)
         for pod_dir in due:
             self._step(pod_dir, now)
+        self.descendants.tick(now)
+        if now >= self.next_rotation:
+            self.next_rotation = now + logrotate.CHECK
+            for task in self.tasks.values():
+                if isinstance(task, PodSupervisor):
+                    task.rotate_logs()
         timeout = 0.0 if len(self.tasks) < count else limit
-        if self.timers:
-            until = max(0.0, self.timers[0][0] - time.monotonic())
+        wakes = (
+            self.timers[0][0] if self.timers else None,
+            self.descendants.wake_at(),
+            self.next_rotation if self.tasks else None,
+        )
+        wake = min((w for w in wakes if w is not None), default=None)
+        if wake is not None:
+            until = max(0.0, wake - time.monotonic())
             timeout = until if timeout is None else min(timeout, until)
         ready, _, _ = select.select([self.wake_r, *fds], [], [], timeout)
         with contextlib.suppress(BlockingIOError):
@@ -193,7 +209,7 @@ class Loop:
 
     def _reap(self, now: float) -> set[str]:
         due: set[str] = set()
-        while self.registry:
+        while True:  # (containers, and what the subreaper adopted)
             try:
                 pid, status = os.waitpid(-1, os.WNOHANG)
             except ChildProcessError:
@@ -247,6 +263,7 @@ class Server:
             _log(f"the pod server cannot start: {exc}")
             return 1
         loop = Loop(self.pods_dir)
+        _log(f"serving; a container's processes end with it by {loop.descendants.mode}")
         while True:
             try:
                 rfd = ownership.open_fifo(fifo, os.O_RDONLY | os.O_NONBLOCK, made)
@@ -260,6 +277,7 @@ class Server:
             os.close(wfd)
             self.scan(loop)  # requests written before the FIFO closed and never read
             if not loop.tasks:
+                loop.descendants.close()
                 return 0
 
     def listen(self, loop: Loop, rfd: int) -> None:
@@ -321,6 +339,7 @@ def run_pod(pod_dir: str) -> int:
     loop.add_pod(pod_dir)
     while loop.tasks:
         loop.run_once([], None)
+    loop.descendants.close()
     return 0
 
 
@@ -329,6 +348,7 @@ def reap_pod(pod_dir: str) -> int:
     loop.add_reaper(pod_dir)
     while loop.tasks:
         loop.run_once([], None)
+    loop.descendants.close()
     return 0
 
 

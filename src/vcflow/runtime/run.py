@@ -65,16 +65,18 @@ class Loop:
         self.poll = poll
         self.on_tick = on_tick
 
-    def settle(self) -> None:
-        """Controllers, then runtime, again until a round writes nothing. The runtime
-        settles the controllers too whenever it is idle, inside its burst (`_controllers`):
-        what follows a pod's end — the flow's next vcjob, then its pod — is one commit."""
-        while True:
+    def settle(self, stop: Callable[[], bool] = _never) -> None:
+        """Controllers, then runtime, again until a round writes nothing — or `stop()` holds
+        (checked at every step of the runtime: a deadline or a Ctrl-C is seen however much
+        there is to do). The runtime settles the controllers too whenever it is idle,
+        inside its burst (`_controllers`): what follows a pod's end — the flow's next
+        vcjob, then its pod — is one commit."""
+        while not stop():
             before = self.store.resource_version()
             # statuses are written when due, not at every lull: a long chain would otherwise
             # rewrite its whole flow status once per job (Manager.run does the same)
             self.controllers.settle(flush=False)
-            self.executor.settle(idle=self._controllers)
+            self.executor.settle(idle=self._controllers, stop=stop)
             if self.store.resource_version() == before:
                 return
 
@@ -92,11 +94,15 @@ class Loop:
         stop_grace: float = STOP_GRACE,
     ) -> Outcome:
         end = None if timeout is None else time.monotonic() + timeout
+
+        def over() -> bool:
+            return stop() or (end is not None and time.monotonic() >= end)
+
         checked, checked_at = -1, 0.0
         while True:
             if stop():
                 return self._interrupt(stop_grace)
-            self.settle()
+            self.settle(over)
             rv = self.store.resource_version()
             # after every write, and once in a while without one (`done` may end a run
             # that nothing moves any more)

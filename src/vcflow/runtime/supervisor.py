@@ -19,8 +19,10 @@ and gives up, so a pod never starts twice — then:
 Phases: Pending (claimed, init containers) → Running (regular containers started) →
 Succeeded | Failed. Exit codes: the exit status, 128+N when killed by signal N.
 
-When a container's main process exits, whatever it left in its process group is SIGKILLed
-(a container's processes end with it, as in a container).
+When a container's main process exits, whatever it left in its process group is SIGKILLed,
+and so is every other process it started, also one that left the group or the session
+(`descendants`: a cgroup per run, else the pod server as a subreaper) — a container's
+processes end with it, as in a container.
 
 Stops, both ending the pod Failed (unless it already ended by itself):
 - terminate (a `terminate` file in the pod dir holding the grace period, which the driver is
@@ -50,16 +52,20 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import sys
 import time
 from typing import Any
 
-from vcflow.runtime import podfs, seals, spawn, statusfile
+from vcflow.runtime import logrotate, oserrors, podfs, seals, spawn, statusfile
+from vcflow.runtime.descendants import Descendants, Run
 from vcflow.runtime.statusfile import DEFAULT_GRACE, FAILED, FINAL, PENDING, RUNNING, SUCCEEDED
 
 BACKOFF_INITIAL, BACKOFF_MAX, BACKOFF_RESET = 0.1, 5.0, 10.0
 #: A status change waits this long for the next one, so that a container that exits at once
 #: costs one status write, not two. The end of a pod is written at once.
 COALESCE = 0.002
+#: Seconds between two tries of a status write a full disk refused.
+RETRY = 1.0
 TERMINATED, DEADLINE_EXCEEDED = "Terminated", "DeadlineExceeded"
 SUPERVISOR_ERROR = "SupervisorError"
 WAITING, RUN, DONE = "waiting", "running", "terminated"
@@ -87,6 +93,7 @@ class Container:
         self.started_at: str | None = None
         self.terminated: dict[str, Any] | None = None
         self.last: dict[str, Any] | None = None
+        self.tracked: Run | None = None  # its current run's descendants (`descendants`)
 
     def record(self) -> dict[str, Any]:
         """The running process as a reaper needs it; its start time is read the first time
@@ -122,7 +129,11 @@ class PodSupervisor:
     `wake_at` passed, and `check_terminate` when asked to; it is done when `finished`."""
 
     def __init__(
-        self, pod_dir: str, owner: tuple[int, int | None], registry: dict[int, PodSupervisor]
+        self,
+        pod_dir: str,
+        owner: tuple[int, int | None],
+        registry: dict[int, PodSupervisor],
+        descendants: Descendants | None = None,
     ) -> None:
         self.dir = os.path.abspath(pod_dir)
         spec = seals.read_spec(self.dir)
@@ -140,6 +151,7 @@ class PodSupervisor:
         self.grace_default = statusfile.seconds(grace, DEFAULT_GRACE)
         self.backoff: list[float] = spec.get("backoff") or [BACKOFF_INITIAL, BACKOFF_MAX]
         self.fsync = bool(spec.get("fsync"))
+        self.log_limits = logrotate.Limits.of(spec)
         self.events: str | None = spec.get("notify")
         self.phase = PENDING
         self.reason: str | None = None
@@ -157,13 +169,16 @@ class PodSupervisor:
         self.seq = 0
         self.dirty = False
         self.write_at: float | None = None
+        self.retry_at: float | None = None  # a status write the full disk refused: again then
         self.spare: str | None = None  # the next status write's temp file, made ahead
         self.claimed = False
         self.owner = owner
+        self.descendants = descendants  # what ends a container's processes with it
 
     @property
     def finished(self) -> bool:
-        return self.phase in FINAL
+        """Ended, and its end recorded (a status that could not be written is kept)."""
+        return self.phase in FINAL and not self.dirty
 
     def claim(self) -> bool:
         """Publish the first status; False (and nothing started) if another has the pod."""
@@ -187,6 +202,7 @@ class PodSupervisor:
         self.registry.pop(pid, None)
         if container is not None:
             _killpg(pid, signal.SIGKILL)  # what the main process left behind
+            self._end_descendants(container, now)
             code, sig = spawn.exit_code(status)
             reason = "Completed" if code == 0 else "Error"
             self.ended(container, code, sig, reason, None, now)
@@ -194,15 +210,15 @@ class PodSupervisor:
     def step(self, now: float) -> None:
         """Decide what to start, restart, kill or finish; write the status if it changed."""
         self._step(now)
-        if not self.dirty:
+        if not self.dirty or (self.retry_at is not None and now < self.retry_at):
             return
-        if self.finished or (self.write_at is not None and now >= self.write_at):
+        if self.phase in FINAL or (self.write_at is not None and now >= self.write_at):
             self.write()
         elif self.write_at is None:
             self.write_at = now + COALESCE
 
     def _step(self, now: float) -> None:
-        if self.finished:
+        if self.phase in FINAL:
             return
         if self.stop is None:
             stop = self._stop_wanted(now)
@@ -274,6 +290,8 @@ class PodSupervisor:
             times.append(self.kill_at)
         if self.write_at is not None:
             times.append(self.write_at)
+        if self.retry_at is not None:
+            times.append(self.retry_at)
         return min(times) if times else None
 
     # -- containers ----------------------------------------------------------------------
@@ -286,14 +304,20 @@ class PodSupervisor:
         c.started_mono = now
         c.started_at = podfs.utc_now()
         log_fd = spawn.open_log(self.dir, c.name, c.restart_count)
+        tracker = self.descendants
+        c.tracked = tracker.new() if tracker is not None else None
         try:
-            result = spawn.spawn(c.argv, c.env, c.cwd, log_fd, self.dir, c.isolation)
+            with tracker.inside(c.tracked) if tracker and c.tracked else contextlib.nullcontext():
+                result = spawn.spawn(c.argv, c.env, c.cwd, log_fd, self.dir, c.isolation)
         finally:
             os.close(log_fd)
         self.dirty = True
         if isinstance(result, spawn.StartFailure):
+            self._end_descendants(c, now)
             self.ended(c, result.exit_code, None, result.reason, result.message, now)
             return
+        if tracker is not None and c.tracked is not None:
+            tracker.started(c.tracked, result)
         c.state, c.pid, c.pid_start = RUN, result, None  # read when recorded (`record`)
         self.by_pid[result] = c
         self.registry[result] = self
@@ -320,10 +344,31 @@ class PodSupervisor:
             c.due = now + min(initial * 2**c.failures, cap)
             c.failures += 1
 
+    def _end_descendants(self, c: Container, now: float) -> None:
+        """The run of `c` ended: so does every process it started (`descendants`)."""
+        if self.descendants is not None and c.tracked is not None:
+            self.descendants.end(c.tracked, now)
+            c.tracked = None
+
+    def _retry(self, exc: OSError) -> None:
+        """The disk is full: the status stays to write, again every `RETRY` s (the pod is
+        not forgotten with its end unrecorded: the control plane would wait for it)."""
+        if self.retry_at is None:
+            _say(f"{oserrors.describe(exc, self.dir)}; the status is written once there is room")
+        self.dirty = True
+        self.retry_at = time.monotonic() + RETRY
+        self.seq -= 1
+
     def _restarts(self, c: Container, code: int) -> bool:
         if c.init:
             return code != 0 and self.policy != "Never"
         return self.policy == "Always" or (self.policy == "OnFailure" and code != 0)
+
+    def rotate_logs(self) -> None:
+        """Rotate the logs of the running containers that are over the limit (`logrotate`)."""
+        for c in self.running():
+            log = os.path.join(self.dir, podfs.log_name(c.name, c.restart_count))
+            logrotate.rotate_if_needed(log, self.log_limits)
 
     def running(self) -> list[Container]:
         return [c for c in (*self.inits, *self.mains) if c.state == RUN]
@@ -347,6 +392,7 @@ class PodSupervisor:
         for c in self.running():
             _killpg(c.pid, signal.SIGKILL)
             self.registry.pop(c.pid, None)
+            self._end_descendants(c, time.monotonic())
         if self.claimed:
             self.finish(FAILED, SUPERVISOR_ERROR, message)
             self.write()
@@ -371,10 +417,22 @@ class PodSupervisor:
             data, seq=self.seq, supervisor=self.owner, processes=processes, launch=self.launch
         )
         spare, self.spare = self.spare, None
-        ok = statusfile.write(self.dir, record, fsync=self.fsync, claim=claim, spare=spare)
+        try:
+            ok = statusfile.write(self.dir, record, fsync=self.fsync, claim=claim, spare=spare)
+        except OSError as exc:
+            if claim or not oserrors.is_full(exc):
+                raise
+            self._retry(exc)
+            return False
+        self.retry_at = None
         if ok and not claim:  # the claim: the next write follows within COALESCE
             podfs.notify(self.events, self.dir)
         return ok
+
+
+def _say(message: str) -> None:
+    print(f"{podfs.utc_now()} vcflow supervisor {os.getpid()}: {message}", file=sys.stderr)
+    sys.stderr.flush()
 
 
 def _killpg(pgid: int, sig: int) -> None:

@@ -8,14 +8,14 @@ Pure.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 
 from vcflow.api.clock import parse_rfc3339
 from vcflow.api.phases import Action, Event, PodPhase
 from vcflow.api.pod import Pod
 from vcflow.api.vcjob import VCJob
-from vcflow.reconcile.vcjob import kubelet, pods
+from vcflow.reconcile.vcjob import kubelet, pods, podset
 from vcflow.reconcile.vcjob.model import DelayedAction, Request
 from vcflow.reconcile.vcjob.spec import TaskShape, shape
 
@@ -79,40 +79,41 @@ def pod_deleted(pod: Pod) -> Request:
     return _about(pod, event)
 
 
-def pod_updated(job: VCJob, old: Pod, new: Pod, siblings: Iterable[Pod]) -> Request:
-    """A pod update; `siblings` are the job's pods as they are now (`new` included)."""
+def pod_updated(
+    job: VCJob, old: Pod, new: Pod, siblings: Mapping[str, Pod] | Iterable[Pod]
+) -> Request:
+    """A pod update; `siblings` are the job's pods as they are now (`new` included): the
+    shell's `podset.PodSet`, or any pods (indexed then)."""
     if pods.is_out_of_sync(new):
         return _about(new, Event.OUT_OF_SYNC)
     if new.deleting and not old.deleting:
         return pod_deleted(new)
     task = shape(job).task(pods.task_of(new))
-    mates = [p for p in siblings if pods.task_of(p) == pods.task_of(new)]
     phase, before = new.phase, old.phase
     if phase == PodPhase.FAILED and before != PodPhase.FAILED:
         return _about(new, Event.POD_FAILED, kubelet.exit_code(new))
     if phase == PodPhase.SUCCEEDED and before != PodPhase.SUCCEEDED:
-        done = task is not None and _task_completed(task, mates)
+        done = task is not None and _task_completed(task, podset.of(siblings))
         return _about(new, Event.TASK_COMPLETED if done else Event.OUT_OF_SYNC)
     if phase == PodPhase.RUNNING and before != PodPhase.RUNNING:
         return _about(new, Event.POD_RUNNING)
     if phase == PodPhase.PENDING and before != PodPhase.PENDING:
         return _about(new, Event.POD_PENDING)
-    if phase in kubelet.ALIVE and task is not None and _task_failed(task, mates):
+    if phase in kubelet.ALIVE and task is not None and _task_failed(task, podset.of(siblings)):
         return _about(new, Event.TASK_FAILED)
     return _about(new, Event.OUT_OF_SYNC)
 
 
-def _task_completed(task: TaskShape, mates: list[Pod]) -> bool:
+def _task_completed(task: TaskShape, mates: podset.PodSet) -> bool:
     """Every replica of the task Succeeded (§4.2)."""
-    return sum(p.phase == PodPhase.SUCCEEDED for p in mates) >= task.replicas
+    return mates.succeeded(task.name) >= task.replicas
 
 
-def _task_failed(task: TaskShape, mates: list[Pod]) -> bool:
+def _task_failed(task: TaskShape, mates: podset.PodSet) -> bool:
     """In-place restarts summed over the task's Pending/Running pods reach its maxRetry."""
     if task.max_retry < 0 or task.replicas == 0:
         return False
-    restarts = sum(kubelet.restart_count(p) for p in mates if p.phase in kubelet.ALIVE)
-    return restarts >= task.max_retry
+    return mates.alive_restarts(task.name) >= task.max_retry
 
 
 def _about(pod: Pod, event: Event, exit_code: int = 0) -> Request:

@@ -20,11 +20,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 
+from vcflow.admission import replicas
 from vcflow.api import names
 from vcflow.api.phases import JobPhase, PodPhase
 from vcflow.api.pod import Pod
 from vcflow.api.vcjob import TaskSpec, VCJob
-from vcflow.reconcile.vcjob import pods, resources
+from vcflow.reconcile.vcjob import pods, podset, resources
 from vcflow.reconcile.vcjob import spec as jobspec
 from vcflow.reconcile.vcjob.model import Group
 from vcflow.reconcile.vcjob.resources import Capacity, Resources
@@ -32,6 +33,7 @@ from vcflow.reconcile.vcjob.spec import Shape
 
 #: Phases in which the controller keeps (or requests) an admission.
 SYNCING = frozenset({"", JobPhase.PENDING, JobPhase.RUNNING, JobPhase.RESTARTING})
+_NONE = podset.PodSet()  # (never changed)
 
 
 @dataclass(frozen=True)
@@ -54,32 +56,38 @@ class Placement:
 
 def schedule(
     jobs: Sequence[GangJob],
-    all_pods: Iterable[Pod],
+    all_pods: Iterable[Pod] | Mapping[names.ObjectKey, Mapping[str, Pod]],
     capacity: Capacity,
     priorities: Mapping[str, int] | None = None,
     *,
     used: Resources | None = None,
 ) -> Placement:
     """One scheduler pass over every job and every pod on the machine — or, given `used`
-    (what every placed pod holds), over the jobs `needs_pass` picks and their pods only."""
+    (what every placed pod holds), over the jobs `needs_pass` picks and their pods only.
+    `all_pods` may be given by job (job key → its pods, e.g. the shell's PodSets)."""
     prio = dict(priorities or {})
-    everything = list(all_pods)
-    by_job = _pods_by_job(everything)
+    if isinstance(all_pods, Mapping):
+        by_job = {key: podset.of(found) for key, found in all_pods.items()}
+    else:
+        by_job = _pods_by_job(list(all_pods))
     if used is None:
-        used = resources.total(_request(p) for p in everything if _holds(p))
+        every = (p for found in by_job.values() for p in found.values())
+        used = resources.total(_request(p) for p in every if _holds(p))
     order = _ordered([j for j in jobs if _wants(j)], prio)
     reserved = resources.total(_still_needed(j, by_job, prio) for j in order if _admitted(j))
     admitted: list[names.ObjectKey] = []
     verdicts: dict[names.ObjectKey, str] = {}
     for gang in (j for j in order if j.group is Group.PENDING):
         need = min_resources(gang.job, prio)
-        verdicts[gang.job.key] = never_fits(gang.job, need, capacity)
+        verdicts[gang.job.key] = why = never_fits(gang.job, need, capacity)
+        if why:
+            continue
         if resources.fits(need, resources.minus(capacity, resources.add(used, reserved))):
             admitted.append(gang.job.key)
             reserved = resources.add(reserved, need)
     placed: list[names.ObjectKey] = []
     for gang in (j for j in order if _admitted(j)):
-        chosen = _place(gang.job, by_job.get(gang.job.key, []), resources.minus(capacity, used))
+        chosen = _place(gang.job, by_job.get(gang.job.key, _NONE), resources.minus(capacity, used))
         used = resources.add(used, *(_request(p) for p in chosen))
         placed += [p.key for p in chosen]
     return Placement(tuple(admitted), tuple(placed), verdicts)
@@ -94,7 +102,7 @@ def _wants(gang: GangJob) -> bool:
     return wants_scheduling(gang.group, gang.job.phase)
 
 
-def needs_pass(gang: GangJob, job_pods: Sequence[Pod]) -> bool:
+def needs_pass(gang: GangJob, job_pods: Mapping[str, Pod] | Iterable[Pod]) -> bool:
     """Whether a pass can decide anything for this job: it waits for admission, or it is
     admitted with pods to place or a gang not complete yet (what it still reserves). Any
     other job only holds its placed pods' resources, which `schedule` takes as `used` — so
@@ -103,8 +111,8 @@ def needs_pass(gang: GangJob, job_pods: Sequence[Pod]) -> bool:
         return False
     if gang.group is not Group.ADMITTED:
         return True
-    shape = jobspec.shape(gang.job)
-    return bool(_unplaced(shape, list(job_pods))) or not is_ready(shape, job_pods)
+    found = podset.of(job_pods)
+    return bool(found.unplaced_count()) or not is_ready(jobspec.shape(gang.job), found)
 
 
 def _admitted(gang: GangJob) -> bool:
@@ -124,10 +132,10 @@ def _priority(class_name: str | None, prio: Mapping[str, int]) -> int:
     return prio.get(class_name or "", 0)
 
 
-def _pods_by_job(every: list[Pod]) -> dict[names.ObjectKey, list[Pod]]:
-    out: dict[names.ObjectKey, list[Pod]] = {}
+def _pods_by_job(every: list[Pod]) -> dict[names.ObjectKey, podset.PodSet]:
+    out: dict[names.ObjectKey, podset.PodSet] = {}
     for pod in every:
-        out.setdefault(names.object_key(pod.namespace, pods.job_of(pod)), []).append(pod)
+        out.setdefault(names.object_key(pod.namespace, pods.job_of(pod)), podset.PodSet()).put(pod)
     return out
 
 
@@ -146,55 +154,62 @@ def _counts(pod: Pod, extra: frozenset[str]) -> bool:
     return placed and not pod.deleting and pod.phase != PodPhase.FAILED
 
 
-def is_ready(shape: Shape, job_pods: Sequence[Pod], extra: frozenset[str] = frozenset()) -> bool:
+def is_ready(
+    shape: Shape,
+    job_pods: Mapping[str, Pod] | Iterable[Pod],
+    extra: frozenset[str] = frozenset(),
+) -> bool:
     """The gang condition: enough placed non-failed pods (Succeeded included), per task too
-    when the task gates are on."""
-    counted = [p for p in job_pods if _counts(p, extra)]
-    if len(counted) < shape.min_available:
+    when the task gates are on. `extra`: names of pods counted as placed."""
+    found = podset.of(job_pods)
+    per_task = dict(found.gang_tasks())
+    for name in extra:
+        pod = found.get(name)
+        if pod is not None and not pod.placed and _counts(pod, extra):
+            per_task[pods.task_of(pod)] = per_task.get(pods.task_of(pod), 0) + 1
+    if sum(per_task.values()) < shape.min_available:
         return False
     if not shape.task_gates:
         return True
-    per_task: dict[str, int] = {}
-    for pod in counted:
-        per_task[pods.task_of(pod)] = per_task.get(pods.task_of(pod), 0) + 1
     return all(per_task.get(t.name, 0) >= t.min_available for t in shape.tasks)
 
 
-def _place(job: VCJob, job_pods: list[Pod], room: Capacity) -> list[Pod]:
+def _place(job: VCJob, job_pods: Mapping[str, Pod], room: Capacity) -> list[Pod]:
     shape = jobspec.shape(job)
-    waiting = _unplaced(shape, job_pods)
-    if not waiting:
+    found = podset.of(job_pods)
+    if not found.unplaced_count():
         return []
-    ready = is_ready(shape, job_pods)
+    ready = is_ready(shape, found)
+    if not ready and found.gang() + found.unplaced_count() < shape.min_available:
+        return []  # (no choice of these pods can make the gang)
     chosen: list[Pod] = []
-    for pod in waiting:
+    for pod in _unplaced(shape, found):
         request = _request(pod)
         if resources.fits(request, room):
             chosen.append(pod)
             room = resources.minus(room, request)
-    if ready or is_ready(shape, job_pods, frozenset(p.name for p in chosen)):
+    if ready or is_ready(shape, found, frozenset(p.name for p in chosen)):
         return chosen
     return []  # all or nothing
 
 
-def _unplaced(shape: Shape, job_pods: list[Pod]) -> list[Pod]:
+def _unplaced(shape: Shape, found: podset.PodSet) -> list[Pod]:
     position = {t.name: i for i, t in enumerate(shape.tasks)}
-    waiting = [
-        p for p in job_pods if not p.placed and not p.deleting and p.phase == PodPhase.PENDING
-    ]
     return sorted(
-        waiting, key=lambda p: (position.get(pods.task_of(p), len(position)), pods.index_of(p) or 0)
+        found.unplaced(),
+        key=lambda p: (position.get(pods.task_of(p), len(position)), pods.index_of(p) or 0),
     )
 
 
 def _still_needed(
-    gang: GangJob, by_job: Mapping[names.ObjectKey, list[Pod]], prio: Mapping[str, int]
+    gang: GangJob, by_job: Mapping[names.ObjectKey, podset.PodSet], prio: Mapping[str, int]
 ) -> Resources:
     """What an admitted job that has not placed its gang yet still holds in reserve."""
-    job_pods = by_job.get(gang.job.key, [])
-    if is_ready(jobspec.shape(gang.job), job_pods):
+    found = by_job.get(gang.job.key, _NONE)
+    if is_ready(jobspec.shape(gang.job), found):
         return {}
-    have = resources.total(_request(p) for p in job_pods if _counts(p, frozenset()))
+    counted = (p for p in found.live() if _counts(p, frozenset()))
+    have = resources.total(_request(p) for p in counted)
     need = min_resources(gang.job, prio)
     return {
         n: a - have.get(n, Fraction(0)) for n, a in need.items() if a > have.get(n, Fraction(0))
@@ -240,6 +255,9 @@ def _template_request(task: TaskSpec) -> Resources:
 
 def never_fits(job: VCJob, need: Resources, capacity: Capacity) -> str:
     """Why the job's gang can never be admitted on this machine, or `""`."""
+    too_many = replicas.exceeds(job.spec)  # (stored before admission bounded it)
+    if too_many:
+        return too_many
     short = resources.shortfall(need, capacity)
     if not short:
         return ""

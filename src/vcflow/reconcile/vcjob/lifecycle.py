@@ -13,12 +13,11 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import Enum
 
-from vcflow.api import names
 from vcflow.api.clock import go_duration
 from vcflow.api.phases import Action, Event, JobPhase, PodPhase
 from vcflow.api.pod import Pod
 from vcflow.api.vcjob import VCJobStatus
-from vcflow.reconcile.vcjob import kubelet, pods, policy, rules
+from vcflow.reconcile.vcjob import pods, podset, policy, rules
 from vcflow.reconcile.vcjob import spec as jobspec
 from vcflow.reconcile.vcjob import status as jobstatus
 from vcflow.reconcile.vcjob.model import Decision, Group, JobContext, JobEvent, Request
@@ -48,7 +47,6 @@ _STOPS = {
     Action.TERMINATE_JOB: JobPhase.TERMINATING,
     Action.COMPLETE_JOB: JobPhase.COMPLETING,
 }
-_RETAINED = frozenset({PodPhase.SUCCEEDED, PodPhase.FAILED})
 _STOPPABLE = frozenset({"", JobPhase.PENDING, JobPhase.RUNNING})
 #: The phases in which a user's command (`vcctl job suspend|resume`, TerminateJob) does what
 #: it asks (§6.1): AbortJob and TerminateJob stop a new, Pending or Running job; ResumeJob
@@ -205,54 +203,38 @@ class _Plan:
 
 def _survey(ctx: JobContext, shape: Shape) -> _Plan:
     """SyncJob step 4: walk every task index; create what is missing (unless `dependsOn`
-    holds the task back), delete out-of-sync and surplus pods, count the rest."""
-    tally, create, delete = Tally(), [], []
-    expected: set[str] = set()
+    holds the task back, or the shell still creates pods of an earlier decision), delete
+    out-of-sync and surplus pods, count the rest. Costs the pods missing or to delete,
+    not the job's pods (`podset`)."""
+    tally, create = Tally(), list[Pod]()
+    found = podset.of(ctx.pods)
+    layout = found.layout(ctx.job.name, tuple((t.name, t.replicas) for t in shape.tasks))
     for task in jobspec.task_specs(ctx.job):
         task_name = task.name or ""
         task_shape = shape.task(task_name)
-        blocked = task_shape is not None and not _dependencies_ready(ctx, shape, task_shape)
-        for index in range(max(task.replicas or 0, 0)):
-            name = names.pod_name(ctx.job.name, task_name, index)
-            expected.add(name)
-            pod = ctx.pods.get(name)
-            if pod is None:
-                if not blocked:
-                    create.append(pods.build_pod(ctx.job, task, index))
-                    tally.pod(task_name, PodPhase.PENDING)
-            elif pod.deleting:
-                tally.terminating()
-            else:
-                if pods.is_out_of_sync(pod):
-                    delete.append(name)
-                tally.pod(task_name, pod.phase)
-    for name, pod in ctx.pods.items():
-        if name not in expected:  # scaled down, or of a task no longer in the spec
-            tally.terminating()
-            if not pod.deleting:
-                delete.append(name)
-    return _Plan(tuple(create), tuple(delete), tally.counts())
+        blocked = task_shape is not None and not _dependencies_ready(layout, shape, task_shape)
+        for phase, count in layout.phases(task_name).items():
+            tally.pod(task_name, phase, count)
+        if blocked or not layout.missing(task_name):
+            continue
+        tally.pod(task_name, PodPhase.PENDING, layout.missing(task_name))
+        if not ctx.creating:
+            create += (pods.build_pod(ctx.job, task, k) for k in layout.absent(task_name))
+    tally.terminating(layout.terminating)
+    return _Plan(tuple(create), tuple(layout.surplus()), tally.counts())
 
 
-def _dependencies_ready(ctx: JobContext, shape: Shape, task: jobspec.TaskShape) -> bool:
+def _dependencies_ready(layout: podset.Layout, shape: Shape, task: jobspec.TaskShape) -> bool:
     """`dependsOn` (§8.3): a dependency is ready when at least its minAvailable pods are
     Running with every container Ready, or Succeeded; `any` needs one, otherwise all."""
     if not task.depends_on:
         return True
-    ready = [_task_ready(ctx, shape.task(name)) for name in task.depends_on]
+    ready = [_task_ready(layout, shape.task(name)) for name in task.depends_on]
     return any(ready) if task.depends_any else all(ready)
 
 
-def _task_ready(ctx: JobContext, dep: jobspec.TaskShape | None) -> bool:
-    if dep is None:
-        return True
-    found = (ctx.pods.get(names.pod_name(ctx.job.name, dep.name, k)) for k in range(dep.replicas))
-    ready = sum(1 for p in found if p is not None and _up(p))
-    return ready >= dep.min_available
-
-
-def _up(pod: Pod) -> bool:
-    return pod.phase == PodPhase.SUCCEEDED or kubelet.is_ready(pod)
+def _task_ready(layout: podset.Layout, dep: jobspec.TaskShape | None) -> bool:
+    return dep is None or layout.up(dep.name) >= dep.min_available
 
 
 def _with_plugins(old: VCJobStatus, plugins: Mapping[str, object]) -> dict[str, str]:
@@ -289,7 +271,8 @@ def kill_job(ctx: JobContext, rule: rules.Rule, now: datetime, *, soft: bool) ->
     old = job.status or VCJobStatus()
     retry = old.retry_count or 0
     soft = soft or retry >= shape.max_retry - 1  # the last-retry rule
-    victims = [p for p in ctx.pods.values() if not (soft and p.phase in _RETAINED)]
+    found = podset.of(ctx.pods)  # (pods being deleted already are no victims)
+    victims = found.killable() if soft else found.live()
     return _kill(ctx, shape, rule, victims, now, bump=True)
 
 
@@ -324,16 +307,15 @@ def _kill(
     bump: bool,
 ) -> Decision:
     old = ctx.job.status or VCJobStatus()
-    doomed = {p.name for p in victims}
-    tally, delete = Tally(), []
-    for pod in ctx.pods.values():
-        if pod.deleting:
-            tally.terminating()
-        elif pod.name in doomed:
-            delete.append(pod.name)
-            tally.terminating()
-        else:
-            tally.pod(pods.task_of(pod), pod.phase)  # R1: kept pods are counted
+    found = podset.of(ctx.pods)
+    doomed = [p for p in victims if not p.deleting and p.name in found]
+    tally = Tally()
+    for task, phase, count in found.live_counts():
+        tally.pod(task, phase, count)  # R1: kept pods are counted
+    for pod in doomed:
+        tally.pod(pods.task_of(pod), pod.phase, -1)
+    tally.terminating(found.deleting + len(doomed))
+    delete = found.ordered({p.name for p in doomed})
     counts = tally.counts()
     nxt = rule(shape, _seen(old, jobstatus.volcano_view(counts), old.min_available or 0))
     change = Change(

@@ -73,13 +73,18 @@ class JobContext:
     `job` is the stored vcjob (defaults applied, status as last written); `pods` its pod
     objects by name, `Terminating` ones included; `group` its PodGroup state; `delayed` its
     pending delayed actions; `unschedulable` the scheduler's reason why the job can never be
-    admitted on this machine (empty when it can)."""
+    admitted on this machine (empty when it can); `creating` how many pods of an earlier
+    decision the shell has still to create — while it has, SyncJob creates none (counting
+    the missing pods as Pending), as a Kubernetes controller waits for its expectations.
+    `pods` may be any mapping; a `podset.PodSet` the shell keeps spares indexing it again
+    at every request."""
 
     job: VCJob
     pods: Mapping[str, Pod] = field(default_factory=dict)
     group: Group = Group.NONE
     delayed: Mapping[str, DelayedAction] = field(default_factory=dict)
     unschedulable: str = ""
+    creating: int = 0
 
 
 @dataclass(frozen=True)

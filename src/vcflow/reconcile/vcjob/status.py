@@ -57,18 +57,20 @@ class Tally:
         self._totals = dict.fromkeys(COUNTERS, 0)
         self._tasks: dict[str, dict[str, int]] = {}
 
-    def pod(self, task: str, phase: str) -> None:
-        """A pod counted by its phase (an unknown phase counts as `unknown`)."""
-        self._totals[_PHASE_COUNTER.get(phase, "unknown")] += 1
+    def pod(self, task: str, phase: str, count: int = 1) -> None:
+        """`count` pods counted by their phase (an unknown phase counts as `unknown`); a
+        negative count takes pods counted before out again."""
+        self._totals[_PHASE_COUNTER.get(phase, "unknown")] += count
         key = phase or PodPhase.UNKNOWN
         per_task = self._tasks.setdefault(task, {})
-        per_task[key] = per_task.get(key, 0) + 1
+        per_task[key] = per_task.get(key, 0) + count
 
-    def terminating(self) -> None:
-        self._totals["terminating"] += 1
+    def terminating(self, count: int = 1) -> None:
+        self._totals["terminating"] += count
 
     def counts(self) -> Counts:
-        return Counts(**self._totals, tasks={t: dict(p) for t, p in self._tasks.items()})
+        tasks = {t: {k: n for k, n in p.items() if n} for t, p in self._tasks.items()}
+        return Counts(**self._totals, tasks={t: p for t, p in tasks.items() if p})
 
 
 def stored(status: VCJobStatus | None) -> Counts:
