@@ -88,7 +88,7 @@ def parse_go_duration(text: str) -> float | None:
     """Seconds of a Go duration string (`1h2m3.5s`, `150ms`); None when it is not one."""
     if text in ("0", ""):
         return 0.0
-    parts = re.findall(r"(\d+(?:\.\d+)?)(h|ms|us|µs|ns|m|s)", text)
+    parts = re.findall(r"(\d+(?:\.\d*)?|\.\d+)(h|ms|us|µs|ns|m|s)", text)
     if not parts or "".join(n + u for n, u in parts) != text.lstrip("+"):
         return None
     return sum(float(n) * _UNITS[u] for n, u in parts)
