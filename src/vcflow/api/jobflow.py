@@ -185,7 +185,7 @@ class JobFlowStatus(WireModel):
     job_status_list: list[JobStatus] | None = None
     conditions: dict[str, Condition] | None = None
     state: FlowState | None = None
-    #: vcflow: the id of the last `vcflow retry` request carried out
+    #: vcflow: the last `vcflow retry` request carried out (the annotation's JSON)
     last_retry: str | None = None
 
     @property

@@ -31,7 +31,7 @@ RETRY_CANCELLED = "RetryCancelled"
 #: flow ends Failed (SEMANTICS rows 7, 11).
 STOP_ANNOTATION = "vcflow.io/stop"
 #: Annotation `vcflow retry` sets: a JSON request (`RetryRequest`) the controller carries out
-#: once (its id goes to `status.lastRetry`).
+#: once (it is then `status.lastRetry`).
 RETRY_ANNOTATION = "vcflow.io/retry"
 #: Annotation the controller puts on a vcjob it terminates for its entry's deadline.
 DEADLINE_ANNOTATION = "vcflow.io/deadline-exceeded"

@@ -554,9 +554,9 @@ class FlowIndex:
         if not seconds:
             return
         start = _time(self.flow.metadata.creation_timestamp)
-        request = self._request()
-        if request is not None and (start is None or request.at > start):
-            start = request.at
+        done = RetryRequest.parse(self.last_retry) if self.last_retry else None
+        if done is not None and (start is None or done.at > start):
+            start = done.at  # (a retried flow's deadline counts from the retry)
         if since is not None:
             start = since
         if start is None:
@@ -657,11 +657,13 @@ class FlowIndex:
         return RetryRequest.parse(raw) if raw else None
 
     def _take_request(self, now: datetime) -> None:
-        """Carry out a `vcflow retry` request once (its id is then `status.lastRetry`)."""
+        """Carry out a `vcflow retry` request once: it is then `status.lastRetry` (which
+        outlives the annotation: a later `apply` of the manifest drops it)."""
         request = self._request()
-        if request is None or request.id == self.last_retry:
+        done = RetryRequest.parse(self.last_retry) if self.last_retry else None
+        if request is None or (done is not None and request.id == done.id):
             return
-        self.last_retry = request.id
+        self.last_retry = request.to_annotation()
         if self.phase != FlowPhase.FAILED:
             return  # (the CLI refuses; a request that meets a flow not Failed does nothing)
         self.phase = FlowPhase.PENDING
