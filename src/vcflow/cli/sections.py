@@ -8,14 +8,14 @@ are here; the command and the shared header and events are in `describe.py`.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from vcflow.api import clock
 from vcflow.api.jobflow import Flow, JobFlow, Probe, RetryPolicy
 from vcflow.api.jobtemplate import JobTemplate
 from vcflow.api.vcjob import JobSpec, VCJob
 from vcflow.cli import output
-from vcflow.reconcile.flow import RetryRequest
+from vcflow.reconcile import retryrequest
 
 NONE = "<none>"
 INDENT = "  "
@@ -142,14 +142,8 @@ def _flow_status(flow: JobFlow, text: Text, now: datetime | None) -> None:
     state = status.state if status else None
     if state is not None and state.reason:
         pairs += [("Reason", state.reason), ("Message", _or_none(state.message))]
-    seconds = flow.spec.active_deadline_seconds if flow.spec else None
-    created = flow.metadata.creation_timestamp
-    if seconds and created and flow.phase not in ("Succeed", "Failed"):
-        start = clock.parse_rfc3339(created)
-        retried = RetryRequest.parse(status.last_retry) if status and status.last_retry else None
-        if retried is not None and retried.at > start:
-            start = retried.at  # (a retried flow's deadline counts from the retry)
-        due = start + timedelta(seconds=seconds)
+    due = retryrequest.flow_deadline(flow, status.last_retry if status else None, None)
+    if due is not None and flow.phase not in ("Succeed", "Failed"):
         left = f" (in {_in((due - now).total_seconds())})" if now is not None else ""
         pairs.append(("Deadline", clock.rfc3339(due) + left))
     text.fields(pairs, 1)

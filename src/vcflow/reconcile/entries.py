@@ -1,19 +1,21 @@
-"""What a JobFlow's reconcile knows of one entry (`Entry`, its `State`), the reasons and
-annotations of vcflow's flow features, and `vcflow retry`'s request — shared by the index
-(`flow`) and the status it renders (`flowstatus`). Pure.
+"""What a JobFlow's reconcile knows of one entry (`Entry`, its `State`), what a dependency
+makes of a target's state (`contribution`), the reasons and annotations of vcflow's flow
+features and their wording — shared by the index (`flow`), its counting (`readiness`) and
+the status it renders (`flowstatus`). Pure.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from vcflow.api import clock
-from vcflow.api.jobflow import Probe
-from vcflow.api.phases import DependencyOutcome
+from vcflow.api import clock, names
+from vcflow.api.jobflow import JobFlow, Probe
+from vcflow.api.phases import FINISHED_JOB_PHASES, DependencyOutcome, JobPhase
+from vcflow.api.vcjob import VCJob
+from vcflow.reconcile import phase as phases
 from vcflow.reconcile import probes, retry
 
 WAITING = "Waiting"
@@ -118,38 +120,19 @@ class Entry:
     def last_attempt(self) -> int:
         return self.first_attempt + self.policy.retries
 
+    def retry_waits(self, due: datetime) -> bool:
+        """Is a retry due at `due` still waiting (a timer's validity)?"""
+        return self.state == State.BACKOFF and not self.renew and self.next_at == due
 
-@dataclass(frozen=True)
-class RetryRequest:
-    """`vcflow retry`'s request (the `vcflow.io/retry` annotation, JSON)."""
-
-    id: str
-    at: datetime
-    entries: tuple[str, ...] | None = None
-    restart_successful: bool = False
-
-    def to_annotation(self) -> str:
-        data: dict[str, Any] = {"id": self.id, "at": clock.rfc3339(self.at)}
-        if self.entries is not None:
-            data["entries"] = list(self.entries)
-        if self.restart_successful:
-            data["restartSuccessful"] = True
-        return json.dumps(data, separators=(",", ":"))
-
-    @classmethod
-    def parse(cls, text: str) -> RetryRequest | None:
-        try:
-            data = json.loads(text)
-            at = clock.parse_rfc3339(str(data["at"]))
-            entries = data.get("entries")
-            return cls(
-                str(data["id"]),
-                at,
-                None if entries is None else tuple(str(e) for e in entries),
-                bool(data.get("restartSuccessful", False)),
-            )
-        except (ValueError, KeyError, TypeError):
-            return None
+    def deadline_pending(self, due: datetime) -> bool:
+        """Does the current attempt still run towards its deadline at `due`?"""
+        return (
+            self.deadline_at == due
+            and self.state == State.LIVE
+            and not self.deadline_hit
+            and self.phase not in FINISHED_JOB_PHASES
+            and (self.observed or self.created)
+        )
 
 
 def contribution(outcome: DependencyOutcome, target: State) -> int:
@@ -161,3 +144,99 @@ def contribution(outcome: DependencyOutcome, target: State) -> int:
     if outcome == DependencyOutcome.FAILED:
         return MET if target == State.FAILED else DEAD
     return DEAD if target == State.FAILED else MET
+
+
+def settled(phase: str) -> State:
+    """The state a job phase means by itself (before retries are considered)."""
+    if phase == JobPhase.COMPLETED:
+        return State.COMPLETED
+    if phase in phases.FAILING:
+        return State.FAILED
+    return State.LIVE
+
+
+def failure_verdict(entry: Entry) -> tuple[str, str]:
+    """(reason, message) of an entry whose job failed for good ("" when plain)."""
+    if entry.deadline_hit:
+        return DEADLINE_EXCEEDED, (
+            f"attempt {entry.attempt} ran past its activeDeadlineSeconds ({entry.deadline}s)"
+        )
+    if entry.policy.retries and entry.attempt >= entry.last_attempt:
+        runs = entry.attempt - entry.first_attempt + 1
+        return RETRIES_EXHAUSTED, f"Failed after {runs} attempts"
+    return "", ""
+
+
+def skip_verdict(entry: Entry) -> tuple[str, str]:
+    """(reason, message) of an entry whose dependency can never be met."""
+    target, outcome = entry.doomed_by
+    want = {
+        DependencyOutcome.COMPLETED: "has Completed",
+        DependencyOutcome.FAILED: "has Failed",
+        DependencyOutcome.FINISHED: "has ended",
+    }[entry.outcome]
+    which = "any of its targets" if entry.any_of else target
+    return f"Target{outcome}", (
+        f"{target} {outcome}: {entry.name} runs only when {which} {want} (outcome: {entry.outcome})"
+    )
+
+
+def condition_of(job: VCJob) -> dict[str, Any]:
+    """Volcano's condition of a vcjob (its phase is added when rendered)."""
+    status = job.status
+    return {
+        "createTime": job.metadata.creation_timestamp,
+        "runningDuration": status.running_duration if status else None,
+        "taskStatusCount": (
+            {k: v.to_dict() for k, v in status.task_status_count.items()}
+            if status and status.task_status_count
+            else None
+        ),
+    }
+
+
+def conflict_message(job: VCJob) -> str:
+    ref = job.metadata.controller_ref()
+    owner = f"{ref.kind} {ref.name}" if ref else "no controller"
+    return f"vcjob {job.name} exists and is not this flow's (owned by {owner})"
+
+
+def parse_time(text: str | None) -> datetime | None:
+    if not text:
+        return None
+    try:
+        return clock.parse_rfc3339(text)
+    except ValueError:
+        return None
+
+
+def build_entries(flow: JobFlow) -> list[Entry]:
+    """The flow's entries, in flow order, with their successors, the probes they make and
+    whether an entry depends on their failure (`handled`)."""
+    entries: dict[str, Entry] = {}
+    for i, spec_entry in enumerate(flow.flows):
+        targets = tuple(dict.fromkeys(spec_entry.targets))
+        entry = Entry(
+            name=spec_entry.name,
+            job=names.job_name(flow.name, spec_entry.name),
+            index=i,
+            targets=targets,
+            any_of=spec_entry.strategy == "any",
+            outcome=spec_entry.outcome,
+            policy=retry.of(flow, spec_entry),
+            deadline=spec_entry.active_deadline_seconds or None,
+        )
+        if targets and entry.outcome == DependencyOutcome.COMPLETED:
+            entry.probe = spec_entry.probe
+        entries[entry.name] = entry
+    for entry in entries.values():
+        for target in entry.targets:
+            found = entries.get(target)
+            if found is None:
+                continue
+            found.successors.append(entry.name)
+            if entry.outcome != DependencyOutcome.COMPLETED:
+                found.handled = True
+            if entry.probe is not None:
+                found.probed_by.append(entry.name)
+    return list(entries.values())
