@@ -5,12 +5,15 @@ a running job's and the flow's deadline."""
 
 from __future__ import annotations
 
+import io
 from typing import Any
 
 from vcflow.api.jobflow import JobFlow, JobFlowStatus
 from vcflow.api.vcjob import VCJob
-from vcflow.cli.runview import LiveView
+from vcflow.cli.runview import LiveView, report
 from vcflow.local.progress import Progress
+from vcflow.local.result import FlowResult, JobResult, RunResult
+from vcflow.runtime.run import Ending
 
 NOW = 1_800_000_000.0
 STAMP = "2027-01-15T08:00:00Z"  # NOW, as the flow's status writes it
@@ -114,3 +117,18 @@ def test_skipped_entries_and_deadlines_show() -> None:
     assert "c  Skipped" in text and "a Completed: c runs only when a has Failed" in text
     assert "deadline in 1m0s" in text  # b: 90 s from its start, 30 s ago
     assert "deadline in 9m30s" in text.splitlines()[0]  # the flow's 600 s
+
+
+def test_the_report_says_attempts_skips_and_why_a_flow_ended() -> None:
+    jobs = (
+        JobResult("default", "f-a", "a", "f", "Completed", 1.0, attempts=3),
+        JobResult("default", "f-c", "c", "f", "Skipped", None, skipped="TargetCompleted: why"),
+    )
+    reason = "DeadlineExceeded: activeDeadlineSeconds (60s) passed at 2027-01-15T08:01:00Z"
+    flow_result = FlowResult("default", "f", "Failed", 60.0, jobs, reason=reason)
+    out = io.StringIO()
+    report(RunResult(Ending.DONE, (flow_result,), ()), out)
+    text = out.getvalue()
+    assert "Completed (3 attempts)" in text
+    assert "Skipped" in text and "TargetCompleted: why" in text
+    assert text.endswith(f"flow f Failed in 60.0s: {reason}\n")

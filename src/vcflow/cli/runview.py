@@ -235,6 +235,7 @@ def report(result: RunResult, out: TextIO) -> None:
     out.write("\n" if any(j.failure and j.failure.log_tail for j in result.all_jobs()) else "")
     for flow in result.flows:
         before = " (it had ended before this run)" if flow.ended_before else ""
-        out.write(f"flow {flow.name} {flow.phase} in {flow.duration:.1f}s{before}\n")
+        why = f": {flow.reason}" if flow.reason else ""
+        out.write(f"flow {flow.name} {flow.phase} in {flow.duration:.1f}s{before}{why}\n")
     for job in result.jobs:
         out.write(f"vcjob {job.job} {phase_text(job)} in {_duration(job.duration) or '0.0s'}\n")

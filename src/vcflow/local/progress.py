@@ -93,6 +93,7 @@ class FlowProgress:
     deleted: bool = False  # deleted during the run
     jobs: dict[str, JobProgress] = field(default_factory=dict)  # by vcjob name, flow order
     deadline: float | None = None  # when the flow's activeDeadlineSeconds passes
+    reason: str = ""  # why it ended so (its status' state.reason and message)
     #: it uses retries, deadlines, outcomes or probes: what it says of its entries is read
     #: while the run goes (`LocalRun.refresh_waiting`), with or without a live view
     featured: bool = False
@@ -260,6 +261,9 @@ class Progress:
             return
         conditions = (status.conditions if status else None) or {}
         items = {i.name: i for i in (status.job_status_list if status else None) or []}
+        state = status.state if status else None
+        if state is not None and state.reason:
+            row.reason = f"{state.reason}: {state.message}" if state.message else state.reason
         now = self.now()
         for job in row.jobs.values():
             cond, item = conditions.get(job.job), items.get(job.job)

@@ -81,6 +81,7 @@ class FlowResult:
     duration: float
     jobs: tuple[JobResult, ...]
     ended_before: bool = False  # it had ended before this run began
+    reason: str = ""  # why it ended so, as its status says (`DeadlineExceeded: ...`)
 
     @property
     def succeeded(self) -> bool:
@@ -134,6 +135,7 @@ def _flow(
         progress.flow_span(flow),
         jobs,
         flow.ended_before,
+        flow.reason,
     )
 
 
