@@ -227,15 +227,14 @@ class FlowIndex:
         entry.reason = entry.message = ""
         entry.deadline_hit |= DEADLINE_ANNOTATION in job.metadata.annotations
         entry.vc_retry = (status.retry_count if status else None) or 0
-        entry.created_at = parse_time(job.metadata.creation_timestamp)
+        if entry.deadline is not None:
+            entry.created_at = parse_time(job.metadata.creation_timestamp)
+            self._arm_deadline(entry)
+        self._set_phase(entry, job.phase, now, job=job, fresh=fresh)  # (settles on a change)
         if entry.probed_by:
             entry.view = probes.target_of(job)
-        self._set_phase(entry, job.phase, now, job=job, fresh=fresh)
-        self._arm_deadline(entry)
-        if entry.probed_by:
             for name in entry.probed_by:
                 self._reprobe(self.entries[name], entry, now)
-        self._settle()
 
     def forget(
         self, job_name: str, last_phase: str, now: datetime, *, existed: bool = False
@@ -536,6 +535,7 @@ class FlowIndex:
             elif state != State.FAILED:
                 entry.verdict = entry.verdict_message = ""
             self.ready.move(entry, state, new)
+            self._settle()
         history.record(self.history, entry, new, now, job=job)
 
     def _may_retry(self, entry: Entry, state: State) -> bool:

@@ -14,17 +14,16 @@ from vcflow.api.phases import DependencyOutcome, FlowPhase
 from vcflow.reconcile import phase as phases
 from vcflow.reconcile.entries import (
     BACKOFF,
-    DEAD,
+    CONTRIBUTION,
     DEADLINE_EXCEEDED,
     DEPENDENCIES,
     MET,
     NAME_CONFLICT,
-    OPEN,
+    OUTCOMES,
     SKIPPED,
     WAITING,
     Entry,
     State,
-    contribution,
 )
 
 if TYPE_CHECKING:
@@ -92,17 +91,24 @@ def _state(index: FlowIndex) -> dict[str, Any]:
 def _waiting(index: FlowIndex, entry: Entry) -> dict[str, Any]:
     if entry.reason:
         return {"phase": WAITING, "reason": entry.reason, "message": entry.message}
-    pending = []
-    for target in entry.targets:
-        found = index.entries.get(target)
-        part = contribution(entry.outcome, found.state) if found is not None else OPEN
-        if found is not None and (target in entry.probe_met or part == MET):
-            continue
-        if part == DEAD and found is not None:  # (a Failed flow skips nothing: it waits)
-            pending.append(f"{target} ({found.state})")
-            continue
-        note = index.probe_notes.get((entry.name, target))
-        pending.append(f"{target} (probe: {note})" if note else target)
+    entries, table, outcome = index.entries, CONTRIBUTION, entry.outcome
+    targets = entry.targets
+    if entry.probe_met:  # (met for good by their probe)
+        targets = tuple(t for t in targets if t not in entry.probe_met)
+    states = [entries[t].state if t in entries else None for t in targets]
+    # the targets not met yet; a dead one (a Failed flow skips nothing: it waits) with its
+    # state, a probed one with what its probe said
+    pending = [
+        target if state is None or state not in OUTCOMES else f"{target} ({state})"
+        for target, state in zip(targets, states, strict=True)
+        if state is None or table[outcome, state] != MET
+    ]
+    if entry.probe is not None:
+        notes = index.probe_notes
+        pending = [
+            f"{t} (probe: {notes[entry.name, t]})" if (entry.name, t) in notes else t
+            for t in pending
+        ]
     word = "any of" if entry.any_of else "all of"
     message = f"waiting for {word}: {', '.join(pending)}"
     if entry.outcome != DependencyOutcome.COMPLETED:

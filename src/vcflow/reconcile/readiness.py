@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from vcflow.reconcile import phase as phases
-from vcflow.reconcile.entries import DEAD, MET, OUTCOMES, Entry, State, contribution
+from vcflow.reconcile.entries import CONTRIBUTION, DEAD, MET, OUTCOMES, Entry, State
 
 
 class Readiness:
@@ -39,11 +39,14 @@ class Readiness:
         else:
             self.backing.discard(entry.name)
         if before != state and (before in OUTCOMES or state in OUTCOMES):
+            table = CONTRIBUTION
             for name in entry.successors:
                 succ = self.entries[name]
-                if entry.name not in succ.probe_met:
-                    old = contribution(succ.outcome, before)
-                    self.count_edge(succ, entry.name, old, contribution(succ.outcome, state))
+                if not succ.probe_met or entry.name not in succ.probe_met:
+                    outcome = succ.outcome
+                    old, new = table[outcome, before], table[outcome, state]
+                    if old != new:
+                        self.count_edge(succ, entry.name, old, new)
 
     def count_edge(self, entry: Entry, target: str, old: int, new: int) -> None:
         """The dependency of `entry` on `target` went from `old` to `new` (MET, OPEN, DEAD)."""
