@@ -445,3 +445,12 @@ def test_a_probe_of_a_svc_job_waits_for_completed_and_says_why() -> None:
     assert "has its own network (svc plugin)" in conditions(index)["f-b"]["message"]
     index.observe(job(f, "a", "Completed"), T0)
     assert created(index.decide(T, now=T0)) == ["f-b"]
+
+
+def test_a_job_that_had_failed_keeps_its_reason_when_its_vcjob_is_deleted() -> None:
+    f = retrying_flow()
+    f.spec.retry_policy.max_retries = 1  # type: ignore[union-attr]
+    index, _ = reconcile.plan(f, T, [attempt_job(f, "a", "Failed", 2)], now=T0)
+    index.forget("f-a", "Failed", T0)  # (a stop, or a user, deletes the failed vcjob)
+    assert conditions(index)["f-a"]["reason"] == "RetriesExhausted"
+    assert lists(index) == {"failedJobs": ["f-a"]}
