@@ -1,5 +1,6 @@
 """JobFlow admission: Volcano's DAG webhook (reference §6.1), the CRD schema (§6.3) and
-vcflow's fixes (SEMANTICS rows 1, 2, 4, 10, 11, 13).
+vcflow's fixes (SEMANTICS rows 1, 2, 4, 10, 11, 13); the flow features' own checks (row 20:
+retries, deadlines, outcomes, probes) are `flowfeatures`.
 
 Checks run in the order the conformance cases assume — spec-update refusal, unique names,
 unknown targets, cycles — and every problem is reported, none raised. Pure.
@@ -10,7 +11,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Sequence
 
-from vcflow.admission import collisions, jobtemplate
+from vcflow.admission import collisions, flowfeatures, jobtemplate
 from vcflow.api import names, phases
 from vcflow.api.errors import FieldError
 from vcflow.api.jobflow import Flow, JobFlow
@@ -44,6 +45,7 @@ def validate_jobflow(
     errors += _unique_names(flows)
     errors += _dag(flows)
     errors += _probes(flows)
+    errors += flowfeatures.validate(flow, templates or {})
     errors += _generated_names(flow)
     errors += _entries_against_templates(flow, templates or {}, resolve_templates)
     return errors

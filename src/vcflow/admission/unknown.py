@@ -29,6 +29,8 @@ CHECKED = (
     jobflow.JobFlowSpec,
     jobflow.Flow,
     jobflow.DependsOn,
+    jobflow.RetryPolicy,
+    jobflow.Backoff,
     jobflow.Probe,
     jobflow.HttpGet,
     jobflow.TcpSocket,

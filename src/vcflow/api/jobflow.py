@@ -1,8 +1,10 @@
 """JobFlow (`flow.volcano.sh/v1alpha1`): spec (flows, dependsOn, patch) and status.
 
 Wire names are Volcano's, typos included (`unKnowJobs`). vcflow's additive fields
-(`dependsOn.strategy`, status condition `reason`/`message`) are optional, so every Volcano
-manifest means what it meant (SEMANTICS rows 5, 18).
+(`dependsOn.strategy` and `outcome`, `retryPolicy` with the names of Volcano's retry design,
+`activeDeadlineSeconds`, status condition `reason`/`message`, the retry bookkeeping of
+`jobStatusList`) are optional, so every Volcano manifest means what it meant (SEMANTICS rows
+5, 18, 20; docs/flow-features.md).
 """
 
 from __future__ import annotations
@@ -53,6 +55,29 @@ class DependsOn(WireModel):
     targets: list[str] | None = None
     probe: Probe | None = None
     strategy: Annotated[phases.DependencyStrategy, LaxEnum] | None = None
+    outcome: Annotated[phases.DependencyOutcome, LaxEnum] | None = None
+
+
+#: A Kubernetes duration (`30s`, `5m`): a string; a number is kept so admission can say
+#: what to write instead.
+Duration = str | int | float
+
+
+class Backoff(WireModel):
+    """`retryPolicy.backoff`; `jitter` is vcflow's addition."""
+
+    type: Annotated[phases.BackoffType, LaxEnum] | None = None
+    base_delay: Duration | None = None
+    max_delay: Duration | None = None
+    jitter: float | int | None = None
+
+
+class RetryPolicy(WireModel):
+    """`retryPolicy` at spec and entry level (Volcano's retry design doc, PR #4567)."""
+
+    max_retries: int | None = None
+    policy: Annotated[phases.RetryStrategy, LaxEnum] | None = None
+    backoff: Backoff | None = None
 
 
 class Patch(WireModel):
@@ -78,6 +103,8 @@ class Flow(WireModel):
     name: str
     depends_on: DependsOn | None = None
     patch: Patch | None = None
+    retry_policy: RetryPolicy | None = None
+    active_deadline_seconds: int | None = None
 
     @property
     def targets(self) -> list[str]:
@@ -91,10 +118,23 @@ class Flow(WireModel):
             return phases.DependencyStrategy.ALL
         return self.depends_on.strategy
 
+    @property
+    def outcome(self) -> phases.DependencyOutcome:
+        if self.depends_on is None or self.depends_on.outcome is None:
+            return phases.DependencyOutcome.COMPLETED
+        return self.depends_on.outcome
+
+    @property
+    def probe(self) -> Probe | None:
+        probe = self.depends_on.probe if self.depends_on is not None else None
+        return None if probe is None or probe.is_empty() else probe
+
 
 class JobFlowSpec(WireModel):
     flows: list[Flow] | None = None
     job_retain_policy: Annotated[phases.RetainPolicy, LaxEnum] | None = None
+    retry_policy: RetryPolicy | None = None
+    active_deadline_seconds: int | None = None
 
 
 class JobRunningHistory(WireModel):
@@ -110,6 +150,11 @@ class JobStatus(WireModel):
     end_timestamp: str | None = None
     restart_count: int | None = None
     running_histories: list[JobRunningHistory] | None = None
+    #: vcflow: the current attempt (1 when absent), the attempt the retry budget counts
+    #: from, and while a retry waits, when the next attempt's vcjob is created
+    attempt: int | None = None
+    first_attempt: int | None = None
+    next_attempt_time: str | None = None
 
 
 class Condition(WireModel):
@@ -125,6 +170,9 @@ class Condition(WireModel):
 
 class FlowState(WireModel):
     phase: Annotated[phases.FlowPhase, LaxEnum] | None = None
+    #: vcflow: why the flow ended so (`DeadlineExceeded`)
+    reason: str | None = None
+    message: str | None = None
 
 
 class JobFlowStatus(WireModel):
@@ -137,6 +185,8 @@ class JobFlowStatus(WireModel):
     job_status_list: list[JobStatus] | None = None
     conditions: dict[str, Condition] | None = None
     state: FlowState | None = None
+    #: vcflow: the last `vcflow retry` request carried out (the annotation's JSON)
+    last_retry: str | None = None
 
     @property
     def phase(self) -> str:

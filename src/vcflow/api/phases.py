@@ -53,6 +53,30 @@ class DependencyStrategy(StrEnum):
     ANY = "any"
 
 
+class DependencyOutcome(StrEnum):
+    """vcflow's `dependsOn.outcome` (docs/flow-features.md §3): what of each target the entry
+    waits for — Slurm's afterok, afternotok, afterany."""
+
+    COMPLETED = "Completed"
+    FAILED = "Failed"
+    FINISHED = "Finished"
+
+
+class RetryStrategy(StrEnum):
+    """`retryPolicy.policy` (Volcano's retry design doc): when a flow entry's job runs again."""
+
+    ON_FAILURE = "OnFailure"
+    ALWAYS = "Always"
+    NEVER = "Never"
+
+
+class BackoffType(StrEnum):
+    """`retryPolicy.backoff.type`: the same delay every time, or doubling from `baseDelay`."""
+
+    EXPONENTIAL = "Exponential"
+    CONSTANT = "Constant"
+
+
 class Action(StrEnum):
     ABORT_JOB = "AbortJob"
     RESTART_JOB = "RestartJob"

@@ -29,6 +29,7 @@ from vcflow.cli import (
     controller,
     delete,
     describe,
+    flowcmd,
     get,
     jobcmd,
     logs,
@@ -103,8 +104,8 @@ def _internal_error(exc: Exception, *, verbose: bool) -> None:
 HELP = """Volcano JobFlow: declarative DAGs of batch jobs, embedded or on Kubernetes.
 
 Objects live in a SQLite store in the state directory (--state-dir). Commands that write
-(apply, delete, patch, stop) then run the controllers in-process until nothing is left to
-do now, unless a `vcflow controller` process runs them (it holds
+(apply, delete, patch, stop, retry, resubmit) then run the controllers in-process until
+nothing is left to do now, unless a `vcflow controller` process runs them (it holds
 <state-dir>/controller.lock); reading commands (get, describe) never run them. Run
 `vcflow controller` to have failed syncs retried with backoff over time.
 """
@@ -154,6 +155,8 @@ app.command("describe")(describe.describe)
 app.command("delete")(delete.delete)
 app.command("patch")(patch.patch)
 app.command("stop")(stop.stop)
+app.command("retry")(flowcmd.retry)
+app.command("resubmit")(flowcmd.resubmit)
 app.command("controller")(controller.controller)
 app.command("suspend")(jobcmd.suspend)
 app.command("resume")(jobcmd.resume)

@@ -79,7 +79,7 @@ def render(obj: Resource, events: Sequence[Event], now: datetime) -> str:
     text = Text()
     _header(obj, text, now)
     if isinstance(obj, JobFlow):
-        sections.flow_sections(obj, text)
+        sections.flow_sections(obj, text, now)
     elif isinstance(obj, VCJob):
         sections.vcjob_sections(obj, text)
     elif isinstance(obj, JobTemplate):

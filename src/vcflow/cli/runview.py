@@ -4,6 +4,9 @@ every job in flow order, why each failed job failed and the last lines of its lo
 
 The live view fits the terminal: when the jobs do not fit, running and failed jobs come
 first, then those that wait (with why), then the completed ones, and a line counts the rest.
+The flow features show in both (docs/flow-features.md §6): a retry that waits as `Backoff`
+with its next attempt's time, an attempt after the first with its number, a Skipped entry
+with why, a running job's or flow's deadline.
 """
 
 from __future__ import annotations
@@ -31,6 +34,8 @@ _STYLE = {
     "Deleted": "red",
     "Pending": "yellow",
     "Waiting": "dim",
+    "Backoff": "yellow",
+    "Skipped": "dim",
 }
 TAB = "\t"
 WAITING = "Waiting"  # shown for a flow entry whose vcjob does not exist yet
@@ -45,12 +50,16 @@ _RANK = {
     JobPhase.TERMINATED: 1,
     JobPhase.ABORTED: 1,
     JobPhase.PENDING: 2,
+    "Backoff": 2,
     NOT_CREATED: 3,
+    "Skipped": 4,
     JobPhase.COMPLETED: 4,
 }
 
 
 def phase_text(job: JobProgress | JobResult) -> str:
+    if isinstance(job, JobProgress):
+        return job.shown_phase or WAITING
     return job.phase or WAITING
 
 
@@ -79,7 +88,7 @@ class LiveView:
             budget, [len(f.jobs) for f in flows] + ([len(alone)] if alone else [])
         )
         for flow, room in zip(flows, shown_budget, strict=False):
-            lines.append(_flow_line(flow, self.progress.flow_span(flow)))
+            lines.append(_flow_line(flow, self.progress.flow_span(flow), now))
             lines += _job_lines(list(flow.jobs.values()), room, now)
         if alone:
             lines.append(Text("vcjobs", style="bold"))
@@ -96,18 +105,30 @@ def _share(budget: int, sizes: list[int]) -> list[int]:
     return [min(size, each) for size in sizes]
 
 
-def _flow_line(flow: FlowProgress, span: float) -> Text:
+def _flow_line(flow: FlowProgress, span: float, now: float) -> Text:
     counts: dict[str, int] = {}
     for job in flow.jobs.values():
         counts[phase_text(job)] = counts.get(phase_text(job), 0) + 1
     summary = ", ".join(f"{n} {p}" for p, n in sorted(counts.items())) or "no jobs"
+    deadline = ""
+    if flow.deadline is not None and not flow.ended:
+        deadline = f"  deadline in {_left(flow.deadline - now)}"
     return Text.assemble(
         ("jobflow ", "bold"),
         (flow.name, "bold"),
         "  ",
         _phase(flow.phase or "Pending"),
         f"  {summary}  {span:.1f}s",
+        (deadline, "dim"),
     )
+
+
+def _left(seconds: float) -> str:
+    """A time to go, as a person reads it: `12s`, `4m10s`, `passed`."""
+    if seconds <= 0:
+        return "0s"
+    whole = math.ceil(seconds)
+    return f"{whole // 60}m{whole % 60}s" if whole >= 60 else f"{whole}s"
 
 
 def _job_lines(jobs: list[JobProgress], room: int, now: float) -> list[Text]:
@@ -117,7 +138,7 @@ def _job_lines(jobs: list[JobProgress], room: int, now: float) -> list[Text]:
     width = max((len(j.entry) for j in shown), default=0)
     out = []
     for job in shown:
-        why = _why(job)
+        why = _why(job, now)
         out.append(
             Text.assemble(
                 f"  {job.entry.ljust(width)}  ",
@@ -133,18 +154,26 @@ def _job_lines(jobs: list[JobProgress], room: int, now: float) -> list[Text]:
     return out
 
 
-def _why(job: JobProgress) -> str:
-    return escaped(_why_raw(job))
+def _why(job: JobProgress, now: float) -> str:
+    return escaped(_why_raw(job, now))
 
 
-def _why_raw(job: JobProgress) -> str:
+def _why_raw(job: JobProgress, now: float) -> str:
+    if job.skipped:
+        return job.skipped
+    if job.backoff:
+        due = f" (in {_left(job.next_attempt - now)})" if job.next_attempt is not None else ""
+        return job.backoff + due
     if job.phase == NOT_CREATED:
         return job.waiting
+    parts = [f"attempt {job.attempt}"] if job.attempt > 1 else []
     if job.failure:
-        return job.failure
-    if job.reason and not job.ended:
-        return f"{job.reason}: {job.message}" if job.message else job.reason
-    return ""
+        parts.append(job.failure)
+    elif job.reason and not job.ended:
+        parts.append(f"{job.reason}: {job.message}" if job.message else job.reason)
+    if job.deadline and job.active and job.started is not None:
+        parts.append(f"deadline in {_left(job.started + job.deadline - now)}")
+    return "; ".join(parts)
 
 
 def _phase(text: str) -> Text:
@@ -167,9 +196,10 @@ def final_rows(result: RunResult) -> list[list[str]]:
     """One row per job, in flow order (a flow's entries not created show Waiting)."""
     rows = []
     for job in result.all_jobs():
-        rows.append(
-            [job.flow or "-", job.entry, phase_text(job), _duration(job.duration), _reason(job)]
-        )
+        phase = phase_text(job)
+        if job.attempts > 1:
+            phase += f" ({job.attempts} attempts)"
+        rows.append([job.flow or "-", job.entry, phase, _duration(job.duration), _reason(job)])
     return rows
 
 
@@ -178,6 +208,12 @@ def _reason(job: JobResult) -> str:
 
 
 def _reason_raw(job: JobResult) -> str:
+    if job.skipped:
+        return job.skipped
+    if job.backoff:
+        return f"Backoff: {job.backoff}"
+    if job.verdict:
+        return f"{job.verdict}; {job.failure}" if job.failure is not None else job.verdict
     if job.failure is not None:
         return str(job.failure)
     if job.phase == NOT_CREATED:
@@ -209,6 +245,7 @@ def report(result: RunResult, out: TextIO) -> None:
     out.write("\n" if any(j.failure and j.failure.log_tail for j in result.all_jobs()) else "")
     for flow in result.flows:
         before = " (it had ended before this run)" if flow.ended_before else ""
-        out.write(f"flow {flow.name} {flow.phase} in {flow.duration:.1f}s{before}\n")
+        why = f": {flow.reason}" if flow.reason else ""
+        out.write(f"flow {flow.name} {flow.phase} in {flow.duration:.1f}s{before}{why}\n")
     for job in result.jobs:
         out.write(f"vcjob {job.job} {phase_text(job)} in {_duration(job.duration) or '0.0s'}\n")

@@ -8,12 +8,14 @@ are here; the command and the shared header and events are in `describe.py`.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 
-from vcflow.api import printable
-from vcflow.api.jobflow import JobFlow
+from vcflow.api import clock, printable
+from vcflow.api.jobflow import Flow, JobFlow, Probe, RetryPolicy
 from vcflow.api.jobtemplate import JobTemplate
 from vcflow.api.vcjob import JobSpec, VCJob
 from vcflow.cli import output
+from vcflow.reconcile import retryrequest
 
 NONE = "<none>"
 INDENT = "  "
@@ -55,27 +57,98 @@ def _or_none(value: object) -> str:
     return NONE if value is None or value == "" else str(value)
 
 
-def flow_sections(flow: JobFlow, text: Text) -> None:
+def flow_sections(flow: JobFlow, text: Text, now: datetime | None = None) -> None:
     text.heading("Spec")
-    text.fields([("Job Retain Policy", str(flow.retain_policy))], 1)
+    spec = flow.spec
+    pairs: list[tuple[str, str | Sequence[str]]] = [("Job Retain Policy", str(flow.retain_policy))]
+    if spec is not None and spec.retry_policy is not None:
+        pairs.append(("Retry Policy", retry_text(spec.retry_policy)))
+    if spec is not None and spec.active_deadline_seconds:
+        pairs.append(("Active Deadline Seconds", str(spec.active_deadline_seconds)))
+    text.fields(pairs, 1)
     text.heading("Flows", 1)
+    entries = flow.flows
+    # (vcflow's columns only when an entry uses them: a Volcano flow looks as it did)
+    extra = [
+        (header, cell)
+        for header, cell in (
+            ("OUTCOME", _outcome),
+            ("RETRIES", _retries),
+            ("DEADLINE", _deadline),
+            ("PROBE", _probe),
+        )
+        if any(cell(e) for e in entries)
+    ]
     rows = [
         [
             entry.name,
             ", ".join(entry.targets) or NONE,
             str(entry.strategy) if entry.targets else "",
+            *(cell(entry) for _, cell in extra),
             "yes" if entry.patch is not None else "no",
         ]
-        for entry in flow.flows
+        for entry in entries
     ]
-    text.table(["NAME", "DEPENDS ON", "STRATEGY", "PATCH"], rows, 2)
-    _flow_status(flow, text)
+    headers = ["NAME", "DEPENDS ON", "STRATEGY", *(h for h, _ in extra), "PATCH"]
+    text.table(headers, rows, 2)
+    _flow_status(flow, text, now)
 
 
-def _flow_status(flow: JobFlow, text: Text) -> None:
+def retry_text(policy: RetryPolicy) -> str:
+    """`2 retries, OnFailure, Exponential 30s..5m, jitter 0.1` (the defaults filled in)."""
+    backoff = policy.backoff
+    kind = str(backoff.type) if backoff and backoff.type else "Exponential"
+    base = (backoff.base_delay if backoff else None) or "30s"
+    cap = (backoff.max_delay if backoff else None) or "5m"
+    delay = f"{kind} {base}" if kind == "Constant" else f"{kind} {base}..{cap}"
+    jitter = f", jitter {backoff.jitter:g}" if backoff and backoff.jitter else ""
+    count = policy.max_retries or 0
+    retries = f"{count} {'retry' if count == 1 else 'retries'}"
+    return f"{retries}, {policy.policy or 'OnFailure'}, {delay}{jitter}"
+
+
+def _outcome(entry: Flow) -> str:
+    dep = entry.depends_on
+    return str(dep.outcome) if dep is not None and dep.outcome is not None else ""
+
+
+def _retries(entry: Flow) -> str:
+    return retry_text(entry.retry_policy) if entry.retry_policy is not None else ""
+
+
+def _deadline(entry: Flow) -> str:
+    return f"{entry.active_deadline_seconds}s" if entry.active_deadline_seconds else ""
+
+
+def _probe(entry: Flow) -> str:
+    return probe_text(entry.probe) if entry.probe is not None else ""
+
+
+def probe_text(probe: Probe) -> str:
+    """`tcpSocket server:6379; httpGet :8080/ready; taskStatus main Running`."""
+    parts = [f"tcpSocket {t.task_name or ''}:{t.port}" for t in probe.tcp_socket_list or []]
+    parts += [
+        f"httpGet {h.task_name or ''}:{h.port}{h.path or '/'}" for h in probe.http_get_list or []
+    ]
+    parts += [
+        f"taskStatus {t.task_name or '*'} {t.phase or 'Running'}"
+        for t in probe.task_status_list or []
+    ]
+    return "; ".join(parts)
+
+
+def _flow_status(flow: JobFlow, text: Text, now: datetime | None) -> None:
     text.heading("Status")
     status = flow.status
-    text.fields([("Phase", _or_none(flow.phase))], 1)
+    pairs: list[tuple[str, str | Sequence[str]]] = [("Phase", _or_none(flow.phase))]
+    state = status.state if status else None
+    if state is not None and state.reason:
+        pairs += [("Reason", state.reason), ("Message", _or_none(state.message))]
+    due = retryrequest.flow_deadline(flow, status.last_retry if status else None, None)
+    if due is not None and flow.phase not in ("Succeed", "Failed"):
+        left = f" (in {_in((due - now).total_seconds())})" if now is not None else ""
+        pairs.append(("Deadline", clock.rfc3339(due) + left))
+    text.fields(pairs, 1)
     if status is None:
         return
     conditions = status.conditions or {}
@@ -102,8 +175,10 @@ def _flow_status(flow: JobFlow, text: Text) -> None:
         ("Unknown Jobs", status.un_know_jobs),
     ]
     text.fields([(key, ", ".join(jobs)) for key, jobs in lists if jobs], 1)
-    if status.job_status_list:
+    items = status.job_status_list or []
+    if items:
         text.heading("Job Status List", 1)
+        with_attempts = any(i.attempt or i.next_attempt_time for i in items)
         rows = [
             [
                 item.name,
@@ -111,10 +186,19 @@ def _flow_status(flow: JobFlow, text: Text) -> None:
                 _or_none(item.start_timestamp),
                 _or_none(item.end_timestamp),
                 str(item.restart_count or 0),
+                *([str(item.attempt or 1), item.next_attempt_time or ""] if with_attempts else []),
             ]
-            for item in status.job_status_list
+            for item in items
         ]
-        text.table(["NAME", "STATE", "STARTED", "ENDED", "RESTARTS"], rows, 2)
+        headers = ["NAME", "STATE", "STARTED", "ENDED", "RESTARTS"]
+        text.table([*headers, *(["ATTEMPT", "NEXT ATTEMPT"] if with_attempts else [])], rows, 2)
+
+
+def _in(seconds: float) -> str:
+    if seconds <= 0:
+        return "passed"
+    whole = int(seconds)
+    return f"{whole // 60}m{whole % 60}s" if whole >= 60 else f"{whole}s"
 
 
 def _entry_rank(flow: str, job: str, order: list[str]) -> tuple[int, str]:

@@ -1,6 +1,9 @@
 """Checks of a controller step's `expect` against the harness world; each problem is one
 short line. vcflow's reading (conformance README): `conditions` ignores `Waiting` entries,
-`waiting` maps entries to vcflow's reasons, `template_status` `[]` ≡ null."""
+`waiting` maps entries to vcflow's reasons (`Backoff` among them: a retry that waits),
+`template_status` `[]` ≡ null. vcflow's own cases may also give a flow's `reason`
+(`state.reason`) and a `jobStatusList` item's `restartCount` and `attempt`
+(docs/compatibility.md, "vcflow's own cases")."""
 
 from __future__ import annotations
 
@@ -13,7 +16,7 @@ from vcflow.api.jobflow import JobFlow
 from vcflow.api.jobtemplate import JobTemplate
 from vcflow.api.vcjob import VCJob
 from vcflow.conformance.world import World
-from vcflow.reconcile.flow import CREATE_FAILED, NAME_CONFLICT, TEMPLATE_NOT_FOUND, WAITING
+from vcflow.reconcile.flow import BACKOFF, CREATE_FAILED, NAME_CONFLICT, TEMPLATE_NOT_FOUND, WAITING
 
 LISTS = (
     "pendingJobs",
@@ -23,7 +26,9 @@ LISTS = (
     "terminatedJobs",
     "unKnowJobs",
 )
-VCFLOW_REASONS = (TEMPLATE_NOT_FOUND, CREATE_FAILED, NAME_CONFLICT)
+VCFLOW_REASONS = (TEMPLATE_NOT_FOUND, CREATE_FAILED, NAME_CONFLICT, BACKOFF)
+#: `jobStatusList` item fields compared when a case gives them
+JOB_STATUS_EXTRAS = ("restartCount", "attempt")
 OWNER_KEYS = ("apiVersion", "kind", "name", "controller", "blockOwnerDeletion")
 
 
@@ -74,6 +79,10 @@ def _flow(world: World, name: str, want: Mapping[str, Any], before: Any) -> list
         have = (status.get("state") or {}).get("phase") or ""
         if have != (want["phase"] or ""):
             out.append(f"flow {name} phase {have!r} != {want['phase']!r}")
+    if "reason" in want:
+        have_r = (status.get("state") or {}).get("reason") or ""
+        if have_r != (want["reason"] or ""):
+            out.append(f"flow {name} reason {have_r!r} != {want['reason']!r}")
     for key in LISTS:
         if key in want and sorted(status.get(key) or []) != sorted(want[key] or []):
             out.append(f"flow {name} {key} {sorted(status.get(key) or [])} != {want[key]}")
@@ -93,10 +102,13 @@ def _flow(world: World, name: str, want: Mapping[str, Any], before: Any) -> list
         if have_w != dict(want["waiting"] or {}):
             out.append(f"flow {name} waiting {have_w} != {want['waiting']}")
     if "jobStatusList" in want:
+        given = (want["jobStatusList"] or {}).values()
+        extras = [k for k in JOB_STATUS_EXTRAS if any(k in v for v in given)]
         have_j = {
             j["name"]: {
                 "state": j.get("state") or "",
                 "runningHistories": [h.get("state") for h in j.get("runningHistories") or []],
+                **{k: j.get(k) or (1 if k == "attempt" else 0) for k in extras},
             }
             for j in status.get("jobStatusList") or []
         }
@@ -104,6 +116,7 @@ def _flow(world: World, name: str, want: Mapping[str, Any], before: Any) -> list
             k: {
                 "state": v.get("state") or "",
                 "runningHistories": list(v.get("runningHistories") or []),
+                **{x: v.get(x, have_j.get(k, {}).get(x)) for x in extras},
             }
             for k, v in (want["jobStatusList"] or {}).items()
         }

@@ -1,5 +1,6 @@
 """The controller harness's world: a memory store with the faults and records the cases need
-(`fail_creates`, the spec of each vcjob create), the controllers, and a virtual clock."""
+(`fail_creates`, the spec of each vcjob create), the controllers, and a virtual clock. No
+pod runs here, so no probe connection succeeds (`prober.Unreachable`)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from vcflow.api.errors import FieldError, ValidationFailed
 from vcflow.api.meta import Resource
 from vcflow.api.vcjob import VCJob
 from vcflow.controller.manager import Manager
+from vcflow.controller.prober import Unreachable
 from vcflow.store.memory import MemoryStore
 
 R = TypeVar("R", bound=Resource)
@@ -41,7 +43,7 @@ class World:
         self.namespace = namespace
         self.clock = FakeClock()
         self.store = HarnessStore(self.clock)
-        self.manager = Manager(self.store, self.clock)
+        self.manager = Manager(self.store, self.clock, prober=Unreachable())
         self.manager.start()
 
     def settle(self) -> None:

@@ -18,6 +18,13 @@ between its syncs, and a vcjob ADDED event (which never triggers a sync: Volcano
 handler) reaches the index at the flow's next sync or event, so every status written is
 the one a sync saw. Retryable problems requeue with backoff; nothing is dropped
 (SEMANTICS row 9).
+
+The flow features (docs/flow-features.md) are the index's timers: each sync ends by
+queueing the flow again for its next one (`FlowIndex.next_wakeup`: a retry due, a
+deadline, a probe round), so a delayed key is the timer, and `Manager.next_due` keeps a
+`vcflow run` alive while one is set. A sync carries out what `decide` found due: failed
+attempts deleted and their next attempt created once their pods are gone, vcjobs past
+their deadline terminated (`flowactions`), probe rounds run (`prober`).
 """
 
 from __future__ import annotations
@@ -36,7 +43,9 @@ from vcflow.api.jobflow import Condition, JobFlow
 from vcflow.api.jobtemplate import JobTemplate
 from vcflow.api.meta import Resource
 from vcflow.api.vcjob import VCJob
+from vcflow.controller import flowactions
 from vcflow.controller.events import NORMAL, WARNING, Recorder
+from vcflow.controller.prober import Prober, SocketProber
 from vcflow.controller.queue import WorkQueue
 from vcflow.reconcile import flow as reconcile
 from vcflow.reconcile import jobs as jobbuild
@@ -89,10 +98,12 @@ class FlowController:
         *,
         status_interval: float = STATUS_INTERVAL,
         create_batch: int | None = None,
+        prober: Prober | None = None,
     ) -> None:
         self.store = store
         self.clock = clock
         self.recorder = recorder
+        self.prober: Prober = prober or SocketProber()
         self.queue: WorkQueue[FlowKey] = WorkQueue(clock)
         self.indexes: dict[FlowKey, reconcile.FlowIndex] = {}
         self.tombstones: dict[FlowKey, dict[str, str]] = {}
@@ -146,7 +157,7 @@ class FlowController:
             self._cache(key, obj, event.resource_version)
             if event.type == EventType.ADDED:
                 self.queue.add(key)
-            elif event.type == EventType.MODIFIED and self._stop_requested(key, obj):
+            elif event.type == EventType.MODIFIED and self._request_changed(key, obj):
                 self.queue.add(key)
         elif isinstance(obj, JobTemplate) and event.type != EventType.DELETED:
             for key, index in self.indexes.items():
@@ -188,10 +199,16 @@ class FlowController:
         self.written.clear()
         self._flush_at = None
 
-    def _stop_requested(self, key: FlowKey, flow: JobFlow) -> bool:
+    def _request_changed(self, key: FlowKey, flow: JobFlow) -> bool:
+        """A stop or a `vcflow retry` was asked for (or the flow is new to us)."""
         index = self.indexes.get(key)
-        asked = reconcile.STOP_ANNOTATION in flow.metadata.annotations
-        return index is None or (asked and not index.stopping)
+        if index is None:
+            return True
+        annotations = flow.metadata.annotations
+        asked = reconcile.STOP_ANNOTATION in annotations
+        retry = annotations.get(reconcile.RETRY_ANNOTATION)
+        before = index.flow.metadata.annotations.get(reconcile.RETRY_ANNOTATION)
+        return (asked and not index.stopping) or retry != before
 
     def _handle_job(self, type_: EventType, job: VCJob) -> None:
         ref = job.metadata.controller_ref()
@@ -267,8 +284,11 @@ class FlowController:
         else:
             self._catch_up(key, index)
             index.flow = flow
-            plan = index.decide(templates, self.create_batch)
+            plan = index.decide(templates, self.create_batch, now=self.clock.now())
         self._apply(index, plan, flow)
+        if self._probe(index):
+            self.queue.add(key)  # a probe met a dependency: its entry may be created now
+        self._arm(key, index)
         if plan.more:
             self.deferred[key] = None
         self.dirty[key] = None
@@ -300,17 +320,48 @@ class FlowController:
 
     def _apply(self, index: reconcile.FlowIndex, plan: reconcile.Plan, flow: JobFlow) -> None:
         retry = False
+        key = FlowKey(flow.namespace, flow.name)
         with self.store.transaction():
             for job in plan.create:
+                if flowactions.pods_remain(self.store, job):
+                    index.defer_create(job.name, flowactions.PODS_REMAIN)
+                    self.queue.add_after(key, flowactions.POD_WAIT)
+                    continue
                 retry |= not self._create(index, job, flow)
+            for name in plan.terminate:
+                flowactions.terminate_for_deadline(
+                    self.store, self.recorder, flow, name, self.clock.now()
+                )
         for name in plan.delete:
             try:
                 last = self.store.delete(VCJob, flow.namespace, name, force=True)
             except NotFound:
                 continue
             index.forget(name, last.phase, self.clock.now())
+        for name in plan.replace:  # a failed attempt whose retry is due
+            phase = flowactions.delete_job(self.store, flow.namespace, name)
+            index.forget(name, phase, self.clock.now())
         if retry:
-            self.retrying.add(FlowKey(flow.namespace, flow.name))
+            self.retrying.add(key)
+
+    def _probe(self, index: reconcile.FlowIndex) -> bool:
+        """Run the probe rounds the decision found due; True when one met its dependency."""
+        met = False
+        for round_ in index.take_probes():
+            ok, note = True, ""
+            for check in round_.checks:
+                ok, note = self.prober.check(check)
+                if not ok:
+                    break
+            met |= index.probe_result(round_.entry, round_.target, ok, note, self.clock.now())
+        return met
+
+    def _arm(self, key: FlowKey, index: reconcile.FlowIndex) -> None:
+        """The flow's next timer is a delayed sync of its key."""
+        due = index.next_wakeup()
+        if due is not None:
+            wait = (due - self.clock.now()).total_seconds()
+            self.queue.add_after(key, max(wait, 0.0))
 
     def _create(self, index: reconcile.FlowIndex, job: VCJob, flow: JobFlow) -> bool:
         """Create one vcjob; False when it must be retried (CreateFailed, row 9)."""

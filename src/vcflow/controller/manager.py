@@ -13,6 +13,7 @@ from vcflow.api.meta import Resource
 from vcflow.controller.events import Recorder
 from vcflow.controller.jobflow import FlowController
 from vcflow.controller.jobtemplate import TemplateController
+from vcflow.controller.prober import Prober
 from vcflow.store.base import Expired, Store, WatchEvent, poll
 
 
@@ -31,14 +32,18 @@ class Manager:
         clock: clocks.Clock | None = None,
         *,
         create_batch: int | None = None,
+        prober: Prober | None = None,
     ) -> None:
         """`create_batch`: a flow sync creates at most that many vcjobs, and the flow's next
         sync — at the next `settle` — goes on. `vcflow run` settles its runtime in between,
-        so the pods of a wide flow's first vcjobs run while the rest are created."""
+        so the pods of a wide flow's first vcjobs run while the rest are created. `prober`
+        runs the flows' probe checks (default: real sockets)."""
         self.store = store
         self.clock = clock or clocks.SystemClock()
         self.recorder = Recorder(store, self.clock)
-        self.flows = FlowController(store, self.clock, self.recorder, create_batch=create_batch)
+        self.flows = FlowController(
+            store, self.clock, self.recorder, create_batch=create_batch, prober=prober
+        )
         self.templates = TemplateController(store, self.clock)
         self.controllers: list[Controller] = [self.flows, self.templates]
         # only these kinds are read (and parsed) from the watch: pods and Events are many
@@ -101,7 +106,8 @@ class Manager:
                     return
 
     def next_due(self) -> float | None:
-        """Monotonic time of the earliest delayed key of any controller, or of the flow
+        """Monotonic time of the earliest delayed key of any controller — a failed sync's
+        backoff, or a flow's timer (a retry due, a deadline, a probe round) — or of the flow
         statuses a `settle(flush=False)` left to write when they are due; now when a flow
         has vcjobs left to create (`create_batch`)."""
         if self.flows.deferred:

@@ -26,6 +26,8 @@ class FlowWatch:
         self.store = store
         self.wanted = frozenset(flows)
         self.phases: dict[names.ObjectKey, str] = {}
+        #: the watched flows written since the last `refresh` before this one
+        self.touched: set[names.ObjectKey] = set()
         self.rv = 0
         self._relist()
 
@@ -44,6 +46,7 @@ class FlowWatch:
             return True
         self.rv = resume
         touched = dict.fromkeys(e.key for e in found if e.key in self.wanted)
+        self.touched = set(touched)
         changed = False
         for key in touched:
             namespace, _, name = key.partition("/")

@@ -2,10 +2,11 @@
 flow order, each flow's phase, and why an entry waits.
 
 `Progress.observe` is the runtime's observer (every vcjob change, deletions included, so a
-flow with `jobRetainPolicy: delete` still has its jobs at the end); flow phases come from
-`FlowWatch`, waiting reasons from the flows' `Waiting` conditions. `on_change` hears each
-phase change (the CLI prints them when it shows no live view). Times are wall-clock seconds;
-for what happened before this run (a rerun), the stored timestamps.
+flow with `jobRetainPolicy: delete` still has its jobs at the end; a vcjob's attempt from its
+`vcflow.io/attempt`); flow phases come from `FlowWatch`, waiting reasons — a retry's backoff,
+a Skipped entry — from the flows' conditions. `on_change` hears each phase change (the CLI
+prints them when it shows no live view). Times are wall-clock seconds; for what happened
+before this run (a rerun), the stored timestamps.
 """
 
 from __future__ import annotations
@@ -30,6 +31,10 @@ DELETED = "Deleted"
 
 #: an end recorded this much earlier than it was seen happened while no one watched
 STALE = 1.0
+#: `phase_text` of an entry whose retry waits, and of one skipped (docs/flow-features.md)
+BACKOFF = "Backoff"
+SKIPPED = "Skipped"
+ATTEMPT_ANNOTATION = "vcflow.io/attempt"
 
 Change = Callable[[str, str, float], None]  # (what, new phase, seconds since the run began)
 
@@ -50,6 +55,17 @@ class JobProgress:
     message: str = ""
     waiting: str = ""  # why an entry not created yet waits (from the flow's condition)
     failure: str = ""  # for a failed job: the container that failed it, in one line
+    attempt: int = 1  # of its vcjob (a retried entry's vcjob is created again)
+    backoff: str = ""  # a retry waits: the condition's message
+    next_attempt: float | None = None  # when that retry is due
+    skipped: str = ""  # why the entry was skipped (its condition's reason and message)
+    verdict: str = ""  # why the flow says its outcome is what it is (DeadlineExceeded, ...)
+    deadline: int | None = None  # the entry's activeDeadlineSeconds (each attempt)
+
+    @property
+    def shown_phase(self) -> str:
+        """The vcjob's phase, or `Backoff` / `Skipped` for what the flow says of the entry."""
+        return SKIPPED if self.skipped else BACKOFF if self.backoff else self.phase
 
     @property
     def ended(self) -> bool:
@@ -76,6 +92,11 @@ class FlowProgress:
     ended_before: bool = False  # it had ended before this run began
     deleted: bool = False  # deleted during the run
     jobs: dict[str, JobProgress] = field(default_factory=dict)  # by vcjob name, flow order
+    deadline: float | None = None  # when the flow's activeDeadlineSeconds passes
+    reason: str = ""  # why it ended so (its status' state.reason and message)
+    #: it uses retries, deadlines, outcomes or probes: what it says of its entries is read
+    #: while the run goes (`LocalRun.refresh_waiting`), with or without a live view
+    featured: bool = False
 
     @property
     def key(self) -> names.ObjectKey:
@@ -125,9 +146,23 @@ class Progress:
         row = FlowProgress(flow.namespace, flow.name, flow.phase or "", created)
         if row.ended:  # a rerun of a flow that had ended: its time is its jobs' span
             row.ended_before = True
+        spec = flow.spec
+        seconds = spec.active_deadline_seconds if spec is not None else None
+        stamp = _stamp(flow.metadata.creation_timestamp, None)
+        if seconds and stamp is not None:
+            row.deadline = stamp + seconds
+        row.featured = bool(seconds or (spec is not None and spec.retry_policy))
         for entry in flow.flows:
             job = names.job_name(flow.name, entry.name)
             row.jobs[job] = JobProgress(flow.namespace, job, entry.name, flow.name)
+            row.jobs[job].deadline = entry.active_deadline_seconds
+            dep = entry.depends_on
+            row.featured |= bool(
+                entry.retry_policy
+                or entry.active_deadline_seconds
+                or entry.probe
+                or (dep is not None and dep.outcome)
+            )
         # what the flow recorded of its jobs (those deleted since are seen no more)
         for item in (flow.status.job_status_list if flow.status else None) or []:
             known = row.jobs.get(item.name)
@@ -149,6 +184,11 @@ class Progress:
         if deleted:
             row.deleted = True
             return row
+        attempt = _attempt(job)
+        fresh = attempt != row.attempt
+        if fresh:  # the vcjob of the entry's next attempt (a retry)
+            row.attempt, row.backoff, row.next_attempt = attempt, "", None
+            row.phase = NOT_CREATED
         if row.deleted or row.started is None or row.phase == NOT_CREATED:
             row.deleted = False
             created = _stamp(job.metadata.creation_timestamp, now)
@@ -171,7 +211,8 @@ class Progress:
             row.finished = when if when is not None and when < now - STALE else now
         else:
             row.finished = None
-        self._said(f"{row.flow}/{row.entry}" if row.flow else f"vcjob {row.job}", phase, now)
+        said = f"{phase} (attempt {row.attempt})" if row.attempt > 1 else phase
+        self._said(f"{row.flow}/{row.entry}" if row.flow else f"vcjob {row.job}", said, now)
         return row
 
     def _row(self, job: VCJob) -> JobProgress | None:
@@ -212,18 +253,42 @@ class Progress:
         self._said(f"jobflow {row.name}", DELETED, now)
 
     def update_waiting(self, flow: JobFlow) -> None:
-        """Take in why the flow's entries wait (its `Waiting` conditions, row 18)."""
+        """Take in what the flow says of its entries: why they wait (its `Waiting`
+        conditions, row 18), a retry that waits (`Backoff`), a `Skipped` entry, the attempt."""
         row = self.flows.get(flow.key)
-        conditions = (flow.status.conditions if flow.status else None) or {}
+        status = flow.status
         if row is None:
             return
+        conditions = (status.conditions if status else None) or {}
+        items = {i.name: i for i in (status.job_status_list if status else None) or []}
+        state = status.state if status else None
+        if state is not None and state.reason:
+            row.reason = f"{state.reason}: {state.message}" if state.message else state.reason
+        now = self.now()
         for job in row.jobs.values():
-            cond = conditions.get(job.job)
-            if cond is None or cond.phase != "Waiting":
-                job.waiting = ""
+            cond, item = conditions.get(job.job), items.get(job.job)
+            if item is not None and (item.attempt or 1) > job.attempt:
+                job.attempt = item.attempt or 1
+            before = job.shown_phase
+            job.waiting = job.backoff = job.skipped = job.verdict = ""
+            job.next_attempt = None
+            reason = (cond.reason or "") if cond is not None else ""
+            message = (cond.message or "") if cond is not None else ""
+            if cond is None:
                 continue
-            reason, message = cond.reason or "", cond.message or ""
-            job.waiting = f"{reason}: {message}" if reason and message else reason or message
+            if cond.phase == SKIPPED:
+                job.skipped = f"{reason}: {message}" if message else reason
+            elif cond.phase == "Waiting" and reason == BACKOFF:
+                job.backoff = message
+                due = item.next_attempt_time if item is not None else None
+                job.next_attempt = _stamp(due, None)
+            elif cond.phase == "Waiting":
+                job.waiting = f"{reason}: {message}" if reason and message else reason or message
+            elif reason:
+                job.verdict = f"{reason}: {message}" if message else reason
+            if job.shown_phase != before and job.shown_phase in (BACKOFF, SKIPPED):
+                why = job.backoff or message
+                self._said(f"{row.name}/{job.entry}", f"{job.shown_phase}: {why}", now)
 
     def _said(self, what: str, phase: str, now: float) -> None:
         if self.on_change is not None:
@@ -253,6 +318,11 @@ class Progress:
         else:  # it ended with its last job (which may have ended while no one watched)
             end = max(ends, default=flow.started if flow.ended_before else flow.finished or now)
         return max(0.0, end - flow.started)
+
+
+def _attempt(job: VCJob) -> int:
+    text = job.metadata.annotations.get(ATTEMPT_ANNOTATION, "")
+    return int(text) if text.isdigit() and int(text) > 1 else 1
 
 
 def _condition_reason(job: VCJob) -> tuple[str, str] | None:

@@ -15,7 +15,7 @@ from vcflow.api.errors import InputError, NotFound
 from vcflow.api.phases import FlowPhase, JobPhase
 from vcflow.api.pod import ContainerStatus, Pod
 from vcflow.api.vcjob import VCJob
-from vcflow.local.progress import FlowProgress, JobProgress, Progress
+from vcflow.local.progress import SKIPPED, FlowProgress, JobProgress, Progress
 from vcflow.reconcile.vcjob import pods as podnames
 from vcflow.reconcile.vcjob import spec as jobspec
 from vcflow.runtime import loghistory, podfs
@@ -57,12 +57,16 @@ class JobResult:
     job: str  # the vcjob's name
     entry: str  # the flow entry (the vcjob's name for a vcjob run alone)
     flow: str  # "" for a vcjob run alone
-    phase: str  # "" when the entry's vcjob was never created
+    phase: str  # "" when the entry's vcjob was never created; "Skipped" for a skipped entry
     duration: float | None
     reason: str = ""  # the job's own reason (Unschedulable, ...)
     message: str = ""
     waiting: str = ""  # why an entry that was never created waits
     failure: Failure | None = None
+    attempts: int = 1  # the vcjob's attempts (a retried entry, docs/flow-features.md)
+    skipped: str = ""  # why a Skipped entry was (its condition's reason and message)
+    backoff: str = ""  # a retry that still waited when the run ended
+    verdict: str = ""  # the flow's reason for the outcome (DeadlineExceeded: ..., ...)
 
     @property
     def succeeded(self) -> bool:
@@ -77,6 +81,7 @@ class FlowResult:
     duration: float
     jobs: tuple[JobResult, ...]
     ended_before: bool = False  # it had ended before this run began
+    reason: str = ""  # why it ended so, as its status says (`DeadlineExceeded: ...`)
 
     @property
     def succeeded(self) -> bool:
@@ -130,6 +135,7 @@ def _flow(
         progress.flow_span(flow),
         jobs,
         flow.ended_before,
+        flow.reason,
     )
 
 
@@ -141,12 +147,16 @@ def _job(job: JobProgress, store: Store, state_dir: Path, now: float) -> JobResu
         job.job,
         job.entry,
         job.flow,
-        job.phase,
-        job.elapsed(now),
+        SKIPPED if job.skipped else job.phase,
+        None if job.skipped else job.elapsed(now),
         job.reason,
         job.message,
         job.waiting,
         failure,
+        job.attempt,
+        job.skipped,
+        job.backoff,
+        job.verdict,
     )
 
 

@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from vcflow.api import names as apinames
 from vcflow.api.command import command_for
 from vcflow.api.errors import AlreadyExists, NotFound
 from vcflow.api.jobflow import JobFlow
@@ -50,6 +51,9 @@ DEPENDENCIES = "Dependencies"
 FUTILE = frozenset({"CreateFailed", "TemplateNotFound", "NameConflict"})
 #: seconds the pods get to end on SIGTERM when the timeout passes
 TIMEOUT_GRACE = 2.0
+#: seconds between two reads of what a flow using retries, deadlines, outcomes or probes says
+#: of its entries (without a live view too: its lines say when a retry waits)
+FEATURES_REFRESH = 1.0
 
 
 def _never() -> bool:
@@ -88,6 +92,7 @@ class LocalRun:
         self.controllers: Manager | None = None
         self._idle_since: float | None = None
         self._futile_read = 0.0
+        self._features_read = 0.0
         self.stalled = False
 
     def run(
@@ -139,13 +144,22 @@ class LocalRun:
             found = failure_of(self.store, self.runner.state_dir, row.namespace, row.job, tail=0)
             row.failure = str(found) if found is not None else ""
 
-    def refresh_waiting(self, *, every: bool = False) -> None:
-        """Read why each unfinished flow's entries wait — `every` flow's, at the end
+    def refresh_waiting(
+        self,
+        *,
+        every: bool = False,
+        featured: bool = False,
+        only: set[apinames.ObjectKey] | None = None,
+    ) -> None:
+        """Read why each unfinished flow's entries wait — `every` flow's, at the end; with
+        `featured`, only those using the flow features; with `only`, those of these keys
         (O(entries) per flow: for a live view, once in a while)."""
         for row in self.progress.flows.values():
-            if row.deleted or (
-                not every and row.ended and not any(j.active for j in row.jobs.values())
-            ):
+            if row.deleted or (featured and not row.featured):
+                continue
+            if only is not None and row.key not in only:
+                continue
+            if not every and row.ended and not any(j.active for j in row.jobs.values()):
                 continue
             try:
                 self.progress.update_waiting(self.store.get(JobFlow, row.namespace, row.name))
@@ -162,6 +176,12 @@ class LocalRun:
 
     def _done(self) -> bool:
         self._refresh_flows()
+        now = time.monotonic()
+        if now - self._features_read >= FEATURES_REFRESH:
+            self._features_read = now
+            self.refresh_waiting(featured=True)
+        elif self.watch.touched:  # (a flow's status is written at most every few 100 ms)
+            self.refresh_waiting(featured=True, only=self.watch.touched)
         if self.options.fail_fast:
             self._fail_fast()
         assert self.executor is not None
@@ -215,6 +235,8 @@ class LocalRun:
         reasons = []
         for job in self.progress.every_job():
             if job.ended or job.deleted:
+                continue
+            if job.skipped or job.backoff:
                 continue
             if job.phase == NOT_CREATED:
                 if job.waiting and not job.waiting.startswith(DEPENDENCIES):

@@ -1,76 +1,100 @@
-"""The JobFlow reconcile: which vcjobs to create or delete, and the status to write.
+"""The JobFlow reconcile: which vcjobs to create, delete or terminate, and the status to write.
 
 `FlowIndex` holds one flow's entries with counted readiness (graphlib style): a job's change
 touches only that job's successors, so an event costs O(its edges), not O(flow). `plan()`
 builds an index from scratch (first sight, resync, restart); `observe`/`forget` + `decide`
 advance it one job at a time; both must give the same decisions and status (property test).
 
-Pure: no I/O; time arrives as `now`. SEMANTICS rows 5–9, 12, 16, 18 are decided here.
+Each entry has a *state*: no job yet; its job `LIVE`; `BACKOFF` (a retry waits, or is due:
+`renew`); or an outcome — `COMPLETED`, `FAILED` (for good), `SKIPPED`. The dependency of an
+entry on a target is met or dead by the target's outcome and the entry's `outcome` (or met by
+a probe); a dead dependency skips the entry, and a skip propagates (docs/flow-features.md).
+Retries, deadlines and probe rounds are timers (`timers.Timers`), fired by `decide(now)`.
+
+Pure: no I/O; time arrives as `now`. SEMANTICS rows 4–9, 12, 16, 18, 20 are decided here,
+with its parts: `entries` (an entry, its state, the wording of outcomes), `readiness` (the
+counting), `history` (jobStatusList), `attempts` and `retryrequest` (retries, `vcflow
+retry`), `probing` (probe rounds), `restore` (a stored status read back), `flowstatus` (the
+status rendered).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from vcflow.api import clock, names
-from vcflow.api.jobflow import JobFlow, JobFlowStatus
+from vcflow.api.jobflow import JobFlow, JobFlowStatus, Probe
 from vcflow.api.jobtemplate import JobTemplate
-from vcflow.api.phases import FlowPhase, JobPhase, RetainPolicy
+from vcflow.api.phases import (
+    FlowPhase,
+    JobPhase,
+    RetainPolicy,
+    RetryStrategy,
+)
 from vcflow.api.vcjob import VCJob
+from vcflow.reconcile import attempts, flowstatus, history, probes, retry, retryrequest, timers
 from vcflow.reconcile import jobs as jobbuild
 from vcflow.reconcile import phase as phases
-
-WAITING = "Waiting"
-DEPENDENCIES = "Dependencies"
-TEMPLATE_NOT_FOUND = "TemplateNotFound"
-NAME_CONFLICT = "NameConflict"
-CREATE_FAILED = "CreateFailed"
-JOB_DELETED = "JobDeleted"
-#: Annotation `vcflow stop` sets: the flow's jobs are removed (phase Terminating), then the
-#: flow ends Failed (SEMANTICS rows 7, 11).
-STOP_ANNOTATION = "vcflow.io/stop"
-_FINAL = (FlowPhase.SUCCEED, FlowPhase.FAILED)
-#: The status lists in the model's field order (`JobFlowStatus`).
-_STATUS_LISTS = (
-    "pendingJobs",
-    "runningJobs",
-    "failedJobs",
-    "completedJobs",
-    "terminatedJobs",
-    "unKnowJobs",
+from vcflow.reconcile import restore as restoring
+from vcflow.reconcile.entries import (
+    BACKOFF,
+    CREATE_FAILED,
+    DEADLINE_ANNOTATION,
+    DEADLINE_EXCEEDED,
+    DEPENDENCIES,
+    JOB_DELETED,
+    MET,
+    NAME_CONFLICT,
+    OUTCOMES,
+    RETRIES_EXHAUSTED,
+    RETRY_ANNOTATION,
+    RETRY_CANCELLED,
+    SKIPPED,
+    STOP_ANNOTATION,
+    TEMPLATE_NOT_FOUND,
+    WAITING,
+    Entry,
+    State,
+    build_entries,
+    condition_of,
+    conflict_message,
+    contribution,
+    failure_verdict,
+    parse_time,
+    settled,
+    skip_verdict,
 )
+from vcflow.reconcile.probing import Probing
+from vcflow.reconcile.readiness import Readiness
+from vcflow.reconcile.retryrequest import RetryRequest, reset, to_reset
 
+#: what other tiers read from here (`reconcile.flow.X`): the index, and the reasons and
+#: annotations of `entries`
+__all__ = [
+    "BACKOFF",
+    "CREATE_FAILED",
+    "DEADLINE_ANNOTATION",
+    "DEADLINE_EXCEEDED",
+    "DEPENDENCIES",
+    "JOB_DELETED",
+    "NAME_CONFLICT",
+    "RETRIES_EXHAUSTED",
+    "RETRY_ANNOTATION",
+    "RETRY_CANCELLED",
+    "SKIPPED",
+    "STOP_ANNOTATION",
+    "TEMPLATE_NOT_FOUND",
+    "WAITING",
+    "FlowIndex",
+    "Plan",
+    "RetryRequest",
+    "State",
+    "plan",
+]
 
-@dataclass
-class Entry:
-    """One flow entry and what is known of its vcjob."""
-
-    name: str
-    job: str
-    index: int
-    targets: tuple[str, ...]
-    any_of: bool
-    successors: list[str] = field(default_factory=list)
-    met: int = 0
-    phase: str | None = None
-    observed: bool = False
-    gone: bool = False
-    created: bool = False
-    reason: str = ""
-    message: str = ""
-    condition: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def has_job(self) -> bool:
-        return self.observed or self.gone or self.created or self.reason == NAME_CONFLICT
-
-    def ready(self) -> bool:
-        if not self.targets:
-            return True
-        return self.met >= 1 if self.any_of else self.met >= len(self.targets)
+_FINAL = (FlowPhase.SUCCEED, FlowPhase.FAILED)
 
 
 @dataclass(frozen=True)
@@ -80,6 +104,11 @@ class Plan:
     phase: FlowPhase
     #: `decide` stopped at its `limit`: more entries are ready, for the next decision
     more: bool = False
+    #: vcjobs past their entry's deadline: the controller terminates them
+    terminate: tuple[str, ...] = ()
+    #: vcjobs of failed attempts whose retry is due: deleted, then `forget`, before the
+    #: next attempt is created (a later decision)
+    replace: tuple[str, ...] = ()
 
 
 class FlowIndex:
@@ -89,62 +118,37 @@ class FlowIndex:
         self.flow = flow
         self.entries: dict[str, Entry] = {}
         self.by_job: dict[str, Entry] = {}
-        self.candidates: set[str] = set()
+        self.ready = Readiness(self.entries)
+        self.candidates = self.ready.candidates
         #: the candidates a limited `decide` left, in flow order: the next one need not sort
         #: them again while no candidate was added (a 10,000-wide flow, 50 at a time)
         self._left: list[str] = []
         self.template_waiters: dict[str, set[str]] = {}
         self.history: dict[str, dict[str, Any]] = {}
-        self._completed = self._failed = self._started = self._live = 0
+        self._live = 0
+        self._terminate: list[str] = []
+        self.timers = timers.Timers(self._valid)
+        self.probing = Probing(self.timers)
+        self.probe_notes = self.probing.notes
         self.phase = FlowPhase(flow.phase) if flow.phase else FlowPhase.PENDING
+        self.last_retry = flow.status.last_retry if flow.status else None
+        self.expired = False  # the flow's activeDeadlineSeconds passed
+        self.deadline_at: datetime | None = None
         self._building = True  # until plan() has seen every job: no stop verdict yet
-        self._build_entries()
-        self._recompute()
-
-    def _build_entries(self) -> None:
-        for i, spec_entry in enumerate(self.flow.flows):
-            targets = tuple(dict.fromkeys(spec_entry.targets))
-            entry = Entry(
-                name=spec_entry.name,
-                job=names.job_name(self.flow.name, spec_entry.name),
-                index=i,
-                targets=targets,
-                any_of=spec_entry.strategy == "any",
-            )
+        for entry in build_entries(flow):
             self.entries[entry.name] = entry
             self.by_job[entry.job] = entry
-        for entry in self.entries.values():
-            for target in entry.targets:
-                if target in self.entries:
-                    self.entries[target].successors.append(entry.name)
-
-    # -- restoring ------------------------------------------------------------------------
+        self._arm_flow_deadline(None)
+        self._recompute()
 
     def restore(self, status: JobFlowStatus | None) -> None:
-        """Remember what a previous status says of each entry's job (row 16)."""
-        if status is None:
-            return
-        for item in status.job_status_list or []:
-            self.history[item.name] = item.to_dict()
-        for job, cond in (status.conditions or {}).items():
-            entry = self.by_job.get(job)
-            if entry is None or cond.phase == WAITING:
-                continue
-            entry.condition = cond.to_dict()
-            entry.phase = cond.phase or ""
-            entry.reason = cond.reason or ""
-            entry.gone = True  # until a job in the store says otherwise
-        for entry in self.entries.values():
-            if entry.phase is None and entry.job in self.history:
-                entry.phase = self.history[entry.job].get("state") or ""
-                entry.gone = True
-            if entry.phase is not None:
-                self._count(entry, None, entry.phase)
-        self._recompute()
+        """Remember what a previous status says of each entry's job (row 16), its attempts
+        and a retry that waits (`restore.restore`)."""
+        restoring.restore(self, status)
 
     @property
     def stopping(self) -> bool:
-        return STOP_ANNOTATION in self.flow.metadata.annotations
+        return self.expired or STOP_ANNOTATION in self.flow.metadata.annotations
 
     def _recompute(self) -> None:
         """The flow phase from the counts (row 7); a stopped flow is Terminating while it
@@ -157,6 +161,29 @@ class FlowIndex:
         if self.stopping and previous not in _FINAL and phase != FlowPhase.SUCCEED:
             phase = FlowPhase.TERMINATING if self._live else FlowPhase.FAILED
         self.phase = phase
+
+    def _settle(self) -> None:
+        """The phase, then what follows from it until nothing does: entries whose dependency
+        can never be met are skipped (their successors may be next), and in a flow that has
+        failed or is stopping, the retries still waiting are not made."""
+        while True:
+            self._recompute()
+            if self._building:
+                return
+            if self.phase == FlowPhase.FAILED or self.stopping:
+                if not self.ready.backing:
+                    return
+                why = "the flow failed" if self.phase == FlowPhase.FAILED else "the flow stops"
+                for name in sorted(self.ready.backing, key=lambda n: self.entries[n].index):
+                    attempts.cancel_retry(self.ready, self.history, self.entries[name], why)
+                continue
+            if not self.ready.doomed:
+                return
+            doomed, self.ready.doomed = self.ready.doomed, set()
+            for name in sorted(doomed, key=lambda n: self.entries[n].index):
+                entry = self.entries[name]
+                if entry.state == State.NONE and not entry.has_job and entry.doomed():
+                    self._skip(entry)
 
     def _set_live(self, entry: Entry, *, observed: bool, created: bool) -> None:
         """Set the entry's job flags, keeping the count of jobs that exist (or may)."""
@@ -173,23 +200,41 @@ class FlowIndex:
             return
         if not jobbuild.is_owned_by(job, self.flow):
             if not entry.observed:
-                entry.reason, entry.message = NAME_CONFLICT, _conflict_message(job)
+                entry.reason, entry.message = NAME_CONFLICT, conflict_message(job)
             return
+        attempt = retry.attempt_of(job.metadata.annotations)
+        if attempt < entry.attempt:
+            return  # an earlier attempt's vcjob (its replacement is under way)
+        fresh = attempt > entry.attempt
+        if fresh:  # created before the status said so (a controller that died): adopted
+            self.ready.set_attempt(entry, attempt)
+            entry.first_attempt = min(entry.first_attempt, attempt)
+            entry.renew, entry.next_at, entry.ended = False, None, ""
+            entry.deadline_hit, entry.deadline_at = False, None
+            entry.verdict = entry.verdict_message = ""
         status = job.status
-        entry.condition = {
-            "createTime": job.metadata.creation_timestamp,
-            "runningDuration": status.running_duration if status else None,
-            "taskStatusCount": (
-                {k: v.to_dict() for k, v in status.task_status_count.items()}
-                if status and status.task_status_count
-                else None
-            ),
-        }
+        entry.condition = condition_of(job)
+        if not fresh and entry.state == State.BACKOFF:
+            # the attempt that failed, still in the store until its retry is due
+            self._set_live(entry, observed=True, created=False)
+            entry.gone = False
+            if DEADLINE_ANNOTATION in job.metadata.annotations:
+                entry.ended = DEADLINE_EXCEEDED
+            self._settle()
+            return
         self._set_live(entry, observed=True, created=False)
         entry.gone = False
         entry.reason = entry.message = ""
-        retry = status.retry_count if status else None
-        self._set_phase(entry, job.phase, now, job=job, retry=retry)
+        entry.deadline_hit |= DEADLINE_ANNOTATION in job.metadata.annotations
+        entry.vc_retry = (status.retry_count if status else None) or 0
+        if entry.deadline is not None:
+            entry.created_at = parse_time(job.metadata.creation_timestamp)
+            self._arm_deadline(entry)
+        self._set_phase(entry, job.phase, now, job=job, fresh=fresh)  # (settles on a change)
+        if entry.probed_by:
+            entry.view = probes.target_of(job)
+            for name in entry.probed_by:
+                self._reprobe(self.entries[name], entry, now)
 
     def forget(
         self, job_name: str, last_phase: str, now: datetime, *, existed: bool = False
@@ -203,13 +248,25 @@ class FlowIndex:
         if entry is None or not (existed or entry.observed or entry.created or entry.gone):
             return
         self._set_live(entry, observed=False, created=False)
-        entry.gone = True
-        if last_phase == JobPhase.COMPLETED:
-            self._set_phase(entry, JobPhase.COMPLETED, now)
+        entry.view = None
+        if entry.state == State.BACKOFF:  # its failed attempt's vcjob: the retry still comes
+            entry.gone = True
+            entry.condition = {}  # (as a status restored without it has none)
+            if entry.renew:
+                self.candidates.add(entry.name)
+            self._settle()
             return
-        entry.reason = JOB_DELETED
-        entry.message = f"vcjob {job_name} was deleted before it finished"
-        self._set_phase(entry, JobPhase.FAILED, now)
+        entry.gone = True
+        if entry.state in (State.COMPLETED, State.FAILED) and entry.phase == last_phase:
+            self._settle()  # it had ended: its outcome stands
+            return
+        if last_phase == JobPhase.COMPLETED:
+            self._set_phase(entry, JobPhase.COMPLETED, now, final=True)
+        else:
+            entry.verdict = JOB_DELETED
+            entry.verdict_message = f"vcjob {job_name} was deleted before it finished"
+            self._set_phase(entry, JobPhase.FAILED, now, final=True)
+        self._settle()
 
     def conflict_gone(self, job_name: str) -> bool:
         """The foreign vcjob that held this entry's name was deleted: the entry may now be
@@ -230,6 +287,8 @@ class FlowIndex:
         entry = self.by_job[job_name]
         self._set_live(entry, observed=entry.observed, created=True)
         entry.reason = entry.message = ""
+        if entry.renew:
+            attempts.new_attempt(self.ready, self.history, entry, entry.creating)
 
     def mark_create_failed(self, job_name: str, message: str) -> None:
         """The API refused the create (row 9): the entry waits with the reason, retried."""
@@ -239,19 +298,59 @@ class FlowIndex:
 
     def mark_conflict(self, job: VCJob) -> None:
         entry = self.by_job[job.name]
-        entry.reason, entry.message = NAME_CONFLICT, _conflict_message(job)
+        entry.reason, entry.message = NAME_CONFLICT, conflict_message(job)
+
+    def defer_create(self, job_name: str, message: str) -> None:
+        """The next attempt's vcjob cannot be created yet (the last one's pods are still
+        going): the entry stays a candidate."""
+        entry = self.by_job[job_name]
+        entry.message = message
+        self.candidates.add(entry.name)
+
+    def probe_result(
+        self, entry_name: str, target: str, ok: bool, note: str, now: datetime
+    ) -> bool:
+        """The shell ran a probe round of `entry_name` on `target`: True when it met the
+        dependency (the entry may now be created)."""
+        entry, key = self.entries[entry_name], (entry_name, target)
+        if ok:
+            self.probing.forget(key)
+            return self._probe_met(entry, target)
+        active = self._probing(entry, self.entries[target])
+        self.probing.failed(key, note, now, active=active)
+        return False
+
+    def take_probes(self) -> list[probes.Round]:
+        """The probe rounds the last `decide` found due, for the shell to run."""
+        return self.probing.take()
+
+    def next_wakeup(self) -> datetime | None:
+        """When the earliest timer is due: a retry, a deadline, a probe round."""
+        return self.timers.next()
 
     # -- decisions -------------------------------------------------------------------------
 
-    def decide(self, templates: Mapping[str, JobTemplate], limit: int | None = None) -> Plan:
-        """The vcjobs to create now and, after Succeed with `delete`, the ones to remove.
+    def decide(
+        self,
+        templates: Mapping[str, JobTemplate],
+        limit: int | None = None,
+        *,
+        now: datetime | None = None,
+    ) -> Plan:
+        """The vcjobs to create now and, after Succeed with `delete` or a stop, the ones to
+        remove; the ones a due retry replaces; the ones past their deadline. Timers due at
+        `now` fire first, and a `vcflow retry` request not carried out yet is.
 
         `limit` caps the creations, in flow order: the entries after it stay candidates,
         and `Plan.more` says the next decision has creations left to make."""
         creates: list[VCJob] = []
+        replaced: list[str] = []
         rest: list[str] = []
         self._building = False
-        self._recompute()
+        if now is not None:
+            self._fire(now)
+            self._take_request(now)
+        self._settle()
         if self.phase not in (FlowPhase.FAILED, FlowPhase.SUCCEED, FlowPhase.TERMINATING):
             if self._left and len(self._left) == len(self.candidates):
                 order = self._left  # (candidates only grow between decisions)
@@ -262,7 +361,10 @@ class FlowIndex:
                     rest = order[at:]
                     break
                 entry = self.entries[name]
-                if entry.has_job or not entry.ready():
+                if entry.renew and entry.observed:
+                    replaced.append(entry.job)  # the failed attempt goes first
+                    continue
+                if not entry.creatable():
                     continue
                 template = templates.get(name)
                 if template is None:
@@ -271,13 +373,22 @@ class FlowIndex:
                     self.template_waiters.setdefault(name, set()).add(name)
                     continue
                 spec_entry = self.flow.flows[entry.index]
-                creates.append(jobbuild.build_job(self.flow, spec_entry, template))
+                entry.creating = entry.attempt + 1 if entry.renew else entry.attempt
+                creates.append(
+                    jobbuild.build_job(self.flow, spec_entry, template, attempt=entry.creating)
+                )
             if rest:  # (what was looked at leaves the candidates: O(limit), not O(left))
                 self.candidates.difference_update(order[: len(order) - len(rest)])
             else:
                 self.candidates.clear()
             self._left = rest
-        return Plan(tuple(creates), tuple(self.to_delete()), self.phase, more=bool(rest))
+        terminate, self._terminate = tuple(self._terminate), []
+        deletes = self.to_delete()
+        if deletes:  # (a stop or the retain policy removes them all anyway)
+            replaced = []
+        return Plan(
+            tuple(creates), tuple(deletes), self.phase, bool(rest), terminate, tuple(replaced)
+        )
 
     def to_delete(self) -> list[str]:
         """`jobRetainPolicy: delete` removes the vcjobs once the flow Succeed (row 16 keeps
@@ -289,7 +400,7 @@ class FlowIndex:
         return [e.job for e in self.entries.values() if e.observed or e.created]
 
     def counts(self) -> phases.Counts:
-        return phases.Counts(len(self.entries), self._completed, self._failed, self._started)
+        return self.ready.counts()
 
     # -- status ----------------------------------------------------------------------------
 
@@ -299,47 +410,105 @@ class FlowIndex:
         return JobFlowStatus.model_validate(self.status_data())
 
     def status_data(self) -> dict[str, Any]:
-        """`status()` in wire form, built from plain dicts (no model per entry): what the
+        """`status()` in wire form, built from plain dicts (`flowstatus.render`): what the
         controller compares with the last status written, and validates only to write it.
 
         The result shares the history items with the index; they are never changed in
-        place (`_record_history` replaces them), so a rendered status stays as rendered.
-        """
-        lists: dict[str, list[str]] = {}
-        conditions: dict[str, dict[str, Any]] = {}
-        for entry in self.entries.values():
-            if entry.phase is not None and (entry.observed or entry.gone):
-                lists.setdefault(phases.status_list(entry.phase), []).append(entry.job)
-                cond = {"phase": str(entry.phase)}  # the model's field order, phase first
-                cond.update((k, v) for k, v in entry.condition.items() if v is not None)
-                cond["phase"] = str(entry.phase)
-                if entry.reason == JOB_DELETED:
-                    cond["reason"], cond["message"] = entry.reason, entry.message
-                conditions[entry.job] = cond
-            elif not entry.has_job or entry.reason == NAME_CONFLICT:
-                conditions[entry.job] = self._waiting_condition(entry)
-        data: dict[str, Any] = {k: lists[k] for k in _STATUS_LISTS if lists.get(k)}
-        if self.history:
-            data["jobStatusList"] = list(self.history.values())
-        if conditions:
-            data["conditions"] = conditions
-        data["state"] = {"phase": str(self.phase)}
-        return data
+        place (copy on write), so a rendered status stays as rendered."""
+        return flowstatus.render(self)
 
-    def _waiting_condition(self, entry: Entry) -> dict[str, Any]:
-        if entry.reason:
-            return {"phase": WAITING, "reason": entry.reason, "message": entry.message}
-        waiting_for = [
-            t
-            for t in entry.targets
-            if t not in self.entries or self.entries[t].phase != JobPhase.COMPLETED
-        ]
-        word = "any of" if entry.any_of else "all of"
-        return {
-            "phase": WAITING,
-            "reason": DEPENDENCIES,
-            "message": f"waiting for {word}: {', '.join(waiting_for)}",
-        }
+    # -- timers ----------------------------------------------------------------------------
+
+    def _valid(self, timer: timers.Timer) -> bool:
+        kind = timer.kind
+        if kind == timers.FLOW:
+            return not self.expired and self.phase not in _FINAL and self.deadline_at == timer.due
+        if kind == timers.PROBE:
+            return self.probing.valid(timer)
+        entry = self.entries.get(timer.name)
+        if entry is None:
+            return False
+        if kind == timers.RETRY:
+            return entry.retry_waits(timer.due)
+        return entry.deadline_pending(timer.due)
+
+    def _fire(self, now: datetime) -> None:
+        for timer in self.timers.due(now):
+            if timer.kind == timers.RETRY:
+                entry = self.entries[timer.name]
+                entry.renew = True
+                self.candidates.add(entry.name)
+            elif timer.kind == timers.DEADLINE:
+                entry = self.entries[timer.name]
+                entry.deadline_hit = True
+                self._terminate.append(entry.job)
+            elif timer.kind == timers.FLOW:
+                self.expired = True
+            elif self.probing.fire(self.entries[timer.name], self.entries[timer.target]):
+                self._probe_met(self.entries[timer.name], timer.target)
+
+    def _arm_deadline(self, entry: Entry) -> None:
+        if entry.deadline is None or entry.created_at is None or entry.deadline_hit:
+            return
+        due = entry.created_at + timedelta(seconds=entry.deadline)
+        if entry.deadline_at != due:
+            entry.deadline_at = due
+            self.timers.set(due, timers.DEADLINE, entry.name)
+
+    def _arm_flow_deadline(self, since: datetime | None) -> None:
+        self.deadline_at = retryrequest.flow_deadline(self.flow, self.last_retry, since)
+        if self.deadline_at is not None:
+            self.timers.set(self.deadline_at, timers.FLOW)
+
+    # -- probes ----------------------------------------------------------------------------
+
+    def _probing(self, entry: Entry, target: Entry) -> bool:
+        """Is the dependency of `entry` on `target` still one a probe may meet?"""
+        return (
+            entry.probe is not None
+            and not entry.has_job
+            and entry.state == State.NONE
+            and target.name not in entry.probe_met
+            and target.state not in OUTCOMES
+            and self.phase not in _FINAL
+        )
+
+    def _reprobe(self, entry: Entry, target: Entry, now: datetime) -> None:
+        """The target changed: where the probe of it stands."""
+        active = self._probing(entry, target)
+        if self.probing.changed(entry, target, now, active=active):
+            self._probe_met(entry, target.name)
+
+    def _probe_met(self, entry: Entry, target: str) -> bool:
+        if target in entry.probe_met:
+            return False
+        before = contribution(entry.outcome, self.entries[target].state)
+        entry.probe_met.add(target)
+        self.ready.count_edge(entry, target, before, MET)
+        self._settle()
+        return entry.ready()
+
+    # -- retries ---------------------------------------------------------------------------
+
+    def _request(self) -> RetryRequest | None:
+        raw = self.flow.metadata.annotations.get(RETRY_ANNOTATION)
+        return RetryRequest.parse(raw) if raw else None
+
+    def _take_request(self, now: datetime) -> None:
+        """Carry out a `vcflow retry` request once: it is then `status.lastRetry` (which
+        outlives the annotation: a later `apply` of the manifest drops it)."""
+        request = self._request()
+        done = RetryRequest.parse(self.last_retry) if self.last_retry else None
+        if request is None or (done is not None and request.id == done.id):
+            return
+        self.last_retry = request.to_annotation()
+        if self.phase != FlowPhase.FAILED:
+            return  # (the CLI refuses; a request that meets a flow not Failed does nothing)
+        self.phase = FlowPhase.PENDING
+        self.expired = False
+        self._arm_flow_deadline(request.at)
+        for entry in to_reset(self.entries, request):
+            reset(self.ready, self.history, entry, request.at)
 
     # -- bookkeeping -----------------------------------------------------------------------
 
@@ -350,67 +519,40 @@ class FlowIndex:
         now: datetime,
         *,
         job: VCJob | None = None,
-        retry: int | None = None,
+        fresh: bool = False,
+        final: bool = False,
     ) -> None:
-        old = entry.phase
-        if old != new:
-            self._count(entry, old, new)
-            entry.phase = new
-            self._recompute()
-        self._record_history(entry, new, now, job=job, retry=retry)
+        """The entry's job is in phase `new` now: its state follows (a failed or, with
+        `Always`, completed attempt with retries left starts a backoff)."""
+        if entry.phase != new or fresh or final:
+            state = settled(new)
+            if state != State.LIVE and not final and self._may_retry(entry, state):
+                ended = DEADLINE_EXCEEDED if entry.deadline_hit and state == State.FAILED else new
+                attempts.start_backoff(self.timers, self.flow.metadata.uid, entry, now, ended)
+                state = State.BACKOFF
+            elif state == State.FAILED and not final:
+                entry.verdict, entry.verdict_message = failure_verdict(entry)
+            elif state != State.FAILED:
+                entry.verdict = entry.verdict_message = ""
+            self.ready.move(entry, state, new)
+            self._settle()
+        history.record(self.history, entry, new, now, job=job)
 
-    def _count(self, entry: Entry, old: str | None, new: str) -> None:
-        for phase, sign in ((old, -1), (new, 1)):
-            if phase is None:
-                continue
-            if phase == JobPhase.COMPLETED:
-                self._completed += sign
-                for succ in entry.successors:
-                    self.entries[succ].met += sign
-                    if sign > 0 and self.entries[succ].ready():
-                        self.candidates.add(succ)
-            if phase in phases.FAILING:
-                self._failed += sign
-            if phases.has_started(phase):
-                self._started += sign
+    def _may_retry(self, entry: Entry, state: State) -> bool:
+        plan = entry.policy
+        if entry.attempt >= entry.last_attempt or plan.retries == 0:
+            return False
+        # (a flow that failed or stops cancels the retry: `_settle`)
+        return state != State.COMPLETED or plan.policy == RetryStrategy.ALWAYS
 
-    def _record_history(
-        self, entry: Entry, phase: str, now: datetime, *, job: VCJob | None, retry: int | None
-    ) -> None:
-        """Volcano's jobStatusList rules (reference §3.7), with the controller's time."""
-        stamp = clock.rfc3339(now)
-        # Copy on write: rendered statuses share these dicts (`status_data`).
-        item = dict(self.history.get(entry.job, {"name": entry.job}))
-        item["state"] = phase  # ("" for a vcjob with no phase yet: it has an entry too)
-        if job is not None:
-            item["startTimestamp"] = job.metadata.creation_timestamp
-            item["endTimestamp"] = _end_time(job)
-            item["restartCount"] = retry or 0
-        histories = list(item.get("runningHistories") or [])
-        if phase and (not histories or histories[-1].get("state") != phase):
-            if histories:
-                histories[-1] = {**histories[-1], "endTimestamp": stamp}
-            histories.append({"startTimestamp": stamp, "endTimestamp": None, "state": phase})
-        item["runningHistories"] = histories or None
-        if phase or job is not None or entry.job in self.history:
-            self.history[entry.job] = {k: v for k, v in item.items() if v is not None}
+    def _skip(self, entry: Entry) -> None:
+        entry.verdict, entry.verdict_message = skip_verdict(entry)
+        self.ready.move(entry, State.SKIPPED, None)
 
 
-def _end_time(job: VCJob) -> str | None:
-    created = job.metadata.creation_timestamp
-    duration = job.status.running_duration if job.status else None
-    if not created or not duration:
-        return None
-    seconds = clock.parse_go_duration(duration)
-    if seconds is None:
-        return None
-    return clock.rfc3339(clock.parse_rfc3339(created) + timedelta(seconds=seconds))
-
-
-def _conflict_message(job: VCJob) -> str:
-    ref = job.metadata.controller_ref()
-    owner = f"{ref.kind} {ref.name}" if ref else "no controller"
-    return f"vcjob {job.name} exists and is not this flow's (owned by {owner})"
+def _probe(entry: Entry) -> Probe:
+    assert entry.probe is not None
+    return entry.probe
 
 
 def plan(
@@ -440,10 +582,10 @@ def plan(
         if (
             entry.gone
             and entry.job not in seen
-            and entry.phase not in (JobPhase.COMPLETED, None)
-            and entry.reason != JOB_DELETED
+            and entry.state == State.LIVE
+            and entry.verdict != JOB_DELETED
         ):
             index.forget(entry.job, entry.phase or "", now)
         if not entry.has_job:
             index.candidates.add(entry.name)
-    return index, index.decide(templates, limit)
+    return index, index.decide(templates, limit, now=now)

@@ -9,6 +9,9 @@ from vcflow.api.meta import ObjectMeta, OwnerReference, controller_reference
 from vcflow.api.vcjob import VCJob
 from vcflow.patch import merge
 
+#: (`reconcile.retry.ATTEMPT_ANNOTATION`, which reads it)
+ATTEMPT_ANNOTATION = "vcflow.io/attempt"
+
 
 def owner_reference(flow: JobFlow) -> OwnerReference:
     """The controller reference every vcjob of `flow` carries."""
@@ -26,10 +29,12 @@ def is_owned_by(job: VCJob, flow: JobFlow) -> bool:
     )
 
 
-def build_job(flow: JobFlow, entry: Flow, template: JobTemplate) -> VCJob:
+def build_job(flow: JobFlow, entry: Flow, template: JobTemplate, *, attempt: int = 1) -> VCJob:
     """`<flow>-<entry>` with Volcano's two labels and annotations, the template's spec
     (as stored, CRD defaults included) with the entry's patch applied, and no status; the
-    working directory the flow (else the template) was applied from (`api.workdir`)."""
+    working directory the flow (else the template) was applied from (`api.workdir`). An
+    attempt after the first (a retry, docs/flow-features.md) carries its number in the
+    annotation `vcflow.io/attempt`."""
     ns = flow.namespace
     created_by = {
         names.LABEL_CREATED_BY_TEMPLATE: names.created_by_value(ns, entry.name),
@@ -44,6 +49,8 @@ def build_job(flow: JobFlow, entry: Flow, template: JobTemplate) -> VCJob:
             owner_references=[owner_reference(flow)],
         )
     )
+    if attempt > 1:
+        job.metadata.annotations[ATTEMPT_ANNOTATION] = str(attempt)
     directory = workdir.of(flow, template)
     if directory is not None:
         job.metadata.annotations[workdir.ANNOTATION] = directory

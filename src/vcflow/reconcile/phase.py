@@ -2,7 +2,9 @@
 
 Volcano computes the phase in state-specific functions, so Pending never jumps to Succeed and
 Running+Terminated passes through Running (reference §4); vcflow decides from the outcomes
-alone, in the same reconcile, from any phase.
+alone, in the same reconcile, from any phase. With the flow features (docs/flow-features.md
+§3) a Skipped entry and a failure some entry depends on (outcome Failed or Finished) count
+as settled, and a failure counts only once its retries are spent.
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ TERMINATED_LIST = frozenset({JobPhase.TERMINATED, JobPhase.TERMINATING})
 
 @dataclass(frozen=True)
 class Counts:
-    """How many of a flow's `entries` have an outcome in each class."""
+    """How many of a flow's `entries` have an outcome in each class: `completed` counts the
+    settled ones (Completed, Skipped, handled failures), `failed` the unhandled failures."""
 
     entries: int
     completed: int = 0
@@ -29,8 +32,8 @@ class Counts:
 
 
 def next_phase(previous: str, counts: Counts) -> FlowPhase:
-    """`Succeed` when every entry is Completed; else `Failed` when any entry failed; else
-    `Running` when any job left Pending; else `Pending`. Succeed and Failed are final."""
+    """`Succeed` when every entry is settled; else `Failed` when an entry failed (unhandled);
+    else `Running` when any job left Pending; else `Pending`. Succeed and Failed are final."""
     if previous in (FlowPhase.SUCCEED, FlowPhase.FAILED):
         return FlowPhase(previous)
     if counts.completed == counts.entries:

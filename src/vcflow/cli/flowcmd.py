@@ -1,0 +1,145 @@
+"""`vcflow retry jobflow NAME` and `vcflow resubmit jobflow NAME` (docs/flow-features.md §5).
+
+Each is one write the controllers carry out, crash-safe like every other write:
+- retry sets the annotation `vcflow.io/retry` (a JSON request with a unique id) and lifts
+  `vcflow.io/stop`, in one update of a `Failed` flow; the JobFlow controller resets the
+  entries that failed or were skipped (and, with `--restart-successful`, completed ones) and
+  records the request in `status.lastRetry`;
+- resubmit creates a new JobFlow with the same spec (`--name`, else `<name>-` and five random
+  characters), annotated `vcflow.io/resubmitted-from`.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Annotated
+
+import typer
+
+from vcflow.api import clock
+from vcflow.api.errors import AlreadyExists, NotFound, VcflowError
+from vcflow.api.jobflow import JobFlow
+from vcflow.api.meta import ObjectMeta
+from vcflow.api.phases import FlowPhase
+from vcflow.cli import kinds, options, patch
+from vcflow.local import statedir
+from vcflow.reconcile.flow import RETRY_ANNOTATION, STOP_ANNOTATION, RetryRequest
+from vcflow.store import Store
+
+RESUBMITTED_FROM = "vcflow.io/resubmitted-from"
+#: vcflow's requests to the controller, not copied to a resubmitted flow
+REQUESTS = (STOP_ANNOTATION, RETRY_ANNOTATION)
+
+KindArg = Annotated[str, typer.Argument(metavar="KIND", help="jobflow (jf).")]
+NameArg = Annotated[str, typer.Argument(metavar="NAME")]
+
+
+def retry(
+    ctx: typer.Context,
+    kind: KindArg,
+    name: NameArg,
+    restart_successful: Annotated[
+        bool,
+        typer.Option(
+            "--restart-successful",
+            help="Also run Completed entries again: those --entries names (and what follows "
+            "them), else all of them.",
+        ),
+    ] = False,
+    entries: Annotated[
+        str | None,
+        typer.Option(
+            "--entries",
+            metavar="A,B",
+            help="With --restart-successful: the Completed entries to run again.",
+        ),
+    ] = None,
+    namespace: options.NamespaceOption = options.DEFAULT_NAMESPACE,
+) -> None:
+    """Run a Failed JobFlow again from where it failed.
+
+    Its failed and skipped entries are reset and run again, entries that never ran run, and
+    Completed ones are kept (upstream work is never re-run). The controllers run in-process
+    unless a `vcflow controller` runs them; `vcflow run -f` the manifests to run it here.
+    """
+    _jobflow(kind)
+    named = [e.strip() for e in entries.split(",") if e.strip()] if entries else None
+    if named and not restart_successful:
+        raise typer.BadParameter(
+            "--entries names Completed entries to run again: give --restart-successful with it",
+            param_hint="--entries",
+        )
+    with statedir.writing(options.state_dir(ctx)) as store:
+        flow = _get(store, namespace, name)
+        ref = kinds.JOBFLOW.ref(name)
+        if flow.phase != FlowPhase.FAILED:
+            raise VcflowError(
+                f"{ref} is {flow.phase or 'new'}: only a Failed flow is retried "
+                f"(vcflow resubmit jobflow {name} runs it again as a new flow)"
+            )
+        have = [e.name for e in flow.flows]
+        for entry in named or ():
+            if entry not in have:
+                raise VcflowError(f'{ref} has no entry "{entry}" (its entries: {", ".join(have)})')
+        request = RetryRequest(
+            uuid.uuid4().hex[:12],
+            clock.SystemClock().now(),
+            tuple(named) if named else None,
+            restart_successful,
+        )
+        body = {
+            "metadata": {
+                "annotations": {RETRY_ANNOTATION: request.to_annotation(), STOP_ANNOTATION: None}
+            }
+        }
+        patch.apply_patch(store, kinds.JOBFLOW, namespace, name, body, status=False)
+        typer.echo(f"{ref} retried")
+
+
+def resubmit(
+    ctx: typer.Context,
+    kind: KindArg,
+    name: NameArg,
+    new_name: Annotated[
+        str | None,
+        typer.Option("--name", metavar="NEW", help="The new flow's name (default: NAME-xxxxx)."),
+    ] = None,
+    namespace: options.NamespaceOption = options.DEFAULT_NAMESPACE,
+) -> None:
+    """Create a new JobFlow with the same spec as NAME, which is left as it is."""
+    _jobflow(kind)
+    with statedir.writing(options.state_dir(ctx)) as store:
+        flow = _get(store, namespace, name)
+        meta = flow.metadata
+        annotations = {k: v for k, v in meta.annotations.items() if k not in REQUESTS}
+        annotations[RESUBMITTED_FROM] = name
+        copy = JobFlow(
+            metadata=ObjectMeta(
+                name=new_name or "",
+                generate_name=None if new_name else f"{name}-",
+                namespace=namespace,
+                labels=dict(meta.labels),
+                annotations=annotations,
+            ),
+            spec=flow.spec.clone() if flow.spec is not None else None,
+        )
+        try:
+            created = store.create(copy)
+        except AlreadyExists:
+            raise VcflowError(
+                f"Error from server (AlreadyExists): {kinds.JOBFLOW.quoted(new_name or '')} "
+                "already exists"
+            ) from None
+        typer.echo(f"{kinds.JOBFLOW.ref(created.name)} created")
+
+
+def _jobflow(kind: str) -> None:
+    if kinds.resolve(kind) is not kinds.JOBFLOW:
+        raise typer.BadParameter("only jobflows can be retried or resubmitted", param_hint="KIND")
+
+
+def _get(store: Store, namespace: str, name: str) -> JobFlow:
+    try:
+        return store.get(JobFlow, namespace, name)
+    except NotFound:
+        raise kinds.JOBFLOW.not_found(name) from None

@@ -1,0 +1,78 @@
+"""The store writes of a flow's retries and deadlines (docs/flow-features.md §1, §4), for
+`FlowController._apply`: a failed attempt's vcjob deleted, the next attempt held back while
+the last one's pods are still going (they have the same names), a vcjob past its entry's
+deadline annotated and sent a `TerminateJob` — in one transaction, so a controller that
+restarts sees both or neither.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from datetime import datetime
+
+from vcflow.api import clock, names
+from vcflow.api.command import command_for
+from vcflow.api.errors import AlreadyExists, NotFound
+from vcflow.api.jobflow import JobFlow
+from vcflow.api.phases import FINISHED_JOB_PHASES, Action
+from vcflow.api.pod import Pod
+from vcflow.api.vcjob import VCJob
+from vcflow.controller.events import WARNING, Recorder
+from vcflow.reconcile import flow as reconcile
+from vcflow.reconcile import jobs as jobbuild
+from vcflow.reconcile import retry
+from vcflow.reconcile.vcjob import pods as podnames
+from vcflow.store.base import Store
+
+#: seconds between two looks at whether the last attempt's pods are gone
+POD_WAIT = 0.1
+PODS_REMAIN = "waiting for the pods of the last attempt to be removed"
+
+
+def pods_remain(store: Store, job: VCJob) -> bool:
+    """A retry's vcjob whose name still has pods (of the attempt before, being removed)."""
+    if retry.attempt_of(job.metadata.annotations) < 2:
+        return False
+    return bool(store.list(Pod, job.namespace, {podnames.JOB_NAME: job.name}))
+
+
+def delete_job(store: Store, namespace: str, name: str) -> str:
+    """Delete a vcjob (its pods go with it); its last phase ("" if it was gone already)."""
+    try:
+        return store.delete(VCJob, namespace, name, force=True).phase
+    except NotFound:
+        return ""
+
+
+def terminate_for_deadline(
+    store: Store, recorder: Recorder, flow: JobFlow, name: str, now: datetime
+) -> None:
+    """Mark the vcjob `vcflow.io/deadline-exceeded` and send it a TerminateJob (as `vcflow
+    terminate vcjob`), unless it has finished or is not this flow's."""
+    try:
+        job = store.get(VCJob, flow.namespace, name)
+    except NotFound:
+        return
+    if not jobbuild.is_owned_by(job, flow) or job.phase in FINISHED_JOB_PHASES:
+        return
+    if reconcile.DEADLINE_ANNOTATION in job.metadata.annotations:
+        return
+    marked = job.clone()
+    marked.metadata.annotations[reconcile.DEADLINE_ANNOTATION] = clock.rfc3339(now)
+    store.update(marked)
+    with contextlib.suppress(AlreadyExists):
+        store.create(command_for(job, Action.TERMINATE_JOB, reason=reconcile.DEADLINE_EXCEEDED))
+    seconds = next(
+        (
+            e.active_deadline_seconds
+            for e in flow.flows
+            if names.job_name(flow.name, e.name) == name
+        ),
+        None,
+    )
+    recorder.record(
+        flow,
+        WARNING,
+        reconcile.DEADLINE_EXCEEDED,
+        f"vcjob {name} ran past its activeDeadlineSeconds ({seconds}s): terminating it",
+    )

@@ -1,0 +1,63 @@
+"""What a stored JobFlow status tells a new `FlowIndex` (a restarted controller, a resync):
+each entry's outcome (row 16: remembered even when its vcjob is gone), a Skipped entry, the
+attempt of its vcjob and a retry that waits (`jobStatusList[].nextAttemptTime`, so the
+schedule is kept), and a flow that ended by its deadline. Pure; `FlowIndex.restore` calls it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from vcflow.api.jobflow import JobFlowStatus
+from vcflow.reconcile import timers
+from vcflow.reconcile.entries import (
+    DEADLINE_EXCEEDED,
+    SKIPPED,
+    WAITING,
+    State,
+    parse_time,
+    settled,
+)
+
+if TYPE_CHECKING:
+    from vcflow.reconcile.flow import FlowIndex
+
+
+def restore(index: FlowIndex, status: JobFlowStatus | None) -> None:
+    if status is None:
+        return
+    state = status.state
+    if state is not None and state.reason == DEADLINE_EXCEEDED:
+        index.expired = True
+    for item in status.job_status_list or []:
+        index.history[item.name] = item.to_dict()
+    ready = index.ready
+    for job, cond in (status.conditions or {}).items():
+        entry = index.by_job.get(job)
+        if entry is None or cond.phase == WAITING:
+            continue
+        entry.verdict, entry.verdict_message = cond.reason or "", cond.message or ""
+        if cond.phase == SKIPPED:
+            ready.move(entry, State.SKIPPED, None)
+            continue
+        entry.condition = cond.to_dict()
+        entry.gone = True  # until a job in the store says otherwise
+        ready.move(entry, settled(cond.phase or ""), cond.phase or "")
+    for entry in index.entries.values():
+        known = index.history.get(entry.job)
+        if known is None:
+            continue
+        ready.set_attempt(entry, int(known.get("attempt") or 1))
+        entry.first_attempt = int(known.get("firstAttempt") or 1)
+        phase = entry.phase if entry.phase is not None else (known.get("state") or "")
+        waiting = known.get("nextAttemptTime")
+        if waiting:
+            entry.gone = True
+            entry.ended = str(known.get("state") or "")
+            entry.next_at = parse_time(str(waiting))
+            ready.move(entry, State.BACKOFF, phase)
+            if entry.next_at is not None:
+                index.timers.set(entry.next_at, timers.RETRY, entry.name)
+        elif entry.phase is None:
+            entry.gone = True
+            ready.move(entry, settled(phase), phase)
