@@ -2,7 +2,9 @@
 
 Tables: `objects` (kind, ns, name, uid, rv, labels, owners, data JSON), the indexes
 `labels` (kind, key, value → object) and `owners` (owner uid → object), the watch log
-`events` (rv, type, kind, ns, name, data) and `meta` (the compaction mark). Each index is
+`events` (rv, type, kind, ns, name, data; for an object of `wire.SHARED_BODY_MIN` bytes or
+more, data is its status and `body` the hash of the rest, kept once in `bodies`) and `meta`
+(the compaction mark). Each index is
 one b-tree (an object's entries are removed by the keys its row holds), and the latest
 resourceVersion is that of the newest event (never compacted; the mark, when every event
 was), so a commit writes no counter page. The file's `user_version` is its schema version:
@@ -52,6 +54,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import hashlib
 import json
 import os
 import secrets
@@ -74,7 +77,7 @@ DB_FILE = "vcflow.db"
 #: are compacted as the count limit compacts them: a watch from there gets Expired)
 EVENT_BYTES = 256 * 1024 * 1024
 EVENT_BYTES_CHECK = 8 * 1024 * 1024
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 #: WAL pages after which a commit checkpoints (SQLite's default, 1,000, checkpoints 10x as
 #: often: each one two fsyncs and a copy of the same hot pages); bounds the WAL at ~40 MB
 WAL_CHECKPOINT_PAGES = 10_000
@@ -100,8 +103,16 @@ CREATE TABLE IF NOT EXISTS owners (
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS events (
     rv INTEGER PRIMARY KEY, type TEXT NOT NULL,
-    kind TEXT NOT NULL, ns TEXT NOT NULL, name TEXT NOT NULL, data TEXT NOT NULL
+    kind TEXT NOT NULL, ns TEXT NOT NULL, name TEXT NOT NULL, data TEXT NOT NULL,
+    body TEXT
 );
+CREATE TABLE IF NOT EXISTS bodies (hash TEXT PRIMARY KEY, data TEXT NOT NULL) WITHOUT ROWID;
+"""
+
+# version 2 → 3: a big object's events keep its status and refer to the rest (`bodies`),
+# stored once (`wire.split_event`)
+_FROM_V2 = """
+ALTER TABLE events ADD COLUMN body TEXT
 """
 
 # version 1 → 2: each index one b-tree (v1 kept a second one by object), and the counter
@@ -122,6 +133,12 @@ _COUNTERS = (
     "SELECT max(ifnull((SELECT max(rv) FROM events), 0), r.value, c.value), c.value "
     "FROM meta r, meta c WHERE r.key = 'rv' AND c.key = 'compacted'"
 )
+
+
+def _whole(rv: int, data: str, body: str | None) -> str:
+    """An event's object: its data, or its body and status joined (`wire.split_event`)."""
+    return data if body is None else wire.join_event(body, data, str(rv))
+
 
 _COLUMNS = "o.id, o.kind, o.ns, o.name, o.uid, o.rv, o.data, o.labels, o.owners"
 _CACHED_ROWS = 4096  # rows kept for read-modify-writes (a flow's few thousand objects)
@@ -200,6 +217,9 @@ class SqliteStore(StoreEngine):
             self._run_script(_SCHEMA)
             if version == 1:
                 self._run_script(_FROM_V1)
+            columns = {r[1] for r in self._sql().execute("PRAGMA table_info(events)")}
+            if "body" not in columns:
+                self._run_script(_FROM_V2)
             if version != SCHEMA_VERSION:
                 self._sql().execute(f"PRAGMA user_version={SCHEMA_VERSION}")
 
@@ -370,21 +390,34 @@ class SqliteStore(StoreEngine):
     def _read_events(
         self, since: int, kinds: Sequence[str] | None, namespace: str | None, limit: int | None
     ) -> list[EventRow]:
-        sql = "SELECT rv, type, kind, ns, name, data FROM events WHERE rv > ?"
+        sql = (
+            "SELECT e.rv, e.type, e.kind, e.ns, e.name, e.data, b.data FROM events e "
+            "LEFT JOIN bodies b ON b.hash = e.body WHERE e.rv > ?"
+        )
         args: list[object] = [since]
         if kinds is not None:
-            sql += f" AND kind IN ({','.join('?' * len(kinds))})"
+            sql += f" AND e.kind IN ({','.join('?' * len(kinds))})"
             args += kinds
         if namespace is not None:
-            sql += " AND ns = ?"
+            sql += " AND e.ns = ?"
             args.append(namespace)
-        sql += " ORDER BY rv"
+        sql += " ORDER BY e.rv"
         if limit is not None:
             sql += " LIMIT ?"
             args.append(limit)
         # the watch read does not begin a lazily opened transaction: what a watcher writes
         # in reply is checked by the write itself (preconditions), as outside one
-        return [EventRow(*found) for found in self._db.execute(sql, args)]
+        return [
+            EventRow(
+                rv,
+                kind_,
+                t,
+                ns,
+                name,
+                data if body is None else wire.join_event(body, data, str(rv)),
+            )
+            for rv, kind_, t, ns, name, data, body in self._db.execute(sql, args)
+        ]
 
     def _compacted_rv(self) -> int:
         return self._counters()[1]
@@ -489,34 +522,52 @@ class SqliteStore(StoreEngine):
         self._rows.pop((row.kind, row.namespace, row.name), None)
 
     def _append_event(self, row: Row, event: EventType) -> None:
+        data, body = row.data, None
+        parts = wire.split_event(data) if len(data) >= wire.SHARED_BODY_MIN else None
+        if parts is not None:  # the body once, however many times it is written
+            body = hashlib.sha256(parts[0].encode()).hexdigest()
+            added = self._sql().execute(
+                "INSERT OR IGNORE INTO bodies (hash, data) VALUES (?, ?)", (body, parts[0])
+            )
+            self._appended += len(parts[0]) if added.rowcount == 1 else 0
+            data = parts[1]
         self._sql().execute(
-            "INSERT INTO events (rv, type, kind, ns, name, data) VALUES (?, ?, ?, ?, ?, ?)",
-            (row.rv, str(event), row.kind, row.namespace, row.name, row.data),
+            "INSERT INTO events (rv, type, kind, ns, name, data, body) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (row.rv, str(event), row.kind, row.namespace, row.name, data, body),
         )
-        self._appended += len(row.data)
+        self._appended += len(data)
 
     def _prune_by_size(self) -> None:
-        """Compact the oldest events beyond `EVENT_BYTES` of the newest (each event holds
-        the whole object as of its write: a few big objects written often would otherwise
-        fill the file long before `event_retention` events). Looked at once `EVENT_BYTES_CHECK`
-        bytes were appended since."""
+        """Compact the oldest events while the watch log — the events and the bodies they
+        refer to — holds more than `EVENT_BYTES` (each event holds an object as of its
+        write: objects written often would otherwise fill the file long before
+        `event_retention` events). Looked at once `EVENT_BYTES_CHECK` bytes were appended."""
         if self._appended < EVENT_BYTES_CHECK:
             return
         self._appended = 0
-        found = (
-            self._sql()
-            .execute(
-                "SELECT rv FROM (SELECT rv, sum(length(data)) OVER (ORDER BY rv DESC) AS total "
-                "FROM events) WHERE total > ? ORDER BY rv DESC LIMIT 1",
-                (EVENT_BYTES,),
-            )
-            .fetchone()
-        )
-        if found is not None:
+        db = self._sql()
+        while True:
+            (total,) = db.execute(
+                "SELECT ifnull((SELECT sum(length(data)) FROM events), 0) "
+                "+ ifnull((SELECT sum(length(data)) FROM bodies), 0)"
+            ).fetchone()
+            if total <= EVENT_BYTES:
+                return
+            # the oldest tenth of the events (at least one), then look again
+            found = db.execute(
+                "SELECT rv FROM events ORDER BY rv LIMIT 1 OFFSET "
+                "(SELECT count(*) / 10 FROM events)"
+            ).fetchone()
+            if found is None:
+                return
             self._prune(int(found[0]))
 
     def _prune(self, upto: int) -> None:
         self._sql().execute("DELETE FROM events WHERE rv <= ?", (upto,))
+        self._sql().execute(
+            "DELETE FROM bodies WHERE hash NOT IN (SELECT body FROM events WHERE body IS NOT NULL)"
+        )
         (self._pending_compacted,) = (
             self._sql()
             .execute(

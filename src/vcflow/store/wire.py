@@ -190,3 +190,41 @@ def _copy_status(source: Data, target: Data) -> None:
         target["status"] = source["status"]
     else:
         target.pop("status", None)
+
+
+#: Objects at least this large (as JSON) are kept in the watch log as their status and a
+#: reference to the rest, stored once (`split_event`): a status write of a big object then
+#: copies only its status.
+SHARED_BODY_MIN = 64 * 1024
+#: the stand-in `split_event` writes for the resourceVersion in a shared body
+_RV_STANDIN = ""
+
+
+def split_event(text: str) -> tuple[str, str] | None:
+    """An object's stored JSON as (its body — everything but the status, the
+    resourceVersion left blank — and its status: JSON, or "" when it has none), or None when
+    it cannot be split and joined back to the same text (its status is not its last key)."""
+    data = loads(text)
+    if not isinstance(data, dict) or not isinstance(data.get("metadata"), dict):
+        return None
+    keys = list(data)
+    status = ""
+    if "status" in data:
+        if keys[-1] != "status":
+            return None
+        status = dumps(data.pop("status"))
+    rv = data["metadata"].get("resourceVersion")
+    data["metadata"]["resourceVersion"] = _RV_STANDIN
+    body = dumps(data)
+    if join_event(body, status, rv) != text:  # (never expected: dumps is deterministic)
+        return None
+    return body, status
+
+
+def join_event(body: str, status: str, rv: Any) -> str:
+    """The object `split_event` split, back as the text it was."""
+    data = loads(body)
+    data["metadata"]["resourceVersion"] = rv
+    if status:
+        data["status"] = loads(status)
+    return dumps(data)

@@ -18,6 +18,7 @@ from vcflow.api.errors import Conflict, StoreError
 from vcflow.api.vcjob import VCJob
 from vcflow.store import SqliteStore
 from vcflow.store.base import poll
+from vcflow.store.sqlite import SCHEMA_VERSION
 
 from ..conftest import vcjob
 from ..test_sqlite import _PRELUDE, _run
@@ -246,7 +247,7 @@ def test_a_version_1_file_is_upgraded(path: Path) -> None:
     as_version_1(path, counter=2)
     with SqliteStore(path, clock=FakeClock()) as store:
         assert store.check() == []
-        assert store._db.execute("PRAGMA user_version").fetchone()[0] == 2
+        assert store._db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
         indexes = {r[0] for r in store._db.execute("SELECT name FROM sqlite_schema")}
         assert not {"labels_kv", "owners_obj"} & indexes
         assert [j.name for j in store.list(VCJob, label_selector="k=v")] == ["dep", "owner"]
@@ -295,3 +296,25 @@ def test_removal_by_an_update_unindexes_the_stored_labels(store: SqliteStore) ->
     store.create(vcjob("b"))  # (may take the removed object's id)
     assert store.list(VCJob, label_selector="k=old") == []
     assert store.check() == []
+
+
+def test_a_version_2_file_is_upgraded(path: Path) -> None:
+    """Version 2's watch log had no shared bodies: its events read as before, and big
+    objects written after the upgrade share theirs."""
+    with SqliteStore(path, clock=FakeClock()) as store:
+        store.create(vcjob("old"))
+    db = sqlite3.connect(path)
+    db.execute("DROP TABLE bodies")
+    db.execute("ALTER TABLE events DROP COLUMN body")
+    db.execute("PRAGMA user_version=2")
+    db.commit()
+    db.close()
+    with SqliteStore(path, clock=FakeClock()) as store:
+        assert store._db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+        assert [e.object.name for e in store.events_since(0)] == ["old"]
+        big = vcjob("big")
+        big.metadata.annotations["blob"] = "x" * 100_000
+        store.create(big)
+        assert store._db.execute("SELECT count(*) FROM bodies").fetchone()[0] == 1
+        assert [e.object.name for e in store.events_since(0)] == ["old", "big"]
+        assert store.check() == []
