@@ -132,6 +132,8 @@ class Progress:
         self.begun = now()
         self.on_change = on_change
         self.resyncing = False  # jobs seen now existed before this run
+        #: each vcjob's object as last observed, and its row (None: not followed)
+        self._seen: dict[names.ObjectKey, tuple[VCJob, JobProgress | None]] = {}
         self.flows: dict[names.ObjectKey, FlowProgress] = {}
         for flow in flows:
             self._add_flow(flow)
@@ -177,12 +179,22 @@ class Progress:
     def observe(self, job: VCJob, deleted: bool) -> JobProgress | None:
         """The runtime's observer: `job` changed (or, `deleted`, went away); its row, None
         for a vcjob this run does not follow."""
-        row = self._row(job)
+        key = job.key
+        seen = self._seen.get(key)
+        if seen is not None and seen[0] is job and not deleted:
+            return seen[1]  # the same object again: nothing changed (the runtime calls
+            # its observer at every change to the job's record, its timers included)
+        if seen is not None and seen[0].metadata.uid == job.metadata.uid:
+            row = seen[1]  # (the same vcjob: the same row)
+        else:
+            row = self._row(job)
+        self._seen[key] = (job, row)
         if row is None:
             return None
         now = self.now()
         if deleted:
             row.deleted = True
+            del self._seen[key]
             return row
         attempt = _attempt(job)
         fresh = attempt != row.attempt

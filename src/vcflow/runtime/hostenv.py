@@ -16,6 +16,7 @@ Not passed:
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 
 EXCLUDED = frozenset(
@@ -29,3 +30,20 @@ def passed(environ: Mapping[str, str]) -> dict[str, str]:
     return {
         k: v for k, v in environ.items() if k not in EXCLUDED and not k.startswith(EXCLUDED_PREFIX)
     }
+
+
+_cached: tuple[tuple[tuple[str, str], ...], dict[str, str]] | None = None
+
+
+def of_process() -> dict[str, str]:
+    """`passed(os.environ)`, worked out again only when this process's environment changed
+    (a pod is launched per job: reading `os.environ` decodes every variable each time). A
+    copy: the caller may add to it."""
+    global _cached
+    current = tuple(os.environ._data.items()) if hasattr(os.environ, "_data") else None
+    if _cached is None or current is None or _cached[0] != current:
+        found = passed(os.environ)
+        if current is None:
+            return found
+        _cached = (current, found)
+    return dict(_cached[1])

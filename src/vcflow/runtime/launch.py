@@ -124,8 +124,7 @@ def build_spec(
     policy = spec.restart_policy or "Always"
     if policy not in RESTART_POLICIES:
         raise LaunchError(f"{where}: unsupported restartPolicy {policy!r}")
-    environ = os.environ if base_env is None else base_env
-    base = hostenv.passed(environ)
+    base = hostenv.of_process() if base_env is None else hostenv.passed(base_env)
     base["HOSTNAME"] = spec.hostname or request.name
     work = request.working_dir or str(pod_dir / podfs.WORK)
     seen: set[str] = set()
