@@ -308,7 +308,7 @@ def _child(
                 exc.errno, f"chdir to working directory {cwd!r}: {str(exc.strerror).lower()}"
             ) from None
         stage = "exec"
-        exe = _find(argv[0], env.get("PATH"), cwd)
+        exe = podfs.find_executable(argv[0], env.get("PATH"), cwd)
         if exe is None:
             code = 127
             raise OSError(errno.ENOENT, f'exec: "{argv[0]}": executable file not found in $PATH')
@@ -324,18 +324,6 @@ def _child(
         with contextlib.suppress(BaseException):
             os.write(report, message.encode())
     os._exit(code)
-
-
-def _find(name: str, path: str | None, cwd: str) -> str | None:
-    if "/" in name:
-        return os.path.join(cwd, name)
-    for folder in (path if path is not None else os.defpath).split(os.pathsep):
-        candidate = os.path.join(folder or ".", name)
-        if not os.path.isabs(candidate):
-            candidate = os.path.join(cwd, candidate)
-        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
-            return candidate
-    return None
 
 
 @functools.cache

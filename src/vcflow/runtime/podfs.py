@@ -278,3 +278,17 @@ def notify(fifo: str | None, message: str) -> None:
 
 
 _fifos: dict[str, int] = {}  # FIFO path → write end (`notify`)
+
+
+def find_executable(name: str, path: str | None, cwd: str) -> str | None:
+    """Where a container's argv[0] is, as a container runtime looks it up: a name with a
+    `/` relative to the working directory, else in the container's own `PATH`."""
+    if "/" in name:
+        return os.path.join(cwd, name)
+    for folder in (path if path is not None else os.defpath).split(os.pathsep):
+        candidate = os.path.join(folder or ".", name)
+        if not os.path.isabs(candidate):
+            candidate = os.path.join(cwd, candidate)
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate
+    return None

@@ -56,18 +56,6 @@ def exit_code(status: int) -> tuple[int, int | None]:
     return code, None
 
 
-def find_executable(name: str, path: str | None, cwd: str) -> str | None:
-    if "/" in name:
-        return os.path.join(cwd, name)
-    for folder in (path if path is not None else os.defpath).split(os.pathsep):
-        candidate = os.path.join(folder or ".", name)
-        if not os.path.isabs(candidate):
-            candidate = os.path.join(cwd, candidate)
-        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
-            return candidate
-    return None
-
-
 def open_log(log_dir: str, container: str, restart: int) -> int:
     path = os.path.join(log_dir, podfs.log_name(container, restart))
     flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | ownership.NOFOLLOW
@@ -108,7 +96,7 @@ def _spawn(
             "the container has no command: images are not pulled or run locally, so the "
             "image's entrypoint is unknown; set `command` (and `args`)",
         )
-    exe = find_executable(argv[0], env.get("PATH"), cwd)
+    exe = podfs.find_executable(argv[0], env.get("PATH"), cwd)
     if exe is None:
         return StartFailure(
             127, CANNOT_RUN, f'exec: "{argv[0]}": executable file not found in $PATH'
