@@ -11,7 +11,7 @@ import pytest
 import yaml
 from typer.testing import Result
 
-from vcflow.cli import output
+from vcflow.api import ages
 
 Vc = Callable[..., Result]
 Rows = Callable[[str], list[dict[str, str]]]
@@ -181,11 +181,11 @@ def test_unknown_kind_lists_the_kinds(vc: Vc) -> None:
     ],
 )
 def test_age_is_kubectl_human_duration(seconds: int, expected: str) -> None:
-    assert output.human_duration(seconds) == expected
+    assert ages.human_duration(seconds) == expected
 
 
 def test_age_of_missing_timestamp() -> None:
     from datetime import UTC, datetime
 
-    assert output.age(None, datetime.now(UTC)) == "<unknown>"
-    assert output.age("garbage", datetime.now(UTC)) == "<unknown>"
+    assert ages.age(None, datetime.now(UTC)) == "<unknown>"
+    assert ages.age("garbage", datetime.now(UTC)) == "<unknown>"

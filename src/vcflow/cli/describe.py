@@ -14,7 +14,7 @@ from typing import Annotated
 
 import typer
 
-from vcflow.api import clock
+from vcflow.api import ages, clock
 from vcflow.api.errors import NotFound
 from vcflow.api.event import Event
 from vcflow.api.jobflow import JobFlow
@@ -22,7 +22,7 @@ from vcflow.api.jobtemplate import JobTemplate
 from vcflow.api.meta import Resource
 from vcflow.api.pod import Pod
 from vcflow.api.vcjob import VCJob
-from vcflow.cli import configsections, kinds, options, output, podsections, sections
+from vcflow.cli import configsections, kinds, options, podsections, sections
 from vcflow.cli.sections import NONE, Text
 from vcflow.local import statedir
 from vcflow.store import Store
@@ -101,7 +101,7 @@ def _header(obj: Resource, text: Text, now: datetime) -> None:
         ("Annotations", sections.pairs_of(meta.annotations)),
         ("API Version", obj.api_version),
         ("Kind", obj.kind),
-        ("Created", f"{created} ({output.age(created, now)} ago)" if created else NONE),
+        ("Created", f"{created} ({ages.age(created, now)} ago)" if created else NONE),
     ]
     owner = meta.controller_ref()
     if owner is not None:
@@ -127,7 +127,7 @@ def _event_table(events: Sequence[Event], text: Text, now: datetime) -> None:
             [
                 event.type,
                 event.reason,
-                output.age(when, now) + count,
+                ages.age(when, now) + count,
                 source or "",
                 " ".join(event.message.split()),
             ]

@@ -80,4 +80,4 @@ def _print(
         return
     cols = columns.columns(kind, wide=fmt is output.Format.WIDE, namespaced=all_ns)
     rows = columns.rows(objects, cols, clock.SystemClock().now())
-    output.table([header for header, _ in cols], rows, sys.stdout)
+    output.table(columns.headers(cols), rows, sys.stdout)

@@ -1,0 +1,193 @@
+"""The printer columns of each served kind, as kubectl shows Volcano's CRDs (reference §2.1)
+and the core kinds: a column's name, its cell, and its priority (1: `-o wide` only). One
+table for `vcflow get` (cli/columns.py prints the names upper-cased, as kubectl does) and
+the server's meta.k8s.io Table responses (server/tables.py). Pure: the time is an argument.
+
+- jobflow: Name, Status (`.status.state.phase`), Age; wide adds Jobs (completed/total
+  entries, e.g. `2/5`);
+- jobtemplate: Name, Age;
+- vcjob: Name, STATUS, minAvailable (`.status.minAvailable`), RUNNINGS (`.status.running`),
+  AGE; wide adds QUEUE (`.spec.queue`) — Volcano's own column names;
+- pod: Name, Ready (ready/total containers), Status (phase, or the waiting or terminated
+  reason of a container, or `Terminating`), Restarts, Age; wide adds Node;
+- configmap: Name, Data, Age; secret: Name, Type, Data, Age; other kinds: Name, Age.
+
+A value the object does not have yet is an empty cell (as kubectl prints a CRD column).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from vcflow.api import ages, config, resources
+from vcflow.api.jobflow import JobFlow
+from vcflow.api.meta import Resource
+from vcflow.api.pod import Pod
+from vcflow.api.vcjob import VCJob
+
+Cell = Callable[[Resource, datetime], str]
+
+
+@dataclass(frozen=True)
+class Column:
+    """One printer column: a meta.k8s.io/v1 TableColumnDefinition and how to fill it."""
+
+    name: str  # as the CRD names it; kubectl prints it upper-cased
+    cell: Cell
+    priority: int = 0  # 1: shown by `-o wide` only
+    type: str = "string"  # OpenAPI type: string, integer, date
+    format: str = ""  # `name` for the Name column, as kube-apiserver marks it
+    description: str = ""
+
+
+def _name(obj: Resource, now: datetime) -> str:
+    return obj.name
+
+
+def _age(obj: Resource, now: datetime) -> str:
+    return ages.age(obj.metadata.creation_timestamp, now)
+
+
+def _phase(obj: Resource, now: datetime) -> str:
+    return obj.phase if isinstance(obj, JobFlow | VCJob) else ""
+
+
+def _flow_jobs(obj: Resource, now: datetime) -> str:
+    if not isinstance(obj, JobFlow):
+        return ""
+    done = len(obj.status.completed_jobs or []) if obj.status else 0
+    return f"{done}/{len(obj.flows)}"
+
+
+def _number(value: int | None) -> str:
+    return "" if value is None else str(value)
+
+
+def _min_available(obj: Resource, now: datetime) -> str:
+    status = obj.status if isinstance(obj, VCJob) else None
+    return _number(status.min_available if status else None)
+
+
+def _runnings(obj: Resource, now: datetime) -> str:
+    status = obj.status if isinstance(obj, VCJob) else None
+    return _number(status.running if status else None)
+
+
+def _queue(obj: Resource, now: datetime) -> str:
+    spec = obj.spec if isinstance(obj, VCJob) else None
+    return (spec.queue or "") if spec else ""
+
+
+def _pod_ready(obj: Resource, now: datetime) -> str:
+    if not isinstance(obj, Pod):
+        return ""
+    statuses = (obj.status.container_statuses or []) if obj.status else []
+    total = len(obj.spec.containers or []) if obj.spec else len(statuses)
+    return f"{sum(1 for c in statuses if c.ready)}/{total}"
+
+
+def _pod_status(obj: Resource, now: datetime) -> str:
+    if not isinstance(obj, Pod):
+        return ""
+    if obj.metadata.deletion_timestamp:
+        return "Terminating"
+    status = obj.status
+    for c in (status.container_statuses or []) if status else []:
+        state = c.state
+        if state and state.waiting and state.waiting.reason:
+            return state.waiting.reason
+        if (
+            state
+            and state.terminated
+            and state.terminated.reason
+            and status
+            and (status.phase == "Failed")
+        ):
+            return state.terminated.reason
+    return (status.phase or "") if status else ""
+
+
+def _pod_restarts(obj: Resource, now: datetime) -> str:
+    if not isinstance(obj, Pod) or obj.status is None:
+        return "0"
+    return str(sum(c.restart_count for c in obj.status.container_statuses or []))
+
+
+def _pod_node(obj: Resource, now: datetime) -> str:
+    return (obj.spec.node_name or "") if isinstance(obj, Pod) and obj.spec else ""
+
+
+def _data_count(obj: Resource, now: datetime) -> str:
+    if isinstance(obj, config.ConfigMap):
+        return str(len(obj.data or {}) + len(obj.binary_data or {}))
+    return str(len(obj.data or {})) if isinstance(obj, config.Secret) else ""
+
+
+def _secret_type(obj: Resource, now: datetime) -> str:
+    return (obj.type or config.OPAQUE) if isinstance(obj, config.Secret) else ""
+
+
+def _namespace(obj: Resource, now: datetime) -> str:
+    return obj.namespace
+
+
+NAME = Column(
+    "Name",
+    _name,
+    format="name",
+    description="Name must be unique within a namespace.",
+)
+AGE = Column(
+    "Age",
+    _age,
+    type="date",
+    description="The time since the object was created (metadata.creationTimestamp).",
+)
+#: the column `-A` puts first (kubectl adds it itself to a server's Table)
+NAMESPACE = Column("Namespace", _namespace, description="The object's namespace.")
+
+_COLUMNS: dict[resources.APIResource, tuple[Column, ...]] = {
+    resources.JOBFLOWS: (
+        NAME,
+        Column("Status", _phase, description="The flow's phase (.status.state.phase)."),
+        AGE,
+        Column("Jobs", _flow_jobs, 1, description="Completed entries / all entries."),
+    ),
+    resources.JOBTEMPLATES: (NAME, AGE),
+    resources.VCJOBS: (
+        NAME,
+        Column("STATUS", _phase, description="The job's phase (.status.state.phase)."),
+        Column("minAvailable", _min_available, type="integer", description="minAvailable"),
+        Column("RUNNINGS", _runnings, type="integer", description="Running pods"),
+        Column("AGE", _age, type="date", description=AGE.description),
+        Column("QUEUE", _queue, 1, description="The queue the job is in (.spec.queue)."),
+    ),
+    resources.PODS: (
+        NAME,
+        Column("Ready", _pod_ready, description="Ready containers / all containers."),
+        Column("Status", _pod_status, description="The pod's phase, or why it is not running."),
+        Column("Restarts", _pod_restarts, type="integer", description="Container restarts."),
+        AGE,
+        Column("Node", _pod_node, 1, description="The node the pod is bound to."),
+    ),
+    resources.CONFIGMAPS: (NAME, Column("Data", _data_count, type="integer"), AGE),
+    resources.SECRETS: (
+        NAME,
+        Column("Type", _secret_type),
+        Column("Data", _data_count, type="integer"),
+        AGE,
+    ),
+}
+
+
+def of(resource: resources.APIResource) -> tuple[Column, ...]:
+    """Every column of `resource`'s table, wide ones included (Name and Age for a kind
+    without printer columns, as for a CRD without any)."""
+    return _COLUMNS.get(resource, (NAME, AGE))
+
+
+def cells(obj: Resource, cols: Sequence[Column], now: datetime) -> list[str]:
+    """One row: each column's cell for `obj`."""
+    return [col.cell(obj, now) for col in cols]
