@@ -45,6 +45,7 @@ from vcflow.api.meta import Resource
 from vcflow.api.vcjob import VCJob
 from vcflow.controller import flowactions
 from vcflow.controller.events import NORMAL, WARNING, Recorder
+from vcflow.controller.observer import Observer
 from vcflow.controller.prober import Prober, SocketProber
 from vcflow.controller.queue import WorkQueue
 from vcflow.reconcile import flow as reconcile
@@ -99,10 +100,16 @@ class FlowController:
         status_interval: float = STATUS_INTERVAL,
         create_batch: int | None = None,
         prober: Prober | None = None,
+        observer: Observer | None = None,
     ) -> None:
         self.store = store
         self.clock = clock
         self.recorder = recorder
+        self.observer = observer or Observer()
+        #: per flow, when each entry's dependencies were met (monotonic), by vcjob name,
+        #: until its vcjob is created; and when the flow was first seen (its roots' time)
+        self.met_at: dict[FlowKey, dict[str, float]] = {}
+        self.seen_at: dict[FlowKey, float] = {}
         self.prober: Prober = prober or SocketProber()
         self.queue: WorkQueue[FlowKey] = WorkQueue(clock)
         self.indexes: dict[FlowKey, reconcile.FlowIndex] = {}
@@ -127,12 +134,19 @@ class FlowController:
 
     # -- event routing -----------------------------------------------------------------------
 
+    name = "jobflow"
+
+    def queue_depth(self) -> int:
+        return len(self.queue)
+
     def resync(self) -> None:
         """Queue every flow (start-up): each gets a full plan on its first sync."""
         self._forget_all()
+        seen = self.clock.monotonic()
         for flow in self.store.list(JobFlow):
             key = FlowKey(flow.namespace, flow.name)
             self.cache[key] = flow
+            self.seen_at[key] = seen
             self.queue.add(key)
 
     #: the kinds whose events `handle` takes
@@ -156,6 +170,7 @@ class FlowController:
                 return
             self._cache(key, obj, event.resource_version)
             if event.type == EventType.ADDED:
+                self.seen_at.setdefault(key, self.clock.monotonic())
                 self.queue.add(key)
             elif event.type == EventType.MODIFIED and self._request_changed(key, obj):
                 self.queue.add(key)
@@ -189,6 +204,8 @@ class FlowController:
         self.added.pop(key, None)
         self.dirty.pop(key, None)
         self.written.pop(key, None)
+        self.met_at.pop(key, None)
+        self.seen_at.pop(key, None)
 
     def _forget_all(self) -> None:
         self.indexes.clear()
@@ -197,6 +214,8 @@ class FlowController:
         self.added.clear()
         self.dirty.clear()
         self.written.clear()
+        self.met_at.clear()
+        self.seen_at.clear()
         self._flush_at = None
 
     def _request_changed(self, key: FlowKey, flow: JobFlow) -> bool:
@@ -237,7 +256,20 @@ class FlowController:
         if index is not None:
             self._catch_up(key, index)
             index.observe(job, now)
+            self._note_met(key, index, job.name)
         self.queue.add(key)
+
+    def _note_met(self, key: FlowKey, index: reconcile.FlowIndex, job: str) -> None:
+        """Remember when the successors this job's change made ready were met: O(its
+        successors)."""
+        entry = index.by_job.get(job)
+        if entry is None or not entry.successors:
+            return
+        met = self.met_at.setdefault(key, {})
+        when = self.clock.monotonic()
+        for name in entry.successors:
+            if name in index.candidates:
+                met.setdefault(index.entries[name].job, when)
 
     def _foreign_gone(self, job: VCJob) -> None:
         """A vcjob no flow controls was deleted: an entry waiting on NameConflict for that
@@ -378,8 +410,20 @@ class FlowController:
             index.mark_create_failed(job.name, str(exc).replace("\n", "; "))
             return False
         index.mark_created(job.name)
+        self._report_created(index, FlowKey(flow.namespace, flow.name), job.name)
         self.recorder.record(flow, NORMAL, "Created", f"create a job named {job.name}!")
         return True
+
+    def _report_created(self, index: reconcile.FlowIndex, key: FlowKey, job: str) -> None:
+        """Tell the observer how long the vcjob waited since its dependencies were met
+        (an entry without any: since the flow was first seen; one whose meeting this
+        controller did not see, after a restart, is not reported)."""
+        met = self.met_at.get(key, {}).pop(job, None)
+        entry = index.by_job.get(job)
+        if met is None and entry is not None and not entry.targets:
+            met = self.seen_at.get(key)
+        if met is not None:
+            self.observer.vcjob_created(max(self.clock.monotonic() - met, 0.0))
 
     def requeue_deferred(self) -> None:
         """Queue the flows whose last sync stopped at `create_batch`."""

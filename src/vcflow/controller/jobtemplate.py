@@ -18,6 +18,11 @@ class TemplateController:
         self.store = store
         self.queue: WorkQueue[tuple[str, str]] = WorkQueue(clock)
 
+    name = "jobtemplate"
+
+    def queue_depth(self) -> int:
+        return len(self.queue)
+
     def resync(self) -> None:
         for template in self.store.list(JobTemplate):
             self.queue.add((template.namespace, template.name))

@@ -4,6 +4,7 @@ commands and tests, `run()` for long-running use."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Protocol
 
@@ -13,16 +14,19 @@ from vcflow.api.meta import Resource
 from vcflow.controller.events import Recorder
 from vcflow.controller.jobflow import FlowController
 from vcflow.controller.jobtemplate import TemplateController
+from vcflow.controller.observer import Observer
 from vcflow.controller.prober import Prober
 from vcflow.store.base import Expired, Store, WatchEvent, poll
 
 
 class Controller(Protocol):
+    name: str
     watches: tuple[type[Resource], ...]
 
     def resync(self) -> None: ...
     def handle(self, event: WatchEvent) -> None: ...
     def process_one(self) -> bool: ...
+    def queue_depth(self) -> int: ...
 
 
 class Manager:
@@ -33,16 +37,25 @@ class Manager:
         *,
         create_batch: int | None = None,
         prober: Prober | None = None,
+        observer: Observer | None = None,
     ) -> None:
         """`create_batch`: a flow sync creates at most that many vcjobs, and the flow's next
         sync — at the next `settle` — goes on. `vcflow run` settles its runtime in between,
         so the pods of a wide flow's first vcjobs run while the rest are created. `prober`
-        runs the flows' probe checks (default: real sockets)."""
+        runs the flows' probe checks (default: real sockets); `observer` is told each sync's
+        duration and each vcjob's wait since its dependencies were met (the server's
+        metrics)."""
         self.store = store
         self.clock = clock or clocks.SystemClock()
+        self.observer = observer or Observer()
         self.recorder = Recorder(store, self.clock)
         self.flows = FlowController(
-            store, self.clock, self.recorder, create_batch=create_batch, prober=prober
+            store,
+            self.clock,
+            self.recorder,
+            create_batch=create_batch,
+            prober=prober,
+            observer=self.observer,
         )
         self.templates = TemplateController(store, self.clock)
         self.controllers: list[Controller] = [self.flows, self.templates]
@@ -83,7 +96,10 @@ class Manager:
             self.start()
         worked = self.pump() > 0
         for controller in self.controllers:
-            worked |= controller.process_one()
+            began = time.perf_counter()
+            if controller.process_one():
+                self.observer.synced(controller.name, time.perf_counter() - began)
+                worked = True
         if not worked:
             return self.flows.flush() if flush or self.flows.flush_due() else False
         if self.flows.flush_due():
@@ -104,6 +120,11 @@ class Manager:
             for _ in range(max_steps):
                 if not self.step(flush=flush):
                     return
+
+    def queue_depths(self) -> dict[str, int]:
+        """Keys waiting in each controller's work queue (ready or delayed), by controller
+        name. Safe to call from another thread (it only reads sizes)."""
+        return {controller.name: controller.queue_depth() for controller in self.controllers}
 
     def next_due(self) -> float | None:
         """Monotonic time of the earliest delayed key of any controller — a failed sync's
