@@ -1,0 +1,230 @@
+"""The server's OpenAPI documents, from the models (`api.schemas`): `/openapi/v2` (one
+Swagger 2.0 document, JSON) and `/openapi/v3` (the index of group versions) with
+`/openapi/v3/api/v1` and `/openapi/v3/apis/G/V` (OpenAPI 3.0 per group version). kubectl
+reads them for `explain`, and for `apply`'s validation: every PATCH operation lists the
+`fieldValidation` parameter, so kubectl leaves validation to the server. The app factory
+mounts `routes()`.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from vcflow.api import resources, schemas
+from vcflow.api.resources import APIResource
+from vcflow.server import discovery
+
+V2_REFS = "#/definitions/"
+V3_REFS = "#/components/schemas/"
+_JSON = "application/json"
+
+#: the query parameters each operation takes (kube-apiserver's, those vcflow honours)
+_WRITE_PARAMS = (
+    ("dryRun", "When present, indicates that modifications should not be persisted."),
+    ("fieldValidation", "Ignore, Warn (default) or Strict: what to do with unknown fields."),
+)
+_READ_PARAMS = (
+    ("labelSelector", "A selector to restrict the list of returned objects by their labels."),
+    ("fieldSelector", "A selector to restrict the list of returned objects by their fields."),
+    ("resourceVersion", "The resourceVersion to list or watch from."),
+    ("watch", "Watch for changes to the described resources."),
+    ("limit", "limit is a maximum number of responses to return for a list call."),
+    ("continue", "The continue option should be set when retrieving more results."),
+)
+
+
+def _operations(resource: APIResource) -> dict[str, dict[str, tuple[str, bool]]]:
+    """path → method → (kube's action name, takes the write parameters)."""
+    base = resource.path("{namespace}")
+    item = base + "/{name}"
+    paths = {
+        base: {"get": ("list", False), "post": ("post", True)},
+        item: {
+            "get": ("get", False),
+            "put": ("put", True),
+            "patch": ("patch", True),
+            "delete": ("delete", True),
+        },
+    }
+    if "status" in resource.subresources:
+        paths[item + "/status"] = {
+            "get": ("get", False),
+            "put": ("put", True),
+            "patch": ("patch", True),
+        }
+    return paths
+
+
+def _parameter(name: str, where: str, about: str, *, v3: bool) -> dict[str, Any]:
+    param: dict[str, Any] = {"name": name, "in": where, "description": about}
+    if where == "path":
+        param["required"] = True
+    if v3:
+        param["schema"] = {"type": "string"}
+    else:
+        param["type"] = "string"
+        param["uniqueItems"] = True
+    return param
+
+
+def _paths(served: list[APIResource], *, v3: bool) -> dict[str, Any]:
+    refs = V3_REFS if v3 else V2_REFS
+    out: dict[str, Any] = {}
+    for resource in served:
+        gvk = {"group": resource.group, "version": resource.version, "kind": resource.kind}
+        ref = {"$ref": refs + schemas.definition_name(resource)}
+        for path, methods in _operations(resource).items():
+            entry: dict[str, Any] = {
+                "parameters": [
+                    _parameter(p[1:-1], "path", f"the object's {p[1:-1]}", v3=v3)
+                    for p in path.split("/")
+                    if p.startswith("{")
+                ]
+            }
+            for method, (action, writes) in methods.items():
+                table = _WRITE_PARAMS if writes else _READ_PARAMS if action == "list" else ()
+                ok: dict[str, Any] = {"description": "OK"}
+                if v3:
+                    ok["content"] = {_JSON: {"schema": ref}}
+                else:
+                    ok["schema"] = ref
+                entry[method] = {
+                    "operationId": f"{action}{resource.kind}",
+                    "parameters": [_parameter(n, "query", a, v3=v3) for n, a in table],
+                    "responses": {"200": ok},
+                    "x-kubernetes-action": action,
+                    "x-kubernetes-group-version-kind": gvk,
+                }
+            out[path] = entry
+    return out
+
+
+def _reachable(defs: dict[str, Any], roots: list[str], prefix: str) -> dict[str, Any]:
+    """The definitions `roots` refer to, transitively (a group version's document holds
+    only its own)."""
+    keep: dict[str, Any] = {}
+    todo = list(roots)
+    while todo:
+        name = todo.pop()
+        if name in keep:
+            continue
+        keep[name] = defs[name]
+        text = json.dumps(defs[name])
+        todo += [part.split('"')[0] for part in text.split(prefix)[1:]]
+    return dict(sorted(keep.items()))
+
+
+def _info() -> dict[str, str]:
+    return {"title": "Kubernetes", "version": discovery.version_info()["gitVersion"]}
+
+
+@functools.cache
+def v2() -> bytes:
+    """The Swagger 2.0 document of every served kind."""
+    doc = {
+        "swagger": "2.0",
+        "info": _info(),
+        "paths": _paths(list(resources.ALL), v3=False),
+        "definitions": schemas.definitions(V2_REFS),
+    }
+    return json.dumps(doc, separators=(",", ":")).encode()
+
+
+@functools.cache
+def v3(group_version: str) -> bytes | None:
+    """The OpenAPI 3.0 document of `group/version` (or `v1`); None if none is served."""
+    served = resources.group_versions().get(group_version)
+    if served is None:
+        return None
+    defs = schemas.definitions(V3_REFS)
+    roots = [schemas.definition_name(r) for r in served]
+    doc = {
+        "openapi": "3.0.0",
+        "info": _info(),
+        "paths": _paths(served, v3=True),
+        "components": {"schemas": _reachable(defs, roots, V3_REFS)},
+    }
+    return json.dumps(doc, separators=(",", ":")).encode()
+
+
+def _v3_path(group_version: str) -> str:
+    return f"api/{group_version}" if "/" not in group_version else f"apis/{group_version}"
+
+
+@functools.cache
+def v3_index() -> bytes:
+    """`/openapi/v3`: each group version's document, by a URL that names its hash."""
+    paths = {}
+    for group_version in resources.group_versions():
+        body = v3(group_version) or b""
+        digest = hashlib.sha512(body).hexdigest().upper()
+        path = _v3_path(group_version)
+        paths[path] = {"serverRelativeURL": f"/openapi/v3/{path}?hash={digest}"}
+    return json.dumps({"paths": paths}, separators=(",", ":")).encode()
+
+
+def _accepts_json(request: Request) -> bool:
+    """The Accept header takes JSON (or anything); kubectl's `...+protobuf` alone does
+    not, and gets 406 Not Acceptable."""
+    accept = request.headers.get("accept", "")
+    if not accept:
+        return True
+    kinds = {offer.split(";")[0].strip() for offer in accept.split(",")}
+    return bool(kinds & {_JSON, "*/*", "application/*"})
+
+
+def _not_acceptable() -> Response:
+    body = {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": "only application/json is served",
+        "reason": "NotAcceptable",
+        "code": 406,
+    }
+    return Response(json.dumps(body), status_code=406, media_type=_JSON)
+
+
+def _document(request: Request, body: bytes) -> Response:
+    if not _accepts_json(request):
+        return _not_acceptable()
+    response = Response(body, media_type=_JSON)
+    if "hash" in request.query_params:
+        response.headers["cache-control"] = "public, immutable"
+    return response
+
+
+async def _v2(request: Request) -> Response:
+    return _document(request, v2())
+
+
+async def _v3_index(request: Request) -> Response:
+    return _document(request, v3_index())
+
+
+async def _v3_core(request: Request) -> Response:
+    body = v3(request.path_params["version"])
+    return discovery.not_found(request.url.path) if body is None else _document(request, body)
+
+
+async def _v3_group(request: Request) -> Response:
+    params = request.path_params
+    body = v3(f"{params['group']}/{params['version']}")
+    return discovery.not_found(request.url.path) if body is None else _document(request, body)
+
+
+def routes() -> list[Route]:
+    return [
+        Route("/openapi/v2", _v2, methods=["GET"]),
+        Route("/openapi/v3", _v3_index, methods=["GET"]),
+        Route("/openapi/v3/api/{version}", _v3_core, methods=["GET"]),
+        Route("/openapi/v3/apis/{group}/{version}", _v3_group, methods=["GET"]),
+    ]

@@ -1,0 +1,130 @@
+"""OpenAPI from the models: `/openapi/v2` and `/openapi/v3` documents whose kinds carry
+`x-kubernetes-group-version-kind`, self-contained refs, wire names, PATCH operations that
+take `fieldValidation` (kubectl then leaves validation to the server), 406 for protobuf
+only; and the reusable schema generation (`api.schemas`) a CRD is written from."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from starlette.applications import Starlette
+from tests.server.asgi import Client
+
+from vcflow.api import resources, schemas
+from vcflow.server import openapi
+
+PROTOBUF = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"
+
+
+@pytest.fixture
+def client() -> Client:
+    return Client(Starlette(routes=openapi.routes()))
+
+
+def refs(node: Any) -> set[str]:
+    text = json.dumps(node)
+    return {part.split('"')[0] for part in text.split('"$ref": "')[1:]}
+
+
+def kinds(definitions: dict[str, Any]) -> dict[tuple[str, str, str], str]:
+    found = {}
+    for name, body in definitions.items():
+        for gvk in body.get("x-kubernetes-group-version-kind", []):
+            found[gvk["group"], gvk["version"], gvk["kind"]] = name
+    return found
+
+
+def test_v2_has_every_served_kind_and_no_dangling_ref(client: Client) -> None:
+    doc = client.get("/openapi/v2", headers={"accept": "application/json"}).json()
+    assert doc["swagger"] == "2.0"
+    defs = doc["definitions"]
+    served = {(r.group, r.version, r.kind) for r in resources.ALL}
+    assert set(kinds(defs)) == served
+    assert kinds(defs)["flow.volcano.sh", "v1alpha1", "JobFlow"] == (
+        "sh.volcano.flow.v1alpha1.JobFlow"
+    )
+    assert {r.removeprefix("#/definitions/") for r in refs(doc)} <= set(defs)
+
+
+def test_wire_names_and_optional_fields_are_plain_openapi(client: Client) -> None:
+    defs = client.get("/openapi/v2").json()["definitions"]
+    spec = defs["io.vcflow.api.JobFlowSpec"]["properties"]
+    assert set(spec) >= {"flows", "jobRetainPolicy"}
+    assert spec["flows"] == {"type": "array", "items": {"$ref": "#/definitions/io.vcflow.api.Flow"}}
+    text = json.dumps(defs)
+    for keyword in ('"anyOf"', '"title"', '"const"', '"additionalProperties": true'):
+        assert keyword not in text
+    flow = defs["sh.volcano.flow.v1alpha1.JobFlow"]
+    assert flow["properties"]["spec"] == {"$ref": "#/definitions/io.vcflow.api.JobFlowSpec"}
+    assert flow["properties"]["apiVersion"]["type"] == "string"
+
+
+def test_every_patch_operation_takes_field_validation(client: Client) -> None:
+    doc = client.get("/openapi/v2").json()
+    path = "/apis/flow.volcano.sh/v1alpha1/namespaces/{namespace}/jobflows/{name}"
+    patch = doc["paths"][path]["patch"]
+    assert patch["x-kubernetes-group-version-kind"] == {
+        "group": "flow.volcano.sh",
+        "version": "v1alpha1",
+        "kind": "JobFlow",
+    }
+    params = {p["name"]: p for p in patch["parameters"]}
+    assert params["fieldValidation"]["in"] == "query"
+    patched = [
+        op["x-kubernetes-group-version-kind"]["kind"]
+        for item in doc["paths"].values()
+        for method, op in item.items()
+        if method == "patch"
+    ]
+    assert set(patched) == {r.kind for r in resources.ALL}
+
+
+def test_v3_index_names_each_group_version_by_its_hash(client: Client) -> None:
+    index = client.get("/openapi/v3").json()["paths"]
+    assert set(index) == {
+        "api/v1",
+        "apis/flow.volcano.sh/v1alpha1",
+        "apis/batch.volcano.sh/v1alpha1",
+        "apis/bus.volcano.sh/v1alpha1",
+    }
+    url = index["apis/flow.volcano.sh/v1alpha1"]["serverRelativeURL"]
+    assert url.startswith("/openapi/v3/apis/flow.volcano.sh/v1alpha1?hash=")
+    answer = client.get(url)
+    assert answer.headers["cache-control"] == "public, immutable"
+    doc = answer.json()
+    assert doc["openapi"].startswith("3.0")
+    schemas_ = doc["components"]["schemas"]
+    assert set(kinds(schemas_)) == {
+        ("flow.volcano.sh", "v1alpha1", "JobFlow"),
+        ("flow.volcano.sh", "v1alpha1", "JobTemplate"),
+    }
+    assert {r.removeprefix("#/components/schemas/") for r in refs(doc)} <= set(schemas_)
+    assert "io.k8s.api.core.v1.Pod" not in schemas_  # each document holds its own kinds
+
+
+def test_protobuf_only_is_not_acceptable_so_clients_fall_back(client: Client) -> None:
+    answer = client.get("/openapi/v2", headers={"accept": PROTOBUF})
+    assert answer.status_code == 406
+    assert answer.json()["reason"] == "NotAcceptable"
+    both = client.get("/openapi/v2", headers={"accept": f"{PROTOBUF}, application/json"})
+    assert both.status_code == 200
+
+
+def test_unserved_group_version_is_not_found(client: Client) -> None:
+    assert client.get("/openapi/v3/apis/nope.io/v1").status_code == 404
+
+
+def test_inlined_schema_has_no_refs_and_reaches_the_pod_template() -> None:
+    schema = schemas.inlined(resources.JOBTEMPLATES)
+    assert refs(schema) == set()
+    tasks = schema["properties"]["spec"]["properties"]["tasks"]["items"]
+    assert "containers" in tasks["properties"]["template"]["properties"]["spec"]["properties"]
+    assert schema["x-kubernetes-group-version-kind"][0]["kind"] == "JobTemplate"
+
+
+def test_quantities_are_int_or_string() -> None:
+    defs = schemas.definitions("#/d/")
+    limits = defs["io.vcflow.api.ResourceRequirements"]["properties"]["limits"]
+    assert limits["additionalProperties"] == {"x-kubernetes-int-or-string": True}
