@@ -1,0 +1,123 @@
+"""meta.k8s.io Table answers: asked for by kubectl's Accept header, with the columns `vcflow
+get` prints (the wide ones at priority 1), rows with the object, its metadata or nothing,
+and watch events whose column definitions come once."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from vcflow.api import clock, columns, resources
+from vcflow.api.jobflow import JobFlow
+from vcflow.api.vcjob import VCJob
+from vcflow.server import tables
+
+KUBECTL_GET = (
+    "application/json;as=Table;v=v1;g=meta.k8s.io,"
+    "application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json"
+)
+NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
+
+
+def flow(name: str, phase: str, done: int) -> JobFlow:
+    created = clock.rfc3339(NOW - timedelta(minutes=3, seconds=12))
+    return JobFlow.from_dict(
+        {
+            "metadata": {"name": name, "namespace": "default", "creationTimestamp": created},
+            "spec": {"flows": [{"name": "a"}, {"name": "b", "dependsOn": {"targets": ["a"]}}]},
+            "status": {
+                "state": {"phase": phase},
+                "completedJobs": [f"{name}-a", f"{name}-b"][:done],
+            },
+        }
+    )
+
+
+@pytest.mark.parametrize(
+    ("accept", "version"),
+    [
+        (KUBECTL_GET, "v1"),
+        ("application/json;as=Table;v=v1beta1;g=meta.k8s.io", "v1beta1"),
+        ("application/json", None),
+        ("", None),
+        ("application/yaml;as=Table;v=v1;g=meta.k8s.io", None),
+        ("application/json;as=Table;v=v2;g=meta.k8s.io", None),
+    ],
+)
+def test_a_table_is_what_the_accept_header_asks_for(accept: str, version: str | None) -> None:
+    assert tables.table_version(accept) == version
+
+
+def test_the_columns_are_vcflow_gets_with_wide_ones_at_priority_one() -> None:
+    body = tables.table(resources.JOBFLOWS, [flow("test", "Running", 1)], now=NOW)
+    assert (body["kind"], body["apiVersion"]) == ("Table", "meta.k8s.io/v1")
+    defs = [(c["name"], c["type"], c["priority"]) for c in body["columnDefinitions"]]
+    assert defs == [
+        ("Name", "string", 0),
+        ("Status", "string", 0),
+        ("Age", "date", 0),
+        ("Jobs", "string", 1),
+    ]
+    (row,) = body["rows"]
+    assert row["cells"] == ["test", "Running", "3m12s", "1/2"]
+    assert row["object"] == {
+        "kind": "PartialObjectMetadata",
+        "apiVersion": "meta.k8s.io/v1",
+        "metadata": {
+            "name": "test",
+            "namespace": "default",
+            "creationTimestamp": "2026-12-01T11:56:48Z",
+        },
+    }
+
+
+def test_vcjob_columns_keep_volcanos_names() -> None:
+    names = [c["name"].upper() for c in tables.column_definitions(resources.VCJOBS)]
+    assert names == ["NAME", "STATUS", "MINAVAILABLE", "RUNNINGS", "AGE", "QUEUE"]
+    job = VCJob.from_dict({"metadata": {"name": "j", "namespace": "default"}})
+    (row,) = tables.table(resources.VCJOBS, [job], now=NOW)["rows"]
+    assert row["cells"] == ["j", "", "", "", "<unknown>", ""]
+
+
+def test_a_kind_without_printer_columns_gets_name_and_age() -> None:
+    assert [c.name for c in columns.of(resources.EVENTS)] == ["Name", "Age"]
+
+
+@pytest.mark.parametrize("include", ["Object", "Metadata", "None"])
+def test_include_object_chooses_what_a_row_carries(include: str) -> None:
+    obj = flow("test", "Succeed", 2)
+    query = {"includeObject": include}
+    (row,) = tables.table(resources.JOBFLOWS, [obj], include=tables.include_object(query), now=NOW)[
+        "rows"
+    ]
+    if include == "Object":
+        assert row["object"] == obj.to_dict()
+    elif include == "None":
+        assert "object" not in row
+    else:
+        assert row["object"]["kind"] == "PartialObjectMetadata"
+
+
+def test_include_object_is_metadata_by_default_and_nothing_else_is_accepted() -> None:
+    assert tables.include_object({}) == "Metadata"
+    with pytest.raises(tables.BadInclude, match="includeObject must be one of"):
+        tables.include_object({"includeObject": "Everything"})
+
+
+def test_a_list_table_carries_the_lists_metadata() -> None:
+    meta = {"resourceVersion": "42", "continue": ""}
+    body = tables.table(resources.JOBFLOWS, [], now=NOW, list_meta=meta)
+    assert body["metadata"] == meta
+    assert body["rows"] == []
+    assert len(body["columnDefinitions"]) == 4
+
+
+def test_watch_events_carry_column_definitions_on_the_first_only() -> None:
+    obj = flow("test", "Running", 0)
+    first = tables.watch_event(resources.JOBFLOWS, "ADDED", obj, now=NOW, first=True)
+    later = tables.watch_event(resources.JOBFLOWS, "MODIFIED", obj, now=NOW, first=False)
+    assert first["type"] == "ADDED"
+    assert len(first["object"]["columnDefinitions"]) == 4
+    assert later["object"]["columnDefinitions"] == []
+    assert later["object"]["rows"][0]["cells"][:2] == ["test", "Running"]
