@@ -1,0 +1,208 @@
+"""The server's Prometheus metrics, in a registry of each app's own (`Metrics`): flows, jobs
+and running pods by phase (read from the store at scrape time), the controllers' sync
+durations, work-queue depths and dependency-met → vcjob-created waits (`Metrics.observer`,
+which the controller manager calls), and the API's request durations by verb, resource and
+code (`Metrics.middleware`, ASGI). The app factory mounts `route()` at `/metrics`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from prometheus_client import CollectorRegistry, Histogram
+from prometheus_client import Counter as CounterMetric
+from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
+from prometheus_client.registry import Collector
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from vcflow.api import resources
+from vcflow.api.jobflow import JobFlow
+from vcflow.api.pod import Pod
+from vcflow.api.vcjob import VCJob
+from vcflow.controller.observer import Observer
+from vcflow.store.base import Store
+
+#: API latency buckets (seconds): kube-apiserver's, up to one minute
+API_BUCKETS = (0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.25, 1.5, 2, 3, 5, 10, 60)
+#: controller and dependency-met wait buckets (seconds)
+CONTROL_BUCKETS = (0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
+_VERBS = {"POST": "POST", "PUT": "PUT", "PATCH": "PATCH"}
+
+
+class _StoreCollector(Collector):
+    """Flows and vcjobs by phase, running pods: counted from the store at each scrape."""
+
+    def __init__(self, store: Store, depths: Callable[[], Mapping[str, int]] | None) -> None:
+        self.store = store
+        self.depths = depths
+
+    def collect(self) -> Iterable[Metric]:
+        flows = GaugeMetricFamily(
+            "vcflow_jobflows", "JobFlows by phase (status.state.phase).", labels=["phase"]
+        )
+        for phase, count in sorted(_phases(self.store.list(JobFlow)).items()):
+            flows.add_metric([phase], count)
+        jobs = GaugeMetricFamily(
+            "vcflow_vcjobs", "Volcano jobs by phase (status.state.phase).", labels=["phase"]
+        )
+        for phase, count in sorted(_phases(self.store.list(VCJob)).items()):
+            jobs.add_metric([phase], count)
+        running = sum(
+            1 for p in self.store.list(Pod) if p.status is not None and p.status.phase == "Running"
+        )
+        pods = GaugeMetricFamily("vcflow_pods_running", "Pods in phase Running.", value=running)
+        yield from (flows, jobs, pods)
+        if self.depths is not None:
+            depth = GaugeMetricFamily(
+                "vcflow_workqueue_depth",
+                "Keys waiting in a controller's work queue (ready or delayed).",
+                labels=["name"],
+            )
+            for name, value in sorted(self.depths().items()):
+                depth.add_metric([name], value)
+            yield depth
+
+
+def _phases(objects: Iterable[JobFlow | VCJob]) -> Counter[str]:
+    return Counter(obj.phase or "Pending" for obj in objects)
+
+
+class _ControllerObserver(Observer):
+    def __init__(self, syncs: Histogram, waits: Histogram) -> None:
+        self.syncs = syncs
+        self.waits = waits
+
+    def synced(self, controller: str, seconds: float) -> None:
+        self.syncs.labels(controller).observe(seconds)
+
+    def vcjob_created(self, seconds_since_met: float) -> None:
+        self.waits.observe(seconds_since_met)
+
+
+def request_labels(method: str, path: str, query: str) -> tuple[str, str, bool]:
+    """(verb, resource, long-running) of a request, as kube-apiserver labels it: verb
+    GET, LIST, WATCH, POST, PUT, PATCH, DELETE, DELETECOLLECTION; resource the plural
+    (`jobflows`, `pods/log` for a subresource) of a served resource, "" for every other
+    path (discovery, /openapi, /metrics), so a label takes a bounded set of values."""
+    parts = [p for p in path.split("/") if p]
+    if parts[:1] == ["api"] and len(parts) >= 3:
+        group, version, rest = "", parts[1], parts[2:]
+    elif parts[:1] == ["apis"] and len(parts) >= 4:
+        group, version, rest = parts[1], parts[2], parts[3:]
+    else:
+        return method, "", False
+    if len(rest) >= 3 and rest[0] == "namespaces":
+        rest = rest[2:]
+    resource = resources.find(group, version, rest[0]) if rest else None
+    if resource is None:
+        return method, "", False
+    named = len(rest) >= 2
+    sub = rest[2] if len(rest) >= 3 and rest[2] in resource.subresources else ""
+    label = f"{resource.plural}/{sub}" if sub else resource.plural
+    params = {k: v for k, _, v in (p.partition("=") for p in query.split("&"))}
+    watching = params.get("watch") in ("true", "1")
+    if method == "GET":
+        verb = "WATCH" if watching else "GET" if named else "LIST"
+        return verb, label, watching or (sub == "log" and params.get("follow") == "true")
+    if method == "DELETE":
+        return ("DELETE" if named else "DELETECOLLECTION"), label, False
+    return _VERBS.get(method, method), label, False
+
+
+class Metrics:
+    """One app's metrics and their registry; several apps (tests) never share one."""
+
+    def __init__(
+        self, store: Store, *, queue_depths: Callable[[], Mapping[str, int]] | None = None
+    ) -> None:
+        """`queue_depths`: the controller manager's `queue_depths` when controllers run."""
+        self.registry = CollectorRegistry(auto_describe=True)
+        self._store = _StoreCollector(store, queue_depths)
+        self.registry.register(self._store)
+        self.requests = Histogram(
+            "vcflow_api_request_duration_seconds",
+            "API request durations by verb, resource and HTTP code; watches and followed "
+            "logs, which last as long as the client stays, are only counted "
+            "(vcflow_api_requests_total).",
+            ["verb", "resource", "code"],
+            buckets=API_BUCKETS,
+            registry=self.registry,
+        )
+        self.request_count = CounterMetric(
+            "vcflow_api_requests",
+            "API requests by verb, resource and HTTP code.",
+            ["verb", "resource", "code"],
+            registry=self.registry,
+        )
+        self.syncs = Histogram(
+            "vcflow_reconcile_duration_seconds",
+            "Durations of one controller sync (one key), by controller.",
+            ["controller"],
+            buckets=CONTROL_BUCKETS,
+            registry=self.registry,
+        )
+        self.waits = Histogram(
+            "vcflow_dependency_met_to_vcjob_created_seconds",
+            "Wait from a flow entry's dependencies being met (its flow first seen, for an "
+            "entry without any) to its vcjob's creation.",
+            buckets=CONTROL_BUCKETS,
+            registry=self.registry,
+        )
+        #: give this to the controller manager (`Manager(observer=...)`)
+        self.observer: Observer = _ControllerObserver(self.syncs, self.waits)
+
+    def set_queue_depths(self, queue_depths: Callable[[], Mapping[str, int]]) -> None:
+        """The manager's `queue_depths`, once it exists (it is built with `observer`)."""
+        self._store.depths = queue_depths
+
+    def exposition(self) -> bytes:
+        return generate_latest(self.registry)
+
+    def route(self) -> Route:
+        async def metrics(request: Request) -> Response:
+            return Response(self.exposition(), media_type=CONTENT_TYPE_LATEST)
+
+        return Route("/metrics", metrics, methods=["GET"])
+
+    def middleware(self) -> Middleware:
+        """The middleware that times each HTTP request (outermost, so it sees every
+        answer, a 401 included)."""
+        return Middleware(_Timing, metrics=self)
+
+
+class _Timing:
+    """Pure ASGI (a streamed watch or log passes through untouched)."""
+
+    def __init__(self, app: ASGIApp, *, metrics: Metrics) -> None:
+        self.app = app
+        self.metrics = metrics
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        began = time.perf_counter()
+        code: dict[str, Any] = {"status": 500}
+
+        async def sending(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                code["status"] = message["status"]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, sending)
+        finally:
+            query = scope.get("query_string", b"").decode("latin-1")
+            verb, resource, long_running = request_labels(scope["method"], scope["path"], query)
+            labels = (verb, resource, str(code["status"]))
+            self.metrics.request_count.labels(*labels).inc()
+            if not long_running:
+                self.metrics.requests.labels(*labels).observe(time.perf_counter() - began)
