@@ -4,9 +4,15 @@ and watch events whose column definitions come once."""
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+from tests.server.asgi import Client
 
 from vcflow.api import clock, columns, resources
 from vcflow.api.jobflow import JobFlow
@@ -18,6 +24,7 @@ KUBECTL_GET = (
     "application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json"
 )
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
+FLOWS = "/apis/flow.volcano.sh/v1alpha1/namespaces/default/jobflows"
 
 
 def flow(name: str, phase: str, done: int) -> JobFlow:
@@ -113,11 +120,61 @@ def test_a_list_table_carries_the_lists_metadata() -> None:
     assert len(body["columnDefinitions"]) == 4
 
 
+def app() -> Starlette:
+    """A get, a list and a watch answered as h9's routes answer them: through the views."""
+    objects = [flow("test", "Running", 1), flow("other", "Succeed", 2)]
+
+    async def listing(request: Request) -> Response:
+        if request.query_params.get("watch") == "true":
+            convert = tables.watch_view(request, resources.JOBFLOWS) or (lambda d: d)
+            lines = [
+                json.dumps({"type": t, "object": convert(o.to_dict())}) + "\n"
+                for t, o in zip(("ADDED", "MODIFIED"), objects, strict=True)
+            ]
+            return Response("".join(lines), media_type="application/json")
+        body = {
+            "kind": "JobFlowList",
+            "apiVersion": "flow.volcano.sh/v1alpha1",
+            "metadata": {"resourceVersion": "7", "continue": "abc"},
+            "items": [o.to_dict() for o in objects],
+        }
+        return tables.view(request, resources.JOBFLOWS, body) or JSONResponse(body)
+
+    async def item(request: Request) -> Response:
+        body = objects[0].to_dict()
+        body["metadata"]["resourceVersion"] = "5"
+        return tables.view(request, resources.JOBFLOWS, body) or JSONResponse(body)
+
+    return Starlette(routes=[Route(FLOWS, listing), Route(FLOWS + "/test", item)])
+
+
+def test_a_list_asked_as_table_is_one_with_the_lists_metadata() -> None:
+    client = Client(app())
+    body = client.get(FLOWS, headers={"accept": KUBECTL_GET}).json()
+    assert body["kind"] == "Table"
+    assert body["metadata"] == {"resourceVersion": "7", "continue": "abc"}
+    assert [r["cells"][:2] for r in body["rows"]] == [["test", "Running"], ["other", "Succeed"]]
+    plain = client.get(FLOWS, headers={"accept": "application/json"}).json()
+    assert plain["kind"] == "JobFlowList"
+
+
+def test_a_get_asked_as_table_is_a_one_row_table() -> None:
+    client = Client(app())
+    body = client.get(FLOWS + "/test?includeObject=Object", headers={"accept": KUBECTL_GET})
+    table = body.json()
+    assert table["metadata"] == {"resourceVersion": "5"}
+    assert table["rows"][0]["object"]["kind"] == "JobFlow"
+    bad = client.get(FLOWS + "/test?includeObject=All", headers={"accept": KUBECTL_GET})
+    assert (bad.status_code, bad.json()["reason"]) == (400, "BadRequest")
+
+
 def test_watch_events_carry_column_definitions_on_the_first_only() -> None:
-    obj = flow("test", "Running", 0)
-    first = tables.watch_event(resources.JOBFLOWS, "ADDED", obj, now=NOW, first=True)
-    later = tables.watch_event(resources.JOBFLOWS, "MODIFIED", obj, now=NOW, first=False)
+    client = Client(app())
+    answer = client.get(FLOWS + "?watch=true", headers={"accept": KUBECTL_GET})
+    first, second = (json.loads(line) for line in answer.text.splitlines())
     assert first["type"] == "ADDED"
     assert len(first["object"]["columnDefinitions"]) == 4
-    assert later["object"]["columnDefinitions"] == []
-    assert later["object"]["rows"][0]["cells"][:2] == ["test", "Running"]
+    assert second["object"]["columnDefinitions"] == []
+    assert second["object"]["rows"][0]["cells"][:2] == ["other", "Succeed"]
+    plain = client.get(FLOWS + "?watch=true").text.splitlines()
+    assert json.loads(plain[0])["object"]["kind"] == "JobFlow"

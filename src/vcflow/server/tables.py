@@ -1,19 +1,21 @@
 """meta.k8s.io Table responses: what `kubectl get` asks for (`Accept:
 application/json;as=Table;v=v1;g=meta.k8s.io`) and prints, with the kind's printer columns
 (`api.columns`, the same `vcflow get` prints) and rows carrying the object, its metadata or
-nothing (`?includeObject=Object|Metadata|None`). The list, get and watch handlers call
-`table_version`, `include_object`, then `table` (or `watch_event` per watch event).
+nothing (`?includeObject=Object|Metadata|None`). The app factory takes `view` (get and
+list answers) and `watch_view` (each watch event's object); both leave a request that asks
+for no Table alone.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
 from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
 
-from vcflow.api import columns, resources
+from vcflow.api import clock, columns, resources
 from vcflow.api.meta import Resource
 
 GROUP = "meta.k8s.io"
@@ -104,19 +106,66 @@ def table(
     }
 
 
-def watch_event(
-    resource: resources.APIResource,
-    event_type: str,
-    obj: Resource,
-    *,
-    include: str = "Metadata",
-    now: datetime,
-    version: str = "v1",
-    first: bool,
-) -> dict[str, Any]:
-    """A watch event whose object is a one-row Table (the column definitions on the
-    `first` only). BOOKMARK and ERROR events are not tables: send those as they are."""
-    return {
-        "type": event_type,
-        "object": table(resource, [obj], include=include, now=now, version=version, headers=first),
+def view(
+    request: Request, resource: resources.APIResource, body: dict[str, Any]
+) -> Response | None:
+    """The Table of a get or list answer `body` (the object, or the `<Kind>List`) when the
+    request asks for one; None otherwise. A bad `includeObject` is a 400 Status."""
+    version = wants_table(request)
+    if version is None:
+        return None
+    try:
+        include = include_object(request.query_params)
+    except BadInclude as exc:
+        return _bad_request(str(exc))
+    listed = body.get("kind", "").endswith("List") and "items" in body
+    items = body["items"] if listed else [body]
+    meta = dict(body.get("metadata") or {}) if listed else {}
+    if not listed:
+        meta = {"resourceVersion": (body.get("metadata") or {}).get("resourceVersion", "")}
+    found = table(
+        resource,
+        [resource.model.from_dict(item) for item in items],
+        include=include,
+        now=clock.SystemClock().now(),
+        version=version,
+        list_meta=meta,
+    )
+    return JSONResponse(found)
+
+
+def watch_view(
+    request: Request, resource: resources.APIResource
+) -> Callable[[dict[str, Any]], dict[str, Any]] | None:
+    """For a watch that asks for Tables: each event's object as a one-row Table, the
+    column definitions on the first (kubectl get -w prints the header once). None when
+    the watch asks for objects; a bad `includeObject` sends the metadata."""
+    version = wants_table(request)
+    if version is None:
+        return None
+    try:
+        include = include_object(request.query_params)
+    except BadInclude:
+        include = "Metadata"
+    sent = [False]
+
+    def convert(data: dict[str, Any]) -> dict[str, Any]:
+        obj = resource.model.from_dict(data)
+        first, sent[0] = not sent[0], True
+        now = clock.SystemClock().now()
+        return table(resource, [obj], include=include, now=now, version=version, headers=first)
+
+    return convert
+
+
+def _bad_request(message: str) -> Response:
+    body = {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": message,
+        "reason": "BadRequest",
+        "code": 400,
     }
+    return JSONResponse(body, status_code=400)
