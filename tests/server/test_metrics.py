@@ -127,7 +127,6 @@ def test_the_controllers_report_syncs_queue_depths_and_dependency_waits() -> Non
     store.apply([template("a"), template("b"), template("c"), fan_out()])
     m = metrics.Metrics(store)
     manager = Manager(store, clock, create_batch=1, observer=m.observer)
-    m.set_queue_depths(manager.queue_depths)
     manager.settle()  # creates f-a at once: a root, waited 0 s since the flow was seen
     job = store.get(VCJob, "default", "f-a")
     job.status = VCJobStatus(state=JobState(phase="Completed"))

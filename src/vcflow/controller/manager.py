@@ -63,6 +63,7 @@ class Manager:
         self.kinds = tuple(dict.fromkeys(k for c in self.controllers for k in c.watches))
         self.rv = 0
         self.started = False
+        self.observer.attach(self.queue_depths)
 
     def start(self) -> None:
         """Full resync: every flow and template is queued; events are read from now on."""

@@ -6,10 +6,16 @@ The default `Observer` tells no one; the server's /metrics subclasses it
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+
 
 class Observer:
     """No-op hooks the manager and the flow controller call; override what you measure.
     Called on the controllers' thread: keep them cheap and never raise."""
+
+    def attach(self, queue_depths: Callable[[], Mapping[str, int]]) -> None:
+        """The manager reporting here, by the reader of its work queues' depths (by
+        controller name; safe to call from another thread). Called once, as it is built."""
 
     def synced(self, controller: str, seconds: float) -> None:
         """`controller` ("jobflow", "jobtemplate") synced one key in `seconds`."""

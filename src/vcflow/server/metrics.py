@@ -76,9 +76,13 @@ def _phases(objects: Iterable[JobFlow | VCJob]) -> Counter[str]:
 
 
 class _ControllerObserver(Observer):
-    def __init__(self, syncs: Histogram, waits: Histogram) -> None:
+    def __init__(self, syncs: Histogram, waits: Histogram, store: _StoreCollector) -> None:
         self.syncs = syncs
         self.waits = waits
+        self.store = store
+
+    def attach(self, queue_depths: Callable[[], Mapping[str, int]]) -> None:
+        self.store.depths = queue_depths
 
     def synced(self, controller: str, seconds: float) -> None:
         self.syncs.labels(controller).observe(seconds)
@@ -120,12 +124,9 @@ def request_labels(method: str, path: str, query: str) -> tuple[str, str, bool]:
 class Metrics:
     """One app's metrics and their registry; several apps (tests) never share one."""
 
-    def __init__(
-        self, store: Store, *, queue_depths: Callable[[], Mapping[str, int]] | None = None
-    ) -> None:
-        """`queue_depths`: the controller manager's `queue_depths` when controllers run."""
+    def __init__(self, store: Store) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
-        self._store = _StoreCollector(store, queue_depths)
+        self._store = _StoreCollector(store, None)
         self.registry.register(self._store)
         self.requests = Histogram(
             "vcflow_api_request_duration_seconds",
@@ -156,12 +157,9 @@ class Metrics:
             buckets=CONTROL_BUCKETS,
             registry=self.registry,
         )
-        #: give this to the controller manager (`Manager(observer=...)`)
-        self.observer: Observer = _ControllerObserver(self.syncs, self.waits)
-
-    def set_queue_depths(self, queue_depths: Callable[[], Mapping[str, int]]) -> None:
-        """The manager's `queue_depths`, once it exists (it is built with `observer`)."""
-        self._store.depths = queue_depths
+        #: give this to the controller manager (`Manager(observer=...)`): it reports its
+        #: syncs, dependency waits and queue depths here (no manager: no depths shown)
+        self.observer: Observer = _ControllerObserver(self.syncs, self.waits, self._store)
 
     def exposition(self) -> bytes:
         return generate_latest(self.registry)
