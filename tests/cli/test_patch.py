@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from typer.testing import Result
 
-from vcflow.cli.patch import merge_patch
+from vcflow.patch.jsonmerge import merge_patch
 
 Vc = Callable[..., Result]
 Rows = Callable[[str], list[dict[str, str]]]

@@ -36,6 +36,7 @@ from vcflow.cli import (
     options,
     patch,
     run,
+    server,
     stop,
     validate,
 )
@@ -163,6 +164,7 @@ app.command("resume")(jobcmd.resume)
 app.command("terminate")(jobcmd.terminate)
 app.command("run")(run.run)
 app.command("logs")(logs.logs)
+app.command("server")(server.server)
 
 
 def main() -> None:

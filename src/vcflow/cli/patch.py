@@ -20,6 +20,7 @@ from vcflow.api.loading import Document, to_model
 from vcflow.api.meta import Resource
 from vcflow.cli import kinds, options
 from vcflow.local import statedir
+from vcflow.patch.jsonmerge import merge_patch
 from vcflow.store import Store
 
 ATTEMPTS = 5  # re-reads after a concurrent write (Conflict) before giving up
@@ -44,20 +45,6 @@ SubresourceOption = Annotated[
     Subresource | None,
     typer.Option("--subresource", help="Patch the status subresource instead of the object."),
 ]
-
-
-def merge_patch(target: Any, patch: Any) -> Any:
-    """RFC 7386 JSON merge patch: objects merge key by key, `null` removes a key, anything
-    else (lists included) replaces. Pure; `target` is not modified."""
-    if not isinstance(patch, dict):
-        return patch
-    result = dict(target) if isinstance(target, dict) else {}
-    for key, value in patch.items():
-        if value is None:
-            result.pop(key, None)
-        else:
-            result[key] = merge_patch(result.get(key), value)
-    return result
 
 
 def patch(

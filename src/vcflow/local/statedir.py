@@ -9,8 +9,8 @@ into the file so others can name it. Policy:
   it gets the lock without waiting it runs the controllers in-process until settled and
   finishes the deletion of pods whose processes are gone, else it leaves the work to the
   holder;
-- `vcflow controller` and `vcflow run` hold the lock while they run, so there is never
-  more than one set of controllers per state directory.
+- `vcflow controller`, `vcflow run` and `vcflow server` hold the lock while they run, so
+  there is never more than one set of controllers per state directory.
 
 The state directory is made owner-only (0700) and refused, in one line saying how to fix it,
 when another user owns it or can write it (`runtime.ownership`); so is a store file or a lock
@@ -42,6 +42,7 @@ ENV_VAR = "VCFLOW_STATE_DIR"
 DEFAULT = Path(".vcflow")
 LOCK_FILE = "controller.lock"
 CONTROLLER = "controller"  # the role of a long-running holder
+SERVER = "server"  # `vcflow server`: a long-running holder too
 WRITER = "writer"  # the role of a command that settles and leaves
 
 
@@ -187,13 +188,16 @@ def acquire_for_controller(
     patience: float = 30.0,
     sleep: Callable[[float], None] = time.sleep,
 ) -> None:
-    """Take the lock for `vcflow controller`: wait out a writing command that is settling
-    (it holds the lock for a moment), fail at once if another controller holds it."""
+    """Take the lock for `vcflow controller` (or `run`, `server`): wait out a writing command
+    that is settling (it holds the lock for a moment), fail at once if a long-running holder
+    (a controller, a run, a server) has it."""
     deadline = time.monotonic() + patience
     while not lock.try_acquire():
         pid, role = lock.holder()
-        if role == CONTROLLER or time.monotonic() > deadline:
+        if role in (CONTROLLER, SERVER) or time.monotonic() > deadline:
             who = f"process {pid}" if pid is not None else "another process"
+            if role == SERVER:
+                who += " (vcflow server)"
             raise LockHeld(
                 f"cannot run the controllers: {who} already runs them on {lock.path.parent} "
                 f"(it holds {lock.path})"

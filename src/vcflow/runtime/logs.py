@@ -23,7 +23,7 @@ import errno
 import os
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import BinaryIO
 
@@ -157,15 +157,18 @@ def follow(
     *,
     poll_interval: float = 0.1,
     tail: int | None = None,
+    stop: Callable[[], bool] | None = None,
 ) -> Iterator[bytes]:
-    """Chunks of the current run's log as they are written, until that run ended."""
+    """Chunks of the current run's log as they are written, until that run ended (or
+    `stop()` holds: a server shutting down)."""
     _check(pod_dir, container)
+    stopped = stop or _never
     while True:
         files = log_files(pod_dir, container)
         status = read_status(pod_dir)
         if files:
             break
-        if status.finished or not status.launched:
+        if status.finished or not status.launched or stopped():
             return
         time.sleep(poll_interval)
     restart, path = files[-1]
@@ -187,7 +190,13 @@ def follow(
                 if rest:
                     yield rest
                 return
+            if stopped():
+                return
             time.sleep(poll_interval)
+
+
+def _never() -> bool:
+    return False
 
 
 def run_ended(status: RunStatus, container: str, restart: int) -> bool:

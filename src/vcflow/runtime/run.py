@@ -3,7 +3,9 @@ settled in turn until neither writes, then blocked on the pod processes (`Execut
 for at most `poll` seconds — the store's other writers are seen at the next turn — or less
 when a timer is due. It ends when `done()` holds, when `timeout` passes, or when `stop()`
 holds (Ctrl-C): then every running pod is terminated and removed from the store, so that a
-later run recreates it (as after an eviction) and the flows go on.
+later run recreates it (as after an eviction) and the flows go on — or, with `detach`
+(`vcflow server` on SIGTERM), left running under the pod server: the next control plane
+adopts them, as after a crash.
 
 The controllers are passed in (anything with `settle()` and `next_due()`, i.e.
 `controller.manager.Manager`, made with `create_batch=CREATE_BATCH`): the runtime does not
@@ -92,7 +94,10 @@ class Loop:
         timeout: float | None = None,
         stop: Callable[[], bool] = _never,
         stop_grace: float = STOP_GRACE,
+        detach: bool = False,
     ) -> Outcome:
+        """Turns until `done()`, the timeout or `stop()`; on a stop the running pods are
+        terminated, or with `detach` left running (every status is written either way)."""
         end = None if timeout is None else time.monotonic() + timeout
 
         def over() -> bool:
@@ -101,7 +106,7 @@ class Loop:
         checked, checked_at = -1, 0.0
         while True:
             if stop():
-                return self._interrupt(stop_grace)
+                return self._detach() if detach else self._interrupt(stop_grace)
             self.settle(over)
             rv = self.store.resource_version()
             # after every write, and once in a while without one (`done` may end a run
@@ -113,7 +118,7 @@ class Loop:
                     return Outcome(Ending.DONE)
             self._tick()
             if stop():
-                return self._interrupt(stop_grace)
+                return self._detach() if detach else self._interrupt(stop_grace)
             now = time.monotonic()
             if end is not None and now >= end:
                 self.controllers.settle()  # write every status before giving up
@@ -132,6 +137,12 @@ class Loop:
     def _tick(self) -> None:
         if self.on_tick is not None:
             self.on_tick()
+
+    def _detach(self) -> Outcome:
+        """Leave the pods running (the pod server keeps supervising them); statuses written."""
+        self.controllers.settle()
+        self._tick()
+        return Outcome(Ending.INTERRUPTED)
 
     def _interrupt(self, grace: float) -> Outcome:
         count = self.executor.terminate_all(grace, grace + 5.0, evict=True)

@@ -1,0 +1,84 @@
+"""`vcflow server`: the embedded control plane as a daemon behind the Kubernetes API (see
+`server.serve`); its flags, and SIGINT/SIGTERM as a clean stop with exit 0."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from vcflow.cli import options
+from vcflow.server.serve import Settings, serve
+
+
+class OnOff(StrEnum):
+    ON = "on"
+    OFF = "off"
+
+
+class RuntimeChoice(StrEnum):
+    LOCAL = "local"
+    NONE = "none"
+
+
+def server(
+    ctx: typer.Context,
+    state_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--state-dir", metavar="DIR", help="State directory (default: the global one)."
+        ),
+    ] = None,
+    host: Annotated[
+        str,
+        typer.Option("--host", help="Address to listen on; non-loopback needs a token and TLS."),
+    ] = "127.0.0.1",
+    port: Annotated[
+        int, typer.Option("--port", help="Port (0: a free one).", min=0, max=65535)
+    ] = 8700,
+    runtime: Annotated[
+        RuntimeChoice, typer.Option("--runtime", help="Run pods here (local) or not (none).")
+    ] = RuntimeChoice.LOCAL,
+    controllers: Annotated[
+        OnOff, typer.Option("--controllers", help="Run the JobFlow/JobTemplate controllers.")
+    ] = OnOff.ON,
+    token_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--token-file", metavar="FILE", help="Bearer token clients must send (owner-only file)."
+        ),
+    ] = None,
+    tls_cert: Annotated[
+        Path | None, typer.Option("--tls-cert", metavar="FILE", help="TLS certificate (PEM).")
+    ] = None,
+    tls_key: Annotated[
+        Path | None, typer.Option("--tls-key", metavar="FILE", help="TLS private key (PEM).")
+    ] = None,
+    log_level: Annotated[
+        str,
+        typer.Option(
+            "--log-level", help="critical, error, warning, info (a line per request), debug."
+        ),
+    ] = "info",
+) -> None:
+    """Serve the state directory over the Kubernetes API until SIGINT/SIGTERM.
+
+    Store, controllers and local runtime in one process; kubectl (with the kubeconfig it
+    writes), the Kubernetes clients and curl talk to it. It holds the state directory's
+    controller lock. A stop leaves running pods running; the next start adopts them.
+    """
+    serve(
+        Settings(
+            state_dir=state_dir if state_dir is not None else options.state_dir(ctx),
+            host=host,
+            port=port,
+            runtime=runtime is RuntimeChoice.LOCAL,
+            controllers=controllers is OnOff.ON,
+            token_file=token_file,
+            tls_cert=tls_cert,
+            tls_key=tls_key,
+            log_level=log_level,
+        )
+    )

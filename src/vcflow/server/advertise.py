@@ -1,0 +1,83 @@
+"""How a running server tells clients where it is: `<state dir>/server.json` (`url`, `pid`,
+`tokenFile`, `caFile`) for vcflow's CLI, and `<state dir>/kubeconfig` (cluster, user and
+context `vcflow`, namespace default) for kubectl and the Kubernetes clients. Both are
+owner-only, written atomically and never through a link (`runtime.podfs`), and removed when
+the server stops cleanly. Used by `serve`; read by clients with `read_server_file`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from vcflow.runtime import podfs
+
+SERVER_FILE = "server.json"
+KUBECONFIG = "kubeconfig"
+NAME = "vcflow"
+
+
+@dataclass(frozen=True)
+class Advert:
+    url: str
+    pid: int
+    token_file: Path | None = None
+    ca_file: Path | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "url": self.url,
+            "pid": self.pid,
+            "tokenFile": str(self.token_file) if self.token_file else None,
+            "caFile": str(self.ca_file) if self.ca_file else None,
+        }
+
+
+def kubeconfig(advert: Advert, token: str | None) -> dict[str, Any]:
+    cluster: dict[str, Any] = {"server": advert.url}
+    if advert.ca_file is not None:
+        cluster["certificate-authority"] = str(advert.ca_file)
+    user: dict[str, Any] = {"token": token} if token else {}
+    return {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": NAME, "cluster": cluster}],
+        "users": [{"name": NAME, "user": user}],
+        "contexts": [
+            {"name": NAME, "context": {"cluster": NAME, "user": NAME, "namespace": "default"}}
+        ],
+        "current-context": NAME,
+        "preferences": {},
+    }
+
+
+def publish(state_dir: Path, advert: Advert, token: str | None) -> Path:
+    """Write server.json and the kubeconfig; the kubeconfig's path."""
+    config = state_dir / KUBECONFIG
+    text = yaml.safe_dump(kubeconfig(advert, token), sort_keys=False)
+    podfs.write_bytes(str(config), text.encode())
+    body = json.dumps(advert.to_dict(), indent=2) + "\n"
+    podfs.write_bytes(str(state_dir / SERVER_FILE), body.encode())
+    return config
+
+
+def withdraw(state_dir: Path, pid: int) -> None:
+    """Remove both files, if they are still this server's (`pid`)."""
+    found = read_server_file(state_dir)
+    if found is not None and found.get("pid") != pid:
+        return
+    for name in (SERVER_FILE, KUBECONFIG):
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(state_dir / name)
+
+
+def read_server_file(state_dir: Path) -> dict[str, Any] | None:
+    """The server.json of `state_dir` (None if absent or unreadable)."""
+    found = podfs.read_json(str(state_dir / SERVER_FILE))
+    return found if isinstance(found, dict) else None

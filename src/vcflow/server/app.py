@@ -1,0 +1,73 @@
+"""`create_app`: the ASGI application of `vcflow server` over a Store — the resource routes
+(`routes`), the health checks, bearer-token auth (`auth`) and Status answers for paths and
+methods no route takes. Other parts of the server (discovery, OpenAPI, metrics, tables)
+plug in through its arguments rather than by editing the routes.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, Response
+from starlette.routing import BaseRoute, Route
+
+from vcflow.api import resources
+from vcflow.api.resources import APIResource
+from vcflow.server.auth import BearerAuth
+from vcflow.server.routes import Api, View, WatchView, resource_routes
+from vcflow.server.status import ApiError
+from vcflow.store.base import Store
+
+
+def create_app(
+    store: Store,
+    *,
+    state_dir: Path | None = None,
+    token: str | None = None,
+    extra_routes: Sequence[BaseRoute] = (),
+    middleware: Sequence[Middleware] = (),
+    views: Sequence[View] = (),
+    watch_views: Sequence[WatchView] = (),
+    stopping: threading.Event | None = None,
+    served: Sequence[APIResource] = resources.ALL,
+) -> Starlette:
+    """The server's application.
+
+    - `state_dir`: where pod logs are read (None: the log route answers 400);
+    - `token`: required as `Authorization: Bearer` on all but /healthz, /readyz, /livez;
+    - `extra_routes`: matched before the resource routes (discovery, /openapi, /metrics);
+    - `middleware`: outside the auth check (so it sees every request, 401s too); a route
+      sets `request.state.verb` (get, list, watch, create, update, patch, delete);
+    - `views`, `watch_views`: other renderings of get/list bodies and watch objects;
+    - `stopping`: set when the server stops; watch and log streams end then.
+    The store is `app.state.api.store`; `app.state.api` is the routes' shared `Api`.
+    """
+    api = Api(store, state_dir, stopping or threading.Event(), tuple(views), tuple(watch_views))
+    health = [Route(path, _ok) for path in ("/healthz", "/readyz", "/livez")]
+    stack = list(middleware)
+    if token is not None:
+        stack.append(Middleware(BearerAuth, token=token))
+    app = Starlette(
+        routes=[*health, *extra_routes, *resource_routes(api, served)],
+        middleware=stack,
+        exception_handlers={HTTPException: _http_error},
+    )
+    app.state.api = api
+    return app
+
+
+async def _ok(request: Request) -> Response:
+    return PlainTextResponse("ok")
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    """A path no route serves (404) or a method it does not take (405), as a Status."""
+    code = exc.status_code if isinstance(exc, HTTPException) else 500
+    message = "the server could not find the requested resource" if code == 404 else str(exc)
+    return ApiError(code, message).response()

@@ -1,0 +1,93 @@
+"""Lists as the Kubernetes API answers them: one namespace or all, filtered by label and
+field selectors, paged by `limit` and an opaque `continue` token. The list's
+`metadata.resourceVersion` is the store's, read before the objects (a watch from it misses
+nothing); a token carries the first page's resourceVersion and the last key returned, and
+one older than the store's event log keeps is 410 Expired, as kube's compacted tokens are.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from typing import Any
+
+from vcflow.api.meta import Resource
+from vcflow.api.resources import APIResource
+from vcflow.server.requests import ListOptions
+from vcflow.server.status import ApiError
+from vcflow.store.base import Expired, Store
+
+
+def matching(
+    store: Store, resource: APIResource, namespace: str | None, options: ListOptions
+) -> list[Resource]:
+    """The objects a list or a watch's initial events show, sorted by (namespace, name)."""
+    found = store.list(resource.model, namespace, options.labels)
+    return [obj for obj in found if selected(obj.to_dict(), options)] if _fields(options) else found
+
+
+def selected(data: dict[str, Any], options: ListOptions) -> bool:
+    """Does an object (wire form) pass the field selector?"""
+    meta = data.get("metadata") or {}
+    if options.name is not None and meta.get("name") != options.name:
+        return False
+    return options.namespace is None or meta.get("namespace") == options.namespace
+
+
+def _fields(options: ListOptions) -> bool:
+    return options.name is not None or options.namespace is not None
+
+
+def list_body(
+    store: Store, resource: APIResource, namespace: str | None, options: ListOptions
+) -> dict[str, Any]:
+    """The `<Kind>List` of one page."""
+    if options.token:
+        rv, after = _decode(options.token)
+        try:
+            store.events_since(rv, limit=1)  # Expired once the token's version is compacted
+        except Expired:
+            raise ApiError(
+                410,
+                "The provided continue parameter is too old to display a consistent list "
+                "result. You can start a new list without the continue parameter.",
+                reason="Expired",
+            ) from None
+    else:
+        rv, after = store.resource_version(), ""
+    items = matching(store, resource, namespace, options)
+    if after:
+        items = [obj for obj in items if _key(obj) > after]
+    meta: dict[str, Any] = {"resourceVersion": str(rv)}
+    if options.limit and len(items) > options.limit:
+        meta["remainingItemCount"] = len(items) - options.limit
+        items = items[: options.limit]
+        meta["continue"] = _encode(rv, _key(items[-1]))
+    return {
+        "apiVersion": resource.api_version,
+        "kind": f"{resource.kind}List",
+        "metadata": meta,
+        "items": [obj.to_dict() for obj in items],
+    }
+
+
+def _key(obj: Resource) -> str:
+    return f"{obj.namespace}\0{obj.name}"
+
+
+def _encode(rv: int, key: str) -> str:
+    raw = json.dumps({"rv": rv, "start": key}, separators=(",", ":")).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _decode(token: str) -> tuple[int, str]:
+    try:
+        raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
+        found = json.loads(raw)
+        rv, key = found["rv"], found["start"]
+    except (binascii.Error, ValueError, KeyError, TypeError):
+        raise ApiError(400, "continue key is not valid") from None
+    if not isinstance(rv, int) or not isinstance(key, str) or rv < 0:
+        raise ApiError(400, "continue key is not valid")
+    return rv, key

@@ -1,0 +1,196 @@
+"""One object's reads and writes as the Kubernetes API does them, on a Store: get, create,
+update (409 on a stale resourceVersion), JSON merge patch, delete, and the status
+subresource (PUT and PATCH: only the status, no admission). Writes are reviewed by
+admission first for its warnings (returned, for `Warning` headers), with fieldValidation
+deciding what unknown fields do; `dryRun` writes in a transaction that is rolled back.
+Synchronous: the routes run these in a worker thread.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from vcflow.admission import review
+from vcflow.api.errors import Conflict, ValidationFailed, VcflowError
+from vcflow.api.meta import Resource
+from vcflow.api.resources import APIResource
+from vcflow.patch.jsonmerge import merge_patch
+from vcflow.server import status
+from vcflow.server.requests import DeleteOptions, WriteOptions, to_object
+from vcflow.server.status import ApiError, line
+from vcflow.store import admit
+from vcflow.store.base import Store
+
+T = TypeVar("T")
+PATCH_ATTEMPTS = 5  # re-reads after a concurrent write before a patch gives up (409)
+UNKNOWN_FIELD = 'unknown field "'
+
+
+@dataclass(frozen=True)
+class Written:
+    """A write's answer: the object as stored (or as it would be: dryRun), its HTTP code
+    and admission's warnings."""
+
+    object: dict[str, Any]
+    code: int = 200
+    warnings: tuple[str, ...] = ()
+
+
+def get(store: Store, resource: APIResource, namespace: str, name: str) -> dict[str, Any]:
+    return store.get(resource.model, namespace, name).to_dict()
+
+
+def create(
+    store: Store, resource: APIResource, namespace: str, data: Any, options: WriteOptions
+) -> Written:
+    name = _name_of(data)
+    obj = to_object(resource, data, name)
+    _check_namespace(obj, namespace)
+    obj.metadata.namespace = namespace
+    try:
+        warnings = _review(store, obj, review.Operation.CREATE, None, options)
+        created = _written(store, options.dry_run, lambda: store.create(obj))
+    except VcflowError as exc:  # (the route knows no name: the collection's URL has none)
+        raise status.of(exc, resource, name) from None
+    return Written(created.to_dict(), 201, warnings)
+
+
+def replace(
+    store: Store,
+    resource: APIResource,
+    namespace: str,
+    name: str,
+    data: Any,
+    options: WriteOptions,
+    *,
+    status: bool = False,
+) -> Written:
+    """PUT: the whole object (or, `status`, only its status) replaced."""
+    obj = to_object(resource, data, name)
+    _check_namespace(obj, namespace)
+    obj.metadata.namespace = namespace
+    if obj.name != name:
+        raise ApiError(
+            400,
+            f"the name of the object ({obj.name!r}) does not match the name on the URL ({name!r})",
+        )
+    if status:
+        written = _written(store, options.dry_run, lambda: store.update_status(obj))
+        return Written(written.to_dict())
+    old = store.get(resource.model, namespace, name)
+    warnings = _review(store, obj, review.Operation.UPDATE, old, options)
+    written = _written(store, options.dry_run, lambda: store.update(obj))
+    return Written(written.to_dict(), 200, warnings)
+
+
+def patch(
+    store: Store,
+    resource: APIResource,
+    namespace: str,
+    name: str,
+    body: Any,
+    options: WriteOptions,
+    *,
+    status: bool = False,
+) -> Written:
+    """A JSON merge patch over the stored object, written as an update (or a status
+    update); re-read and patched again after a concurrent write unless the patch pins a
+    resourceVersion."""
+    if not isinstance(body, dict):
+        raise ApiError(400, "a merge patch must be a JSON object")
+    meta = body.get("metadata")
+    pinned = isinstance(meta, dict) and bool(meta.get("resourceVersion"))
+    for attempt in range(PATCH_ATTEMPTS):
+        current = store.get(resource.model, namespace, name)
+        merged = merge_patch(current.to_dict(), body)
+        obj = to_object(resource, merged, name)
+        if (obj.namespace, obj.name) != (namespace, name):
+            raise ApiError(400, "a patch cannot change metadata.namespace or metadata.name")
+        try:
+            if status:
+                done = _written(store, options.dry_run, functools.partial(store.update_status, obj))
+                return Written(done.to_dict())
+            warnings = _review(store, obj, review.Operation.UPDATE, current, options)
+            done = _written(store, options.dry_run, functools.partial(store.update, obj))
+            return Written(done.to_dict(), 200, warnings)
+        except Conflict:
+            if pinned or attempt == PATCH_ATTEMPTS - 1:
+                raise
+    raise AssertionError("unreachable")
+
+
+def delete(
+    store: Store, resource: APIResource, namespace: str, name: str, options: DeleteOptions
+) -> dict[str, Any]:
+    """The object's last state (with deletionTimestamp while finalizers hold it). Dependents
+    are collected at once whatever the propagationPolicy (the store's garbage collection
+    is synchronous); `gracePeriodSeconds=0` skips the DELETE review (force)."""
+
+    def remove() -> Resource:
+        return store.delete(
+            resource.model,
+            namespace,
+            name,
+            force=options.force,
+            resource_version=options.preconditions_rv,
+        )
+
+    return _written(store, options.dry_run, remove).to_dict()
+
+
+class _DryRun(Exception):
+    def __init__(self, result: object) -> None:
+        self.result = result
+
+
+def _written(store: Store, dry_run: bool, write: Callable[[], T]) -> T:
+    """`write()`, or with `dry_run` its result with nothing kept (rolled back)."""
+    if not dry_run:
+        return write()
+    try:
+        with store.transaction():
+            raise _DryRun(write())
+    except _DryRun as done:
+        return done.result  # type: ignore[return-value]
+
+
+def _review(
+    store: Store,
+    obj: Resource,
+    operation: review.Operation,
+    old: Resource | None,
+    options: WriteOptions,
+) -> tuple[str, ...]:
+    """Admission's warnings (its errors raise ValidationFailed: 422); unknown fields are
+    errors with fieldValidation=Strict, unsaid with Ignore."""
+    found = admit.review_write(obj, operation=operation, store=store, old=old)
+    errors = review.errors_only(found)
+    warnings = review.warnings_only(found)
+    unknown = [w for w in warnings if w.message.startswith(UNKNOWN_FIELD)]
+    if options.validation == "Strict":
+        errors += [dataclasses.replace(w, warning=False) for w in unknown]
+    if options.validation != "Warn":
+        warnings = [w for w in warnings if w not in unknown]
+    if errors:
+        raise ValidationFailed(errors)
+    return tuple(line(w, path=f'"{w.path}"' not in w.message) for w in warnings)
+
+
+def _check_namespace(obj: Resource, namespace: str) -> None:
+    given = obj.metadata.namespace
+    if given and given != namespace:
+        raise ApiError(
+            400,
+            "the namespace of the provided object does not match the namespace sent on the request",
+        )
+
+
+def _name_of(data: Any) -> str:
+    meta = data.get("metadata") if isinstance(data, dict) else None
+    if not isinstance(meta, dict):
+        return ""
+    return str(meta.get("name") or meta.get("generateName") or "")

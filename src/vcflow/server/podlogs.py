@@ -1,0 +1,80 @@
+"""`GET /api/v1/namespaces/NS/pods/NAME/log`: a pod's container log as text/plain, with
+kubectl's `container`, `follow`, `tailLines`, `previous` and vcflow's `attempt`. What is
+read, and the rule that only the pod's own files are, is `runtime.podlog`'s (which
+`vcflow logs` shares); a followed log ends when its container's run does or the server
+stops. Used by `routes`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from starlette.concurrency import iterate_in_threadpool, run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import Response, StreamingResponse
+
+from vcflow.api.errors import NotFound
+from vcflow.api.pod import Pod
+from vcflow.runtime import podlog
+from vcflow.server.status import ApiError
+from vcflow.store.base import Store
+
+TEXT = "text/plain; charset=utf-8"
+
+
+def log_request(request: Request, namespace: str, name: str) -> podlog.LogRequest:
+    query = request.query_params
+    return podlog.LogRequest(
+        namespace=namespace,
+        name=name,
+        container=query.get("container") or None,
+        previous=_flag(query.get("previous")),
+        tail=_number(query.get("tailLines"), "tailLines", signed=False),
+        attempt=_number(query.get("attempt"), "attempt", signed=True),
+    )
+
+
+async def answer(
+    request: Request,
+    store: Store,
+    state_dir: Path | None,
+    namespace: str,
+    name: str,
+    stopping: Callable[[], bool],
+) -> Response:
+    if state_dir is None:
+        raise ApiError(400, "this server runs no pods: it keeps no logs")
+    wanted = log_request(request, namespace, name)
+    follow = _flag(request.query_params.get("follow"))
+    stored = await run_in_threadpool(_stored, store, namespace, name)
+    chosen = await run_in_threadpool(podlog.choose, state_dir, wanted, stored)
+    if follow and not wanted.previous and chosen.live:
+        chunks = podlog.stream(state_dir, chosen, wanted.tail, stop=stopping)
+        return StreamingResponse(iterate_in_threadpool(chunks), media_type=TEXT)
+    data = await run_in_threadpool(podlog.read, state_dir, wanted, chosen)
+    return Response(data, media_type=TEXT)
+
+
+def _stored(store: Store, namespace: str, name: str) -> Pod | None:
+    try:
+        return store.get(Pod, namespace, name)
+    except NotFound:
+        return None
+
+
+def _flag(text: str | None) -> bool:
+    if text in (None, "", "false", "0", "False"):
+        return False
+    if text in ("true", "1", "True"):
+        return True
+    raise ApiError(400, f"{text!r} is not a boolean")
+
+
+def _number(text: str | None, key: str, *, signed: bool) -> int | None:
+    if text is None or text == "":
+        return None
+    digits = text[1:] if signed and text.startswith("-") else text
+    if not digits.isdigit() or len(digits) > 12:
+        raise ApiError(400, f"{key}: {text!r} is not an integer")
+    return int(text)

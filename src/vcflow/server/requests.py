@@ -1,0 +1,222 @@
+"""What a request says, read strictly before anything is looked up: the path's namespace
+and name (DNS-1123, as they become keys and paths), the query's options (selectors, paging,
+watch, dryRun, fieldValidation, delete options) and the body (size-limited, JSON only, as
+`api.jsontext` reads it). Every refusal is an ApiError (400, 413, 415). Used by the routes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pydantic
+from starlette.requests import Request
+
+from vcflow.api import bounds, jsontext, loading, names
+from vcflow.api.errors import FieldError, Origin
+from vcflow.api.meta import Resource
+from vcflow.api.modelerrors import schema_errors
+from vcflow.api.resources import APIResource
+from vcflow.server.status import ApiError, invalid
+from vcflow.store.base import InvalidSelector, Selector
+
+#: the most a request body may hold: an object at the store's cap, and room for the rest
+MAX_BODY = bounds.MAX_OBJECT_BYTES + 512 * 1024
+JSON = "application/json"
+MERGE_PATCH = "application/merge-patch+json"
+STRATEGIC_PATCH = "application/strategic-merge-patch+json"  # merged as JSON merge, for CRDs
+VALIDATIONS = ("Strict", "Warn", "Ignore")
+PROPAGATIONS = ("Orphan", "Background", "Foreground")
+
+
+def path_names(request: Request) -> tuple[str | None, str]:
+    """(namespace or None for all, name or "") from the path; 400 unless DNS-1123."""
+    params = request.path_params
+    namespace = params.get("namespace")
+    name = params.get("name", "")
+    if namespace is not None:
+        check_name("namespace", namespace, names.dns1123_label_errors(namespace))
+    if name:
+        check_name("name", name, names.dns1123_subdomain_errors(name))
+    return namespace, name
+
+
+def check_name(what: str, value: str, problems: list[str]) -> None:
+    if problems or "\n" in value:
+        why = "; ".join(problems) or "it holds a line break"
+        raise ApiError(400, f"invalid {what} {value!r}: {why}")
+
+
+@dataclass(frozen=True)
+class ListOptions:
+    labels: Selector
+    name: str | None  # fieldSelector metadata.name=
+    namespace: str | None  # fieldSelector metadata.namespace=
+    limit: int
+    token: str
+    watch: bool
+    resource_version: str
+    timeout: float | None
+    bookmarks: bool
+
+
+def list_options(request: Request) -> ListOptions:
+    query = request.query_params
+    try:
+        labels = Selector.parse(query.get("labelSelector", ""))
+    except InvalidSelector as exc:
+        raise ApiError(400, f"unable to parse requirement: {exc}") from None
+    field_name, field_namespace = _field_selector(query.get("fieldSelector", ""))
+    timeout = _integer(query, "timeoutSeconds")
+    return ListOptions(
+        labels=labels,
+        name=field_name,
+        namespace=field_namespace,
+        limit=_integer(query, "limit") or 0,
+        token=query.get("continue", ""),
+        watch=_boolean(query, "watch"),
+        resource_version=query.get("resourceVersion", ""),
+        timeout=float(timeout) if timeout else None,
+        bookmarks=_boolean(query, "allowWatchBookmarks"),
+    )
+
+
+def _field_selector(text: str) -> tuple[str | None, str | None]:
+    """`metadata.name=X,metadata.namespace=Y` (also `==`); other fields are refused."""
+    found: dict[str, str] = {}
+    for term in filter(None, (t.strip() for t in text.split(","))):
+        field, op, value = term.partition("==") if "==" in term else term.partition("=")
+        if not op or field.endswith("!"):
+            raise ApiError(400, f'invalid field selector term "{term}": only "field=value"')
+        if field not in ("metadata.name", "metadata.namespace"):
+            raise ApiError(400, f'field label not supported: "{field}"')
+        found[field] = value
+    return found.get("metadata.name"), found.get("metadata.namespace")
+
+
+def _integer(query: Any, key: str) -> int | None:
+    text = query.get(key)
+    if text is None or text == "":
+        return None
+    if not text.isdigit() or len(text) > 12:
+        raise ApiError(400, f"{key}: {text!r} is not a non-negative integer")
+    return int(text)
+
+
+def _boolean(query: Any, key: str) -> bool:
+    text = query.get(key, "false")
+    if text in ("true", "1", "True"):
+        return True
+    if text in ("false", "0", "False", ""):
+        return False
+    raise ApiError(400, f"{key}: {text!r} is not a boolean")
+
+
+@dataclass(frozen=True)
+class WriteOptions:
+    dry_run: bool
+    validation: str  # Strict, Warn, Ignore
+
+
+def write_options(request: Request) -> WriteOptions:
+    query = request.query_params
+    dry = query.getlist("dryRun")
+    if any(value != "All" for value in dry):
+        raise ApiError(400, f"dryRun: {', '.join(dry)!r}: only All is supported")
+    validation = query.get("fieldValidation", "Warn") or "Warn"
+    if validation not in VALIDATIONS:
+        raise ApiError(
+            400, f"fieldValidation: {validation!r}: must be one of {', '.join(VALIDATIONS)}"
+        )
+    return WriteOptions(bool(dry), validation)
+
+
+@dataclass(frozen=True)
+class DeleteOptions:
+    force: bool
+    propagation: str
+    preconditions_rv: str
+    dry_run: bool
+
+
+def delete_options(request: Request, body: dict[str, Any] | None) -> DeleteOptions:
+    """From the query and the optional DeleteOptions body (the body's values win)."""
+    query = request.query_params
+    given = body or {}
+    grace: Any = given.get("gracePeriodSeconds", _integer(query, "gracePeriodSeconds"))
+    propagation = given.get("propagationPolicy", query.get("propagationPolicy", "Background"))
+    if propagation not in PROPAGATIONS:
+        raise ApiError(400, f"propagationPolicy: {propagation!r} is not one of {PROPAGATIONS}")
+    pre = given.get("preconditions") or {}
+    rv = pre.get("resourceVersion", "") if isinstance(pre, dict) else ""
+    dry = given.get("dryRun") or query.getlist("dryRun")
+    return DeleteOptions(grace == 0, str(propagation), str(rv or ""), bool(dry))
+
+
+async def body(request: Request, accepted: tuple[str, ...] = (JSON,)) -> Any:
+    """The body as JSON, at most MAX_BODY bytes (413), of an accepted type (415)."""
+    kind = request.headers.get("content-type", JSON).split(";")[0].strip().lower() or JSON
+    if kind not in accepted:
+        raise ApiError(
+            415,
+            f"the body of the request was in an unknown format - accepted media "
+            f"types include: {', '.join(accepted)}",
+        )
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > MAX_BODY:
+        raise too_large()
+    data = bytearray()
+    async for chunk in request.stream():
+        data += chunk
+        if len(data) > MAX_BODY:
+            raise too_large()
+    return parse_json(bytes(data))
+
+
+async def optional_body(request: Request) -> dict[str, Any] | None:
+    """A DELETE's DeleteOptions, if it sent one."""
+    found = await body(request)
+    if found is None:
+        return None
+    if not isinstance(found, dict):
+        raise ApiError(400, "the body must be a JSON object (DeleteOptions)")
+    return found
+
+
+def too_large() -> ApiError:
+    return ApiError(413, f"the request is larger than {bounds.mib(MAX_BODY)}: too large")
+
+
+def parse_json(data: bytes) -> Any:
+    if not data.strip():
+        return None
+    try:
+        return jsontext.loads(data.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise ApiError(400, "the body is not UTF-8 text") from None
+    except jsontext.Invalid as exc:
+        where = f" (line {exc.line})" if exc.line is not None else ""
+        raise ApiError(400, f"the body is not valid JSON: {exc}{where}") from None
+
+
+def to_object(resource: APIResource, data: Any, name: str) -> Resource:
+    """The typed object of a body; 400 if it is not a `resource` object, 422 for schema
+    errors (each as a cause)."""
+    if not isinstance(data, dict):
+        raise ApiError(400, "the body must be a JSON object")
+    if data.get("apiVersion") != resource.api_version or data.get("kind") != resource.kind:
+        raise ApiError(
+            400,
+            f"the object must be apiVersion {resource.api_version!r} kind {resource.kind!r} "
+            f"(got {data.get('apiVersion')!r}, {data.get('kind')!r})",
+        )
+    if (resource.api_version, resource.kind) in loading.MODELS:
+        model, errors = loading.to_model(loading.Document(data, Origin()))
+        if model is None:
+            raise invalid(resource, name, errors)
+        return model
+    try:
+        return resource.model.from_dict(data)
+    except pydantic.ValidationError as exc:
+        errors = [FieldError(m, path) for path, _loc, m in schema_errors(exc, data)]
+        raise invalid(resource, name, errors) from None

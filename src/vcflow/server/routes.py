@@ -1,0 +1,220 @@
+"""The Kubernetes-API routes of the served resources, made from the resource table
+(`api.resources`): for each, the all-namespace list, the namespaced collection (list,
+watch, create), the object (get, update, patch, delete) and its subresources (`status`;
+a pod's `log`). Each route turns the request into a call of `objects`, `listing`,
+`watching` or `podlogs`, run in a worker thread, and any error into a Status object.
+`create_app` mounts them; `Api` holds what they share.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import BaseRoute, Route
+
+from vcflow.api import printable
+from vcflow.api.errors import VcflowError
+from vcflow.api.resources import APIResource
+from vcflow.server import listing, objects, podlogs, requests, status, watching
+from vcflow.server.status import ApiError
+from vcflow.store.base import Store
+
+log = logging.getLogger("vcflow.server")
+METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"]
+PATCH_TYPES = (requests.MERGE_PATCH, requests.STRATEGIC_PATCH)
+
+#: What a get or list answers instead of its JSON (kubectl's Table, say), or None: called
+#: with the request, the resource and the body (the object, or the `<Kind>List`).
+View = Callable[[Request, APIResource, dict[str, Any]], Response | None]
+#: For a watch: a function that turns each event's object into what the client asked for
+#: (a Table row, say), or None to send the objects as they are.
+WatchView = Callable[[Request, APIResource], watching.Convert | None]
+
+
+@dataclass
+class Api:
+    """What every route needs: the store, the state directory (pod logs), the flag set
+    when the server stops (streams end), and the response views (`create_app`)."""
+
+    store: Store
+    state_dir: Path | None = None
+    stopping: threading.Event = field(default_factory=threading.Event)
+    views: Sequence[View] = ()
+    watch_views: Sequence[WatchView] = ()
+
+
+Handler = Callable[[Request, APIResource, "Api"], Awaitable[Response]]
+
+
+def resource_routes(api: Api, served: Sequence[APIResource]) -> list[BaseRoute]:
+    """Every route of every resource in `served`."""
+    found: list[BaseRoute] = []
+    for resource in served:
+        collection = f"{resource.prefix}/namespaces/{{namespace}}/{resource.plural}"
+        found.append(_route(api, resource, f"{resource.prefix}/{resource.plural}", _collection))
+        found.append(_route(api, resource, collection, _collection))
+        found.append(_route(api, resource, collection + "/{name}", _item))
+        if "status" in resource.subresources:
+            found.append(_route(api, resource, collection + "/{name}/status", _status))
+        if "log" in resource.subresources:
+            found.append(_route(api, resource, collection + "/{name}/log", _log))
+    return found
+
+
+def _route(api: Api, resource: APIResource, path: str, handler: Handler) -> Route:
+    async def endpoint(request: Request) -> Response:
+        name = request.path_params.get("name", "")
+        try:
+            return await handler(request, resource, api)
+        except ApiError as exc:
+            return exc.response()
+        except VcflowError as exc:
+            return status.of(exc, resource, name).response()
+        except Exception:
+            log.exception("internal error serving %s %s", request.method, request.url.path)
+            return ApiError(500, "internal error; see the server's log").response()
+
+    return Route(path, endpoint, methods=METHODS)
+
+
+def _verb(request: Request, verb: str) -> None:
+    """Say what the request does, for middleware (metrics) that reads scope state."""
+    request.state.verb = verb
+
+
+async def _collection(request: Request, resource: APIResource, api: Api) -> Response:
+    namespace, _ = requests.path_names(request)
+    if request.method == "GET":
+        options = requests.list_options(request)
+        if options.watch:
+            _verb(request, "watch")
+            return _watch(request, resource, api, namespace, options)
+        _verb(request, "list")
+        body = await run_in_threadpool(listing.list_body, api.store, resource, namespace, options)
+        return _view(request, resource, api, body)
+    if request.method == "POST" and namespace is not None:
+        _verb(request, "create")
+        wanted = requests.write_options(request)
+        data = await requests.body(request)
+        written = await run_in_threadpool(
+            objects.create, api.store, resource, namespace, data, wanted
+        )
+        return _written(written)
+    raise _not_allowed(request)
+
+
+def _watch(
+    request: Request,
+    resource: APIResource,
+    api: Api,
+    namespace: str | None,
+    options: requests.ListOptions,
+) -> Response:
+    watching.start_version(options)  # (a bad one is a 400 before the stream starts)
+    convert = next((c for v in api.watch_views if (c := v(request, resource))), None)
+    events = watching.stream(api.store, resource, namespace, options, api.stopping.is_set, convert)
+    return StreamingResponse(events, media_type="application/json")
+
+
+async def _item(request: Request, resource: APIResource, api: Api) -> Response:
+    namespace, name = requests.path_names(request)
+    assert namespace is not None
+    store = api.store
+    if request.method == "GET":
+        _verb(request, "get")
+        body = await run_in_threadpool(objects.get, store, resource, namespace, name)
+        return _view(request, resource, api, body)
+    if request.method == "DELETE":
+        _verb(request, "delete")
+        given = await requests.optional_body(request)
+        delete = requests.delete_options(request, given)
+        body = await run_in_threadpool(objects.delete, store, resource, namespace, name, delete)
+        return JSONResponse(body)
+    return await _write(request, resource, api, namespace, name, status=False)
+
+
+async def _status(request: Request, resource: APIResource, api: Api) -> Response:
+    namespace, name = requests.path_names(request)
+    assert namespace is not None
+    if request.method == "GET":
+        _verb(request, "get")
+        body = await run_in_threadpool(objects.get, api.store, resource, namespace, name)
+        return JSONResponse(body)
+    return await _write(request, resource, api, namespace, name, status=True)
+
+
+async def _write(
+    request: Request,
+    resource: APIResource,
+    api: Api,
+    namespace: str,
+    name: str,
+    *,
+    status: bool,
+) -> Response:
+    options = requests.write_options(request)
+    if request.method == "PUT":
+        _verb(request, "update")
+        data = await requests.body(request)
+        written = await run_in_threadpool(
+            objects.replace, api.store, resource, namespace, name, data, options, status=status
+        )
+        return _written(written)
+    if request.method == "PATCH":
+        _verb(request, "patch")
+        data = await requests.body(request, PATCH_TYPES)
+        written = await run_in_threadpool(
+            objects.patch, api.store, resource, namespace, name, data, options, status=status
+        )
+        return _written(written)
+    raise _not_allowed(request)
+
+
+async def _log(request: Request, resource: APIResource, api: Api) -> Response:
+    namespace, name = requests.path_names(request)
+    assert namespace is not None
+    if request.method != "GET":
+        raise _not_allowed(request)
+    _verb(request, "get")
+    return await podlogs.answer(
+        request, api.store, api.state_dir, namespace, name, api.stopping.is_set
+    )
+
+
+def _view(request: Request, resource: APIResource, api: Api, body: dict[str, Any]) -> Response:
+    for view in api.views:
+        found = view(request, resource, body)
+        if found is not None:
+            return found
+    return JSONResponse(body)
+
+
+def _written(written: objects.Written) -> Response:
+    response = JSONResponse(written.object, status_code=written.code)
+    for text in written.warnings:
+        response.headers.append("Warning", warning_header(text))
+    return response
+
+
+def warning_header(text: str) -> str:
+    """`299 - "text"` (RFC 7234), the text one line of ASCII with quotes escaped."""
+    flat = " ".join(printable.escaped(text).split())
+    ascii_text = flat.encode("ascii", "backslashreplace").decode("ascii")
+    quoted = ascii_text.replace("\\", "\\\\").replace('"', '\\"')
+    return f'299 - "{quoted}"'
+
+
+def _not_allowed(request: Request) -> ApiError:
+    return ApiError(
+        405,
+        f"the server does not allow this method on the requested resource "
+        f"({request.method} {request.url.path})",
+    )

@@ -1,0 +1,243 @@
+"""The Kubernetes API of a real `vcflow server` (controllers and runtime off: a bare store),
+driven with httpx: the status codes, Status bodies and headers clients rely on."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from vcflow.api.config import ConfigMap
+from vcflow.api.meta import ObjectMeta
+from vcflow.store import SqliteStore
+
+from .conftest import CORE, FLOW, Server, Start, jobflow, template
+
+BARE = ("--runtime", "none", "--controllers", "off")
+
+
+@pytest.fixture
+def server(start_server: Start) -> Server:
+    return start_server(*BARE)
+
+
+@pytest.fixture
+def client(server: Server) -> Iterator[httpx.Client]:
+    with server.client() as found:
+        yield found
+
+
+def test_create_get_and_not_found(client: httpx.Client) -> None:
+    made = client.post(f"{FLOW}/jobtemplates", json=template("a", "true"))
+    assert made.status_code == 201, made.text
+    assert made.json()["metadata"]["namespace"] == "default"
+    assert made.json()["metadata"]["resourceVersion"].isdigit()
+    got = client.get(f"{FLOW}/jobtemplates/a").json()
+    assert got["kind"] == "JobTemplate" and got["metadata"]["uid"]
+    again = client.post(f"{FLOW}/jobtemplates", json=template("a", "true"))
+    assert again.status_code == 409 and again.json()["reason"] == "AlreadyExists"
+    missing = client.get(f"{FLOW}/jobflows/nope")
+    assert missing.status_code == 404
+    body = missing.json()
+    assert body["kind"] == "Status" and body["reason"] == "NotFound"
+    assert body["message"] == 'jobflows.flow.volcano.sh "nope" not found'
+    assert body["details"] == {"name": "nope", "group": "flow.volcano.sh", "kind": "jobflows"}
+
+
+def test_a_stale_update_is_a_409_conflict(client: httpx.Client) -> None:
+    made = client.post(f"{FLOW}/jobtemplates", json=template("a", "true")).json()
+    first = dict(made, metadata={**made["metadata"], "labels": {"x": "1"}})
+    assert client.put(f"{FLOW}/jobtemplates/a", json=first).status_code == 200
+    stale = dict(made, metadata={**made["metadata"], "labels": {"x": "2"}})
+    answer = client.put(f"{FLOW}/jobtemplates/a", json=stale)
+    assert answer.status_code == 409
+    assert answer.json()["reason"] == "Conflict"
+    assert answer.json()["message"] == (
+        'Operation cannot be fulfilled on jobtemplates.flow.volcano.sh "a": the object has '
+        "been modified; please apply your changes to the latest version and try again"
+    )
+
+
+def test_admission_errors_are_422_with_admissions_message(client: httpx.Client) -> None:
+    answer = client.post(f"{FLOW}/jobflows", json=jobflow("f", "a", "b<zz"))
+    assert answer.status_code == 422
+    body = answer.json()
+    assert body["reason"] == "Invalid"
+    assert body["message"] == (
+        'JobFlow.flow.volcano.sh "f" is invalid: spec.flows[1].dependsOn.targets[0]: '
+        "jobflow Flow is not DAG: vertex is not defined: zz"
+    )
+    assert body["details"]["causes"] == [
+        {
+            "reason": "FieldValueInvalid",
+            "message": "jobflow Flow is not DAG: vertex is not defined: zz",
+            "field": "spec.flows[1].dependsOn.targets[0]",
+        }
+    ]
+    assert client.get(f"{FLOW}/jobflows/f").status_code == 404
+
+
+def test_unknown_fields_warn_or_fail_by_field_validation(client: httpx.Client) -> None:
+    odd = template("a", "true")
+    odd["spec"]["bogus"] = 1
+    warned = client.post(f"{FLOW}/jobtemplates", json=odd)
+    assert warned.status_code == 201
+    assert warned.headers.get_list("warning") == ['299 - "unknown field \\"spec.bogus\\""']
+    odd["metadata"]["name"] = "b"
+    strict = client.post(f"{FLOW}/jobtemplates?fieldValidation=Strict", json=odd)
+    assert strict.status_code == 422
+    assert 'unknown field "spec.bogus"' in strict.json()["message"]
+    ignored = client.post(f"{FLOW}/jobtemplates?fieldValidation=Ignore", json=odd)
+    assert ignored.status_code == 201 and "warning" not in ignored.headers
+
+
+def test_list_selectors_and_pages(client: httpx.Client) -> None:
+    for name in ("a", "b", "c", "d", "e"):
+        body = template(name, "true")
+        body["metadata"]["labels"] = {"odd": str(name in "ace").lower()}
+        assert client.post(f"{FLOW}/jobtemplates", json=body).status_code == 201
+
+    def names(url: str) -> list[str]:
+        return [i["metadata"]["name"] for i in client.get(url).json()["items"]]
+
+    assert names(f"{FLOW}/jobtemplates?labelSelector=odd%3Dtrue") == ["a", "c", "e"]
+    assert names(f"{FLOW}/jobtemplates?fieldSelector=metadata.name%3Db") == ["b"]
+    assert names("/apis/flow.volcano.sh/v1alpha1/jobtemplates") == ["a", "b", "c", "d", "e"]
+    first = client.get(f"{FLOW}/jobtemplates?limit=2").json()
+    assert [i["metadata"]["name"] for i in first["items"]] == ["a", "b"]
+    assert first["metadata"]["remainingItemCount"] == 3
+    token = first["metadata"]["continue"]
+    second = client.get(f"{FLOW}/jobtemplates", params={"limit": 2, "continue": token}).json()
+    assert [i["metadata"]["name"] for i in second["items"]] == ["c", "d"]
+    assert second["metadata"]["resourceVersion"] == first["metadata"]["resourceVersion"]
+    bad = client.get(f"{FLOW}/jobtemplates?labelSelector=a%20in%20(")
+    assert bad.status_code == 400 and bad.json()["kind"] == "Status"
+    field = client.get(f"{FLOW}/jobtemplates?fieldSelector=spec.queue%3Dx")
+    assert field.status_code == 400
+
+
+def test_merge_patch_status_subresource_and_dry_run(client: httpx.Client) -> None:
+    assert client.post(f"{FLOW}/jobtemplates", json=template("a", "true")).status_code == 201
+    merge = {"Content-Type": "application/merge-patch+json"}
+    patched = client.patch(
+        f"{FLOW}/jobtemplates/a",
+        content=json.dumps({"metadata": {"labels": {"k": "v"}}}),
+        headers=merge,
+    )
+    assert patched.status_code == 200 and patched.json()["metadata"]["labels"] == {"k": "v"}
+    status = {"status": {"jobDependsOnList": ["x"]}, "metadata": {"labels": {"k": "no"}}}
+    written = client.patch(
+        f"{FLOW}/jobtemplates/a/status", content=json.dumps(status), headers=merge
+    ).json()
+    assert written["status"] == {"jobDependsOnList": ["x"]}
+    assert written["metadata"]["labels"] == {"k": "v"}  # (only the status is written)
+    ignored = client.patch(
+        f"{FLOW}/jobtemplates/a",
+        content=json.dumps({"status": {"jobDependsOnList": []}}),
+        headers=merge,
+    )
+    assert ignored.json()["status"] == {"jobDependsOnList": ["x"]}
+    dry = client.post(f"{FLOW}/jobtemplates?dryRun=All", json=template("b", "true"))
+    assert dry.status_code == 201 and dry.json()["metadata"]["name"] == "b"
+    assert client.get(f"{FLOW}/jobtemplates/b").status_code == 404
+    json_patch = client.patch(
+        f"{FLOW}/jobtemplates/a",
+        content="[]",
+        headers={"Content-Type": "application/json-patch+json"},
+    )
+    assert json_patch.status_code == 415
+
+
+def test_delete_with_options(client: httpx.Client) -> None:
+    assert client.post(f"{FLOW}/jobtemplates", json=template("a", "true")).status_code == 201
+    gone = client.request(
+        "DELETE",
+        f"{FLOW}/jobtemplates/a",
+        content=json.dumps(
+            {"kind": "DeleteOptions", "apiVersion": "v1", "propagationPolicy": "Background"}
+        ),
+    )
+    assert gone.status_code == 200 and gone.json()["metadata"]["name"] == "a"
+    assert client.get(f"{FLOW}/jobtemplates/a").status_code == 404
+    again = client.delete(f"{FLOW}/jobtemplates/a")
+    assert again.status_code == 404
+
+
+def test_bad_requests_are_refused_before_use(client: httpx.Client) -> None:
+    huge = template("a", "x" * (2 * 1024 * 1024))
+    too_big = client.post(f"{FLOW}/jobtemplates", json=huge)
+    assert too_big.status_code == 413 and too_big.json()["reason"] == "RequestEntityTooLarge"
+    bad_ns = client.get("/apis/flow.volcano.sh/v1alpha1/namespaces/Bad_NS/jobflows")
+    assert bad_ns.status_code == 400 and "invalid namespace" in bad_ns.json()["message"]
+    dotdot = client.get(f"{CORE}/pods/..%2F..%2Fetc/log")
+    assert dotdot.status_code in (400, 404) and dotdot.json()["kind"] == "Status"
+    yaml_body = client.post(
+        f"{FLOW}/jobtemplates", content="a: b", headers={"Content-Type": "application/yaml"}
+    )
+    assert yaml_body.status_code == 415
+    not_json = client.post(
+        f"{FLOW}/jobtemplates", content="{", headers={"Content-Type": "application/json"}
+    )
+    assert not_json.status_code == 400
+    wrong_kind = client.post(f"{FLOW}/jobtemplates", json=jobflow("f", "a"))
+    assert wrong_kind.status_code == 400
+    assert client.get("/apis/nothing/here").status_code == 404
+    assert client.post(f"{FLOW}/jobtemplates/a/status", json={}).status_code == 405
+
+
+def _watch(client: httpx.Client, query: str, count: int) -> list[dict[str, object]]:
+    found = []
+    with client.stream("GET", f"{FLOW}/jobtemplates?watch=true&{query}") as answer:
+        assert answer.status_code == 200
+        assert answer.headers["content-type"].startswith("application/json")
+        for line in answer.iter_lines():
+            if line:
+                found.append(json.loads(line))
+            if len(found) >= count:
+                break
+    return found
+
+
+def test_watch_from_a_resource_version(client: httpx.Client) -> None:
+    first = client.post(f"{FLOW}/jobtemplates", json=template("a", "true")).json()
+    rv = first["metadata"]["resourceVersion"]
+    client.post(f"{FLOW}/jobtemplates", json=template("b", "true"))
+    client.delete(f"{FLOW}/jobtemplates/a")
+    events = _watch(client, f"resourceVersion={rv}", 2)
+    assert [(e["type"], e["object"]["metadata"]["name"]) for e in events] == [  # type: ignore[index]
+        ("ADDED", "b"),
+        ("DELETED", "a"),
+    ]
+    current = _watch(client, "", 1)  # no resourceVersion: the current objects first
+    assert [(e["type"], e["object"]["metadata"]["name"]) for e in current] == [("ADDED", "b")]  # type: ignore[index]
+    quiet = _watch(client, "allowWatchBookmarks=true&resourceVersion=" + str(int(rv) + 2), 1)
+    assert quiet[0]["type"] == "BOOKMARK"
+    assert quiet[0]["object"]["metadata"] == {"resourceVersion": str(int(rv) + 2)}  # type: ignore[index]
+    with client.stream(
+        "GET", f"{FLOW}/jobtemplates?watch=true&timeoutSeconds=1&resourceVersion={rv}"
+    ) as s:
+        assert len([line for line in s.iter_lines() if line]) == 2  # then it ends
+
+
+def test_a_watch_from_a_compacted_version_gets_410(start_server: Start, tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    with SqliteStore.in_state_dir(state, event_retention=5) as store:
+        for i in range(40):
+            store.create(ConfigMap(metadata=ObjectMeta(name=f"c{i}", namespace="default")))
+    with start_server(*BARE).client() as client:
+        _expired(client)
+
+
+def _expired(client: httpx.Client) -> None:
+    with client.stream("GET", f"{CORE}/configmaps?watch=true&resourceVersion=2") as answer:
+        assert answer.status_code == 200
+        events = [json.loads(line) for line in answer.iter_lines() if line]
+    assert len(events) == 1 and events[0]["type"] == "ERROR"
+    status = events[0]["object"]
+    assert status["code"] == 410 and status["reason"] == "Expired"
+    assert status["message"].startswith("too old resource version: 2 (")
+    listed = client.get(f"{CORE}/configmaps?limit=1").json()
+    assert listed["metadata"]["continue"]

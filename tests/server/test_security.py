@@ -1,0 +1,107 @@
+"""The server's security model: loopback unless a token and TLS are given, the token file
+owner-only, the bearer token on every request but the health checks."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from .conftest import DEADLINE, FLOW, Start, server_command
+
+
+def _refused(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        server_command(tmp_path / "state", "--port", "0", *args),
+        capture_output=True,
+        text=True,
+        timeout=DEADLINE,
+    )
+
+
+def _token_file(tmp_path: Path, mode: int = 0o600) -> Path:
+    path = tmp_path / "token"
+    path.write_text("s3cret-token\n")
+    path.chmod(mode)
+    return path
+
+
+@pytest.fixture
+def tls(tmp_path: Path) -> tuple[Path, Path]:
+    """A self-signed certificate for 127.0.0.1 and its key (openssl)."""
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+         "-keyout", str(key), "-out", str(cert), "-subj", "/CN=127.0.0.1",
+         "-addext", "subjectAltName=IP:127.0.0.1"],
+        check=True, capture_output=True, timeout=DEADLINE,
+    )  # fmt: skip
+    return cert, key
+
+
+def test_a_non_loopback_address_is_refused_without_token_and_tls(
+    tmp_path: Path, tls: tuple[Path, Path]
+) -> None:
+    bare = _refused(tmp_path, "--host", "0.0.0.0")
+    assert bare.returncode == 1
+    assert bare.stderr.splitlines() == [
+        "refusing to listen on 0.0.0.0: a non-loopback address needs --token-file and "
+        "--tls-cert/--tls-key (or listen on 127.0.0.1)"
+    ]
+    token_only = _refused(tmp_path, "--host", "0.0.0.0", "--token-file", str(_token_file(tmp_path)))
+    assert token_only.returncode == 1 and "refusing to listen" in token_only.stderr
+    cert, key = tls
+    tls_only = _refused(
+        tmp_path, "--host", "0.0.0.0", "--tls-cert", str(cert), "--tls-key", str(key)
+    )
+    assert tls_only.returncode == 1 and "refusing to listen" in tls_only.stderr
+    assert not (tmp_path / "state" / "server.json").exists()
+
+
+def test_a_token_file_others_can_read_is_refused(tmp_path: Path) -> None:
+    loose = _refused(tmp_path, "--token-file", str(_token_file(tmp_path, 0o644)))
+    assert loose.returncode == 1
+    assert len(loose.stderr.splitlines()) == 1
+    assert "too open" in loose.stderr and "chmod 600" in loose.stderr
+
+
+def test_with_token_and_tls_it_listens_everywhere_and_wants_the_token(
+    start_server: Start, tmp_path: Path, tls: tuple[Path, Path]
+) -> None:
+    cert, key = tls
+    token = _token_file(tmp_path)
+    server = start_server(
+        "--host", "0.0.0.0", "--token-file", str(token), "--tls-cert", str(cert),
+        "--tls-key", str(key), "--runtime", "none", "--controllers", "off",
+        token="s3cret-token",
+    )  # fmt: skip
+    assert server.url.startswith("https://127.0.0.1:")
+    assert server.info["tokenFile"] == str(token) and server.info["caFile"] == str(cert)
+    kubeconfig = (server.state_dir / "kubeconfig").read_text()
+    assert (
+        "token: s3cret-token" in kubeconfig
+        and (server.state_dir / "kubeconfig").stat().st_mode & 0o077 == 0
+    )
+    with server.client() as client:
+        assert client.get(f"{FLOW}/jobflows").status_code == 200
+    with server.client(token="wrong") as wrong:
+        answer = wrong.get(f"{FLOW}/jobflows")
+        assert answer.status_code == 401
+        assert answer.json()["reason"] == "Unauthorized" and answer.json()["kind"] == "Status"
+    with server.client(token="") as anonymous:
+        assert anonymous.get(f"{FLOW}/jobflows").status_code == 401
+        assert anonymous.get("/healthz").status_code == 200
+        assert anonymous.get("/readyz").text == "ok"
+
+
+def test_without_the_token_a_loopback_server_answers_401(
+    start_server: Start, tmp_path: Path
+) -> None:
+    token = _token_file(tmp_path)
+    server = start_server("--token-file", str(token), "--runtime", "none", token="s3cret-token")
+    with server.client(token="") as anonymous:
+        answer = anonymous.get(f"{FLOW}/jobflows")
+    assert answer.status_code == 401 and answer.json()["code"] == 401
+    with server.client() as client:
+        assert client.get(f"{FLOW}/jobflows").status_code == 200
