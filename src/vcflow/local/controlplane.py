@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from vcflow.controller.manager import Manager
+from vcflow.controller.observer import Observer
 from vcflow.reconcile.vcjob.resources import UNLIMITED, Capacity
 from vcflow.runtime.executor import Executor
 from vcflow.runtime.logrotate import KUBELET, Limits
@@ -33,6 +34,7 @@ class Parts:
     gpus: tuple[str, ...] = ()
     log_limits: Limits = KUBELET
     poll: float = POLL
+    observer: Observer | None = None  # told what the controllers do (the server's metrics)
 
 
 class _NoControllers:
@@ -53,14 +55,18 @@ def run(store: Store, state_dir: Path, parts: Parts, stop: Callable[[], bool]) -
     """Run `parts` on `store` until `stop()` holds; the pods are left running (detached)."""
     if not parts.runtime:
         if parts.controllers:
-            manager = Manager(store)
+            manager = Manager(store, observer=parts.observer)
             manager.run(stop, poll=parts.poll)
         return
     runner = PodRunner(state_dir, log_limits=parts.log_limits)
     try:
         executor = Executor(store, runner, capacity=parts.capacity, gpus=parts.gpus)
         executor.start()  # adopts the pods a previous control plane left running
-        controllers = Manager(store, create_batch=CREATE_BATCH) if parts.controllers else None
+        controllers = (
+            Manager(store, create_batch=CREATE_BATCH, observer=parts.observer)
+            if parts.controllers
+            else None
+        )
         loop = Loop(store, controllers or _NoControllers(), executor, poll=parts.poll)
         loop.run(_never_done, stop=stop, detach=True)
     finally:

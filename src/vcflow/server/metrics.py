@@ -17,6 +17,7 @@ from prometheus_client import Counter as CounterMetric
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 from prometheus_client.registry import Collector
+from starlette.concurrency import run_in_threadpool
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response
@@ -166,7 +167,8 @@ class Metrics:
 
     def route(self) -> Route:
         async def metrics(request: Request) -> Response:
-            return Response(self.exposition(), media_type=CONTENT_TYPE_LATEST)
+            body = await run_in_threadpool(self.exposition)  # (reads the store)
+            return Response(body, media_type=CONTENT_TYPE_LATEST)
 
         return Route("/metrics", metrics, methods=["GET"])
 

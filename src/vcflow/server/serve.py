@@ -27,10 +27,12 @@ from types import FrameType
 import uvicorn
 
 from vcflow.api.errors import VcflowError
+from vcflow.controller.observer import Observer
 from vcflow.local import controlplane, statedir
 from vcflow.server import advertise
 from vcflow.server.app import create_app
 from vcflow.server.auth import read_token
+from vcflow.server.compat import Extras
 
 log = logging.getLogger("vcflow.server")
 GRACE = 5.0  # seconds open requests get to finish at a stop (streams end at once)
@@ -107,7 +109,10 @@ def serve(settings: Settings, say: Callable[[str], None] = print) -> None:
         statedir.acquire_for_controller(lock)
         sock = _listen(settings.host, settings.port)
         stopping = threading.Event()
-        app = create_app(store, state_dir=state_dir, token=token, stopping=stopping)
+        extras = Extras.of(store)
+        app = create_app(
+            store, state_dir=state_dir, token=token, stopping=stopping, **extras.app_options()
+        )
         config = uvicorn.Config(
             app,
             log_level=settings.log_level,
@@ -126,7 +131,7 @@ def serve(settings: Settings, say: Callable[[str], None] = print) -> None:
         failed: list[BaseException] = []
         plane = threading.Thread(
             target=_control_plane,
-            args=(state_dir, settings, stopping, server, failed),
+            args=(state_dir, settings, stopping, server, failed, extras.observer),
             name="vcflow-control-plane",
             daemon=True,
         )
@@ -175,10 +180,13 @@ def _control_plane(
     stopping: threading.Event,
     server: uvicorn.Server,
     failed: list[BaseException],
+    observer: Observer,
 ) -> None:
     """The controllers and the runtime on a store of their own (their own connection:
     the HTTP routes' writes are seen by polling, as another process's are)."""
-    parts = controlplane.Parts(controllers=settings.controllers, runtime=settings.runtime)
+    parts = controlplane.Parts(
+        controllers=settings.controllers, runtime=settings.runtime, observer=observer
+    )
     try:
         with statedir.opened(state_dir) as store:
             controlplane.run(store, state_dir, parts, stopping.is_set)
