@@ -154,6 +154,10 @@ def test_api_resources_explain_and_version(kubectl: Make) -> None:
     deeper = kube.ok("explain", "jf.spec.flows.dependsOn")
     assert re.search(r"^  targets\t<\[\]string>$", deeper, re.M)
 
+    from_v2 = kube.ok("explain", "jobflow.spec", "--output=plaintext-openapiv2")
+    assert "RESOURCE: spec <Object>" in from_v2  # (the protobuf document, as client-go reads it)
+    assert re.search(r"^   flows\t<\[\]Object>$", from_v2, re.M)
+
     version = kube.ok("version")
     assert re.search(r"^Server Version: v1\.30\.0\+vcflow\.\S+$", version, re.M)
 

@@ -1,7 +1,8 @@
 """OpenAPI from the models: `/openapi/v2` and `/openapi/v3` documents whose kinds carry
 `x-kubernetes-group-version-kind`, self-contained refs, wire names, PATCH operations that
-take `fieldValidation` (kubectl then leaves validation to the server), 406 for protobuf
-only; and the reusable schema generation (`api.schemas`) a CRD is written from."""
+take `fieldValidation` (kubectl then leaves validation to the server), v2 also as gnostic's
+protobuf (client-go reads no other form); and the reusable schema generation
+(`api.schemas`) a CRD is written from."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from starlette.applications import Starlette
 from tests.server.asgi import Client
 
 from vcflow.api import resources, schemas
-from vcflow.server import openapi
+from vcflow.server import openapi, openapi_pb
 
 PROTOBUF = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"
 
@@ -104,12 +105,68 @@ def test_v3_index_names_each_group_version_by_its_hash(client: Client) -> None:
     assert "io.k8s.api.core.v1.Pod" not in schemas_  # each document holds its own kinds
 
 
-def test_protobuf_only_is_not_acceptable_so_clients_fall_back(client: Client) -> None:
+def fields(data: bytes) -> list[tuple[int, bytes | int]]:
+    """The top-level fields of a protobuf message: (number, bytes or varint)."""
+    found: list[tuple[int, bytes | int]] = []
+    at = 0
+
+    def varint() -> int:
+        nonlocal at
+        value = shift = 0
+        while True:
+            byte = data[at]
+            at += 1
+            value |= (byte & 0x7F) << shift
+            shift += 7
+            if not byte & 0x80:
+                return value
+
+    while at < len(data):
+        key = varint()
+        number, wire = key >> 3, key & 7
+        if wire == 0:
+            found.append((number, varint()))
+        elif wire == 2:
+            size = varint()
+            found.append((number, data[at : at + size]))
+            at += size
+        else:
+            assert wire == 1
+            found.append((number, data[at : at + 8]))
+            at += 8
+    return found
+
+
+def field(data: bytes | int, number: int) -> list[bytes]:
+    assert isinstance(data, bytes)
+    return [v for n, v in fields(data) if n == number and isinstance(v, bytes)]
+
+
+def test_v2_as_protobuf_is_gnostics_document(client: Client) -> None:
     answer = client.get("/openapi/v2", headers={"accept": PROTOBUF})
+    assert answer.status_code == 200
+    assert answer.headers["content-type"] == openapi_pb.CONTENT_TYPE
+    doc = answer.content
+    assert field(doc, 1) == [b"2.0"]
+    (definitions,) = field(doc, 9)
+    names = [field(named, 1)[0].decode() for named in field(definitions, 1)]
+    assert names == list(client.get("/openapi/v2").json()["definitions"])
+    kind = b"sh.volcano.flow.v1alpha1.JobFlow"
+    (jobflow,) = [n for n in field(definitions, 1) if field(n, 1) == [kind]]
+    (schema,) = field(jobflow, 2)
+    extensions = {field(e, 1)[0]: field(e, 2)[0] for e in field(schema, 31)}  # as YAML
+    value = extensions[b"x-kubernetes-group-version-kind"]
+    assert json.loads(field(value, 2)[0]) == [
+        {"group": "flow.volcano.sh", "kind": "JobFlow", "version": "v1alpha1"}
+    ]
+
+
+def test_neither_json_nor_protobuf_is_not_acceptable(client: Client) -> None:
+    answer = client.get("/openapi/v2", headers={"accept": "application/yaml"})
     assert answer.status_code == 406
     assert answer.json()["reason"] == "NotAcceptable"
-    both = client.get("/openapi/v2", headers={"accept": f"{PROTOBUF}, application/json"})
-    assert both.status_code == 200
+    both = client.get("/openapi/v2", headers={"accept": f"application/json, {PROTOBUF}"})
+    assert both.headers["content-type"] == "application/json"
 
 
 def test_unserved_group_version_is_not_found(client: Client) -> None:

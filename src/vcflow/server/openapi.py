@@ -1,9 +1,9 @@
 """The server's OpenAPI documents, from the models (`api.schemas`): `/openapi/v2` (one
-Swagger 2.0 document, JSON) and `/openapi/v3` (the index of group versions) with
-`/openapi/v3/api/v1` and `/openapi/v3/apis/G/V` (OpenAPI 3.0 per group version). kubectl
-reads them for `explain`, and for `apply`'s validation: every PATCH operation lists the
-`fieldValidation` parameter, so kubectl leaves validation to the server. The app factory
-mounts `routes()`.
+Swagger 2.0 document, as JSON or as gnostic's protobuf, `openapi_pb`) and `/openapi/v3`
+(the index of group versions) with `/openapi/v3/api/v1` and `/openapi/v3/apis/G/V`
+(OpenAPI 3.0 per group version). kubectl reads them for `explain`, and for `apply`'s
+validation: every PATCH operation lists the `fieldValidation` parameter, so kubectl leaves
+validation to the server. The app factory mounts `routes()`.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from starlette.routing import Route
 
 from vcflow.api import resources, schemas
 from vcflow.api.resources import APIResource
-from vcflow.server import discovery
+from vcflow.server import discovery, openapi_pb
 
 V2_REFS = "#/definitions/"
 V3_REFS = "#/components/schemas/"
@@ -126,15 +126,25 @@ def _info() -> dict[str, str]:
 
 
 @functools.cache
-def v2() -> bytes:
-    """The Swagger 2.0 document of every served kind."""
-    doc = {
+def _v2_document() -> dict[str, Any]:
+    return {
         "swagger": "2.0",
         "info": _info(),
         "paths": _paths(list(resources.ALL), v3=False),
         "definitions": schemas.definitions(V2_REFS),
     }
-    return json.dumps(doc, separators=(",", ":")).encode()
+
+
+@functools.cache
+def v2() -> bytes:
+    """The Swagger 2.0 document of every served kind, JSON."""
+    return json.dumps(_v2_document(), separators=(",", ":")).encode()
+
+
+@functools.cache
+def v2_protobuf() -> bytes:
+    """The same document as gnostic's protobuf, which client-go reads."""
+    return openapi_pb.document(_v2_document())
 
 
 @functools.cache
@@ -170,14 +180,19 @@ def v3_index() -> bytes:
     return json.dumps({"paths": paths}, separators=(",", ":")).encode()
 
 
-def _accepts_json(request: Request) -> bool:
-    """The Accept header takes JSON (or anything); kubectl's `...+protobuf` alone does
-    not, and gets 406 Not Acceptable."""
+def _media_type(request: Request, *, protobuf: bool) -> str | None:
+    """The first type of the Accept header this document is served as: JSON, or (for v2)
+    gnostic's protobuf; None for none of them (406 Not Acceptable)."""
     accept = request.headers.get("accept", "")
     if not accept:
-        return True
-    kinds = {offer.split(";")[0].strip() for offer in accept.split(",")}
-    return bool(kinds & {_JSON, "*/*", "application/*"})
+        return _JSON
+    for offer in accept.split(","):
+        kind = offer.split(";")[0].strip()
+        if kind in (_JSON, "*/*", "application/*"):
+            return _JSON
+        if protobuf and kind == openapi_pb.MEDIA_TYPE:
+            return kind
+    return None
 
 
 def _not_acceptable() -> Response:
@@ -186,24 +201,30 @@ def _not_acceptable() -> Response:
         "apiVersion": "v1",
         "metadata": {},
         "status": "Failure",
-        "message": "only application/json is served",
+        "message": "the server was unable to respond with a content type that the client supports",
         "reason": "NotAcceptable",
         "code": 406,
     }
     return Response(json.dumps(body), status_code=406, media_type=_JSON)
 
 
-def _document(request: Request, body: bytes) -> Response:
-    if not _accepts_json(request):
+def _document(request: Request, body: bytes, protobuf: bytes | None = None) -> Response:
+    kind = _media_type(request, protobuf=protobuf is not None)
+    if kind is None:
         return _not_acceptable()
-    response = Response(body, media_type=_JSON)
+    if kind == _JSON:
+        response = Response(body, media_type=_JSON)
+    else:
+        assert protobuf is not None
+        response = Response(protobuf, media_type=openapi_pb.CONTENT_TYPE)
+    response.headers["vary"] = "Accept"
     if "hash" in request.query_params:
         response.headers["cache-control"] = "public, immutable"
     return response
 
 
 async def _v2(request: Request) -> Response:
-    return _document(request, v2())
+    return _document(request, v2(), v2_protobuf())
 
 
 async def _v3_index(request: Request) -> Response:
