@@ -30,6 +30,16 @@ def client(server: Server) -> Iterator[httpx.Client]:
         yield found
 
 
+def test_each_request_is_logged_on_one_line(server: Server, client: httpx.Client) -> None:
+    assert client.get(f"{FLOW}/jobflows").status_code == 200
+    assert client.get(f"{FLOW}/jobflows/x").status_code == 404
+    logged = server.out.read_text().splitlines()
+    assert logged[0].startswith(f"vcflow server: serving {server.url} ")
+    assert logged[0].endswith(f"kubeconfig {server.state_dir / 'kubeconfig'}")
+    assert any(f'"GET {FLOW}/jobflows HTTP/1.1" 200' in line for line in logged[1:])
+    assert any(f'"GET {FLOW}/jobflows/x HTTP/1.1" 404' in line for line in logged[1:])
+
+
 def test_create_get_and_not_found(client: httpx.Client) -> None:
     made = client.post(f"{FLOW}/jobtemplates", json=template("a", "true"))
     assert made.status_code == 201, made.text

@@ -98,9 +98,16 @@ def test_sigterm_leaves_the_pods_running_and_a_restart_adopts_them(
         post_all(client, [template("a", script), template("b", f"echo $HOSTNAME >> {marks}"),
                           jobflow("f", "a", "b<a")])  # fmt: skip
         wait_until(lambda: lines(marks), "pod a to start")
-        with client.stream("GET", f"{FLOW}/jobflows?watch=true") as watch:
-            assert watch.status_code == 200
-            assert server.stop(signal.SIGTERM) == 0  # (an open watch does not hold it up)
+        log = f"{CORE}/pods/f-a-t-0/log?follow=true"
+        with (
+            client.stream("GET", f"{FLOW}/jobflows?watch=true") as watch,
+            client.stream("GET", log) as followed,
+        ):
+            assert watch.status_code == 200 and followed.status_code == 200
+            assert server.stop(signal.SIGTERM) == 0
+            # both streams were ended by the server, not cut off when its grace ran out
+            assert [json.loads(line)["type"] for line in watch.iter_lines() if line] == ["ADDED"]
+            assert followed.read() == b""  # (pod a writes no log)
     assert not (server.state_dir / "server.json").exists()
     assert not (server.state_dir / "kubeconfig").exists()
     pod_pids = _processes_with(str(gate))
