@@ -14,6 +14,8 @@ from pathlib import Path
 import httpx
 import yaml
 
+from vcflow.server import advertise
+
 from .conftest import (
     BATCH,
     CORE,
@@ -171,3 +173,32 @@ def _processes_with(marker: str) -> list[int]:
             if marker in cmdline:
                 found.append(int(entry.name))
     return found
+
+
+def test_a_client_finds_the_running_server_and_not_a_killed_one(start_server: Start) -> None:
+    server = start_server("--runtime", "none")
+    found = advertise.running(server.state_dir)
+    assert found is not None and found.url == server.url and found.pid == server.proc.pid
+    assert server.stop(signal.SIGKILL) == -signal.SIGKILL
+    assert (server.state_dir / "server.json").exists()  # (left behind by the kill)
+    assert advertise.running(server.state_dir) is None
+
+
+def test_log_of_the_previous_run_and_of_an_attempt(start_server: Start, tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    script = f"if [ -e {marker} ]; then echo second; else touch {marker}; echo first; exit 1; fi"
+    restarting = template("a", script)
+    restarting["spec"]["tasks"][0]["template"]["spec"]["restartPolicy"] = "OnFailure"
+    server = start_server()
+    with server.client() as client:
+        post_all(client, [restarting, jobflow("f", "a")])
+        succeeded(client, "f")
+        pod = f"{CORE}/pods/f-a-t-0/log"
+        assert client.get(pod).text == "second\n"
+        assert client.get(f"{pod}?previous=true").text == "first\n"
+        assert client.get(f"{pod}?attempt=1").text == "second\n"
+        assert client.get(f"{pod}?attempt=-1&previous=true").text == "first\n"
+        none = client.get(f"{pod}?attempt=2")
+        assert none.status_code == 400
+        assert none.json()["message"] == 'pod "f-a-t-0" has no attempt 2: the attempts known are 1'
+        assert client.get(f"{pod}?tailLines=x").status_code == 400
