@@ -30,6 +30,16 @@ def client(server: Server) -> Iterator[httpx.Client]:
         yield found
 
 
+def test_each_request_is_logged_on_one_line(server: Server, client: httpx.Client) -> None:
+    assert client.get(f"{FLOW}/jobflows").status_code == 200
+    assert client.get(f"{FLOW}/jobflows/x").status_code == 404
+    logged = server.out.read_text().splitlines()
+    assert logged[0].startswith(f"vcflow server: serving {server.url} ")
+    assert logged[0].endswith(f"kubeconfig {server.state_dir / 'kubeconfig'}")
+    assert any(f'"GET {FLOW}/jobflows HTTP/1.1" 200' in line for line in logged[1:])
+    assert any(f'"GET {FLOW}/jobflows/x HTTP/1.1" 404' in line for line in logged[1:])
+
+
 def test_create_get_and_not_found(client: httpx.Client) -> None:
     made = client.post(f"{FLOW}/jobtemplates", json=template("a", "true"))
     assert made.status_code == 201, made.text
@@ -117,6 +127,24 @@ def test_list_selectors_and_pages(client: httpx.Client) -> None:
     assert bad.status_code == 400 and bad.json()["kind"] == "Status"
     field = client.get(f"{FLOW}/jobtemplates?fieldSelector=spec.queue%3Dx")
     assert field.status_code == 400
+
+
+def test_field_selectors_of_events(client: httpx.Client) -> None:
+    for name, target in (("e1", "x"), ("e2", "y")):
+        event = {
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {"name": name},
+            "involvedObject": {"kind": "JobFlow", "name": target, "namespace": "default"},
+            "reason": "Created",
+        }
+        assert client.post(f"{CORE}/events", json=event).status_code == 201
+    query = "involvedObject.name=x,involvedObject.kind=JobFlow,type!=Warning"
+    found = client.get(f"{CORE}/events", params={"fieldSelector": query}).json()["items"]
+    assert [e["metadata"]["name"] for e in found] == ["e1"]
+    bad = client.get(f"{CORE}/events", params={"fieldSelector": "involvedObject.bogus=x"})
+    assert bad.status_code == 400
+    assert bad.json()["message"] == 'field label not supported: "involvedObject.bogus"'
 
 
 def test_merge_patch_status_subresource_and_dry_run(client: httpx.Client) -> None:
@@ -222,22 +250,33 @@ def test_watch_from_a_resource_version(client: httpx.Client) -> None:
         assert len([line for line in s.iter_lines() if line]) == 2  # then it ends
 
 
+def _fill(state: Path, count: int, first: int = 0) -> None:
+    """Write `count` ConfigMaps with a store keeping 5 events: older ones are compacted."""
+    with SqliteStore.in_state_dir(state, event_retention=5) as store:
+        for i in range(first, first + count):
+            store.create(ConfigMap(metadata=ObjectMeta(name=f"c{i:02d}", namespace="default")))
+
+
 def test_a_watch_from_a_compacted_version_gets_410(start_server: Start, tmp_path: Path) -> None:
     state = tmp_path / "state"
-    with SqliteStore.in_state_dir(state, event_retention=5) as store:
-        for i in range(40):
-            store.create(ConfigMap(metadata=ObjectMeta(name=f"c{i}", namespace="default")))
+    _fill(state, 40)
+    server = start_server(*BARE)
+    with server.client() as client:
+        with client.stream("GET", f"{CORE}/configmaps?watch=true&resourceVersion=2") as answer:
+            assert answer.status_code == 200
+            events = [json.loads(line) for line in answer.iter_lines() if line]
+        assert len(events) == 1 and events[0]["type"] == "ERROR"
+        status = events[0]["object"]
+        assert status["code"] == 410 and status["reason"] == "Expired"
+        assert status["message"].startswith("too old resource version: 2 (")
+        page = client.get(f"{CORE}/configmaps?limit=10").json()
+        token = page["metadata"]["continue"]
+        fresh = client.get(f"{CORE}/configmaps", params={"limit": 10, "continue": token})
+        assert fresh.status_code == 200 and fresh.json()["items"][0]["metadata"]["name"] == "c10"
+    assert server.stop() == 0
+    _fill(state, 40, first=40)  # the token's version is compacted now
     with start_server(*BARE).client() as client:
-        _expired(client)
-
-
-def _expired(client: httpx.Client) -> None:
-    with client.stream("GET", f"{CORE}/configmaps?watch=true&resourceVersion=2") as answer:
-        assert answer.status_code == 200
-        events = [json.loads(line) for line in answer.iter_lines() if line]
-    assert len(events) == 1 and events[0]["type"] == "ERROR"
-    status = events[0]["object"]
-    assert status["code"] == 410 and status["reason"] == "Expired"
-    assert status["message"].startswith("too old resource version: 2 (")
-    listed = client.get(f"{CORE}/configmaps?limit=1").json()
-    assert listed["metadata"]["continue"]
+        stale = client.get(f"{CORE}/configmaps", params={"limit": 10, "continue": token})
+        assert stale.status_code == 410 and stale.json()["reason"] == "Expired"
+        forged = client.get(f"{CORE}/configmaps", params={"limit": 10, "continue": "x!"})
+        assert forged.status_code == 400

@@ -14,6 +14,8 @@ from pathlib import Path
 import httpx
 import yaml
 
+from vcflow.server import advertise
+
 from .conftest import (
     BATCH,
     CORE,
@@ -98,9 +100,16 @@ def test_sigterm_leaves_the_pods_running_and_a_restart_adopts_them(
         post_all(client, [template("a", script), template("b", f"echo $HOSTNAME >> {marks}"),
                           jobflow("f", "a", "b<a")])  # fmt: skip
         wait_until(lambda: lines(marks), "pod a to start")
-        with client.stream("GET", f"{FLOW}/jobflows?watch=true") as watch:
-            assert watch.status_code == 200
-            assert server.stop(signal.SIGTERM) == 0  # (an open watch does not hold it up)
+        log = f"{CORE}/pods/f-a-t-0/log?follow=true"
+        with (
+            client.stream("GET", f"{FLOW}/jobflows?watch=true") as watch,
+            client.stream("GET", log) as followed,
+        ):
+            assert watch.status_code == 200 and followed.status_code == 200
+            assert server.stop(signal.SIGTERM) == 0
+            # both streams were ended by the server, not cut off when its grace ran out
+            assert [json.loads(line)["type"] for line in watch.iter_lines() if line] == ["ADDED"]
+            assert followed.read() == b""  # (pod a writes no log)
     assert not (server.state_dir / "server.json").exists()
     assert not (server.state_dir / "kubeconfig").exists()
     pod_pids = _processes_with(str(gate))
@@ -164,3 +173,32 @@ def _processes_with(marker: str) -> list[int]:
             if marker in cmdline:
                 found.append(int(entry.name))
     return found
+
+
+def test_a_client_finds_the_running_server_and_not_a_killed_one(start_server: Start) -> None:
+    server = start_server("--runtime", "none")
+    found = advertise.running(server.state_dir)
+    assert found is not None and found.url == server.url and found.pid == server.proc.pid
+    assert server.stop(signal.SIGKILL) == -signal.SIGKILL
+    assert (server.state_dir / "server.json").exists()  # (left behind by the kill)
+    assert advertise.running(server.state_dir) is None
+
+
+def test_log_of_the_previous_run_and_of_an_attempt(start_server: Start, tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    script = f"if [ -e {marker} ]; then echo second; else touch {marker}; echo first; exit 1; fi"
+    restarting = template("a", script)
+    restarting["spec"]["tasks"][0]["template"]["spec"]["restartPolicy"] = "OnFailure"
+    server = start_server()
+    with server.client() as client:
+        post_all(client, [restarting, jobflow("f", "a")])
+        succeeded(client, "f")
+        pod = f"{CORE}/pods/f-a-t-0/log"
+        assert client.get(pod).text == "second\n"
+        assert client.get(f"{pod}?previous=true").text == "first\n"
+        assert client.get(f"{pod}?attempt=1").text == "second\n"
+        assert client.get(f"{pod}?attempt=-1&previous=true").text == "first\n"
+        none = client.get(f"{pod}?attempt=2")
+        assert none.status_code == 400
+        assert none.json()["message"] == 'pod "f-a-t-0" has no attempt 2: the attempts known are 1'
+        assert client.get(f"{pod}?tailLines=x").status_code == 400

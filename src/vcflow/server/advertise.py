@@ -2,7 +2,8 @@
 `tokenFile`, `caFile`) for vcflow's CLI, and `<state dir>/kubeconfig` (cluster, user and
 context `vcflow`, namespace default) for kubectl and the Kubernetes clients. Both are
 owner-only, written atomically and never through a link (`runtime.podfs`), and removed when
-the server stops cleanly. Used by `serve`; read by clients with `read_server_file`.
+the server stops cleanly. Used by `serve`; clients find the running server with
+`running(state_dir)`.
 """
 
 from __future__ import annotations
@@ -16,11 +17,13 @@ from typing import Any
 
 import yaml
 
+from vcflow.local import statedir
 from vcflow.runtime import podfs
 
 SERVER_FILE = "server.json"
 KUBECONFIG = "kubeconfig"
 NAME = "vcflow"
+LOCK = statedir.LOCK_FILE
 
 
 @dataclass(frozen=True)
@@ -81,3 +84,28 @@ def read_server_file(state_dir: Path) -> dict[str, Any] | None:
     """The server.json of `state_dir` (None if absent or unreadable)."""
     found = podfs.read_json(str(state_dir / SERVER_FILE))
     return found if isinstance(found, dict) else None
+
+
+def running(state_dir: Path) -> Advert | None:
+    """The advert of the server that runs on `state_dir` now, or None. A server killed
+    with SIGKILL leaves its server.json behind: it counts only while its pid holds the
+    state directory's controller lock with the role `server`."""
+    found = read_server_file(state_dir)
+    if found is None or not isinstance(found.get("url"), str) or not (state_dir / LOCK).exists():
+        return None
+    lock = statedir.ControllerLock(state_dir)
+    try:
+        if lock.try_acquire():  # (free: nobody runs there; released at once)
+            return None
+        pid, role = lock.holder()
+    finally:
+        lock.release()
+    if pid is None or role != statedir.SERVER or pid != found.get("pid"):
+        return None
+    token, ca = found.get("tokenFile"), found.get("caFile")
+    return Advert(
+        url=found["url"],
+        pid=pid,
+        token_file=Path(token) if isinstance(token, str) else None,
+        ca_file=Path(ca) if isinstance(ca, str) else None,
+    )

@@ -24,19 +24,9 @@ def matching(
 ) -> list[Resource]:
     """The objects a list or a watch's initial events show, sorted by (namespace, name)."""
     found = store.list(resource.model, namespace, options.labels)
-    return [obj for obj in found if selected(obj.to_dict(), options)] if _fields(options) else found
-
-
-def selected(data: dict[str, Any], options: ListOptions) -> bool:
-    """Does an object (wire form) pass the field selector?"""
-    meta = data.get("metadata") or {}
-    if options.name is not None and meta.get("name") != options.name:
-        return False
-    return options.namespace is None or meta.get("namespace") == options.namespace
-
-
-def _fields(options: ListOptions) -> bool:
-    return options.name is not None or options.namespace is not None
+    if not options.fields:
+        return found
+    return [obj for obj in found if options.fields.matches(obj.to_dict())]
 
 
 def list_body(

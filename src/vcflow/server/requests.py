@@ -17,6 +17,7 @@ from vcflow.api.errors import FieldError, Origin
 from vcflow.api.meta import Resource
 from vcflow.api.modelerrors import schema_errors
 from vcflow.api.resources import APIResource
+from vcflow.server import fields
 from vcflow.server.status import ApiError, invalid
 from vcflow.store.base import InvalidSelector, Selector
 
@@ -50,8 +51,7 @@ def check_name(what: str, value: str, problems: list[str]) -> None:
 @dataclass(frozen=True)
 class ListOptions:
     labels: Selector
-    name: str | None  # fieldSelector metadata.name=
-    namespace: str | None  # fieldSelector metadata.namespace=
+    fields: fields.FieldSelector
     limit: int
     token: str
     watch: bool
@@ -60,18 +60,16 @@ class ListOptions:
     bookmarks: bool
 
 
-def list_options(request: Request) -> ListOptions:
+def list_options(request: Request, resource: APIResource) -> ListOptions:
     query = request.query_params
     try:
         labels = Selector.parse(query.get("labelSelector", ""))
     except InvalidSelector as exc:
         raise ApiError(400, f"unable to parse requirement: {exc}") from None
-    field_name, field_namespace = _field_selector(query.get("fieldSelector", ""))
     timeout = _integer(query, "timeoutSeconds")
     return ListOptions(
         labels=labels,
-        name=field_name,
-        namespace=field_namespace,
+        fields=fields.parse(query.get("fieldSelector", ""), resource.kind),
         limit=_integer(query, "limit") or 0,
         token=query.get("continue", ""),
         watch=_boolean(query, "watch"),
@@ -79,19 +77,6 @@ def list_options(request: Request) -> ListOptions:
         timeout=float(timeout) if timeout else None,
         bookmarks=_boolean(query, "allowWatchBookmarks"),
     )
-
-
-def _field_selector(text: str) -> tuple[str | None, str | None]:
-    """`metadata.name=X,metadata.namespace=Y` (also `==`); other fields are refused."""
-    found: dict[str, str] = {}
-    for term in filter(None, (t.strip() for t in text.split(","))):
-        field, op, value = term.partition("==") if "==" in term else term.partition("=")
-        if not op or field.endswith("!"):
-            raise ApiError(400, f'invalid field selector term "{term}": only "field=value"')
-        if field not in ("metadata.name", "metadata.namespace"):
-            raise ApiError(400, f'field label not supported: "{field}"')
-        found[field] = value
-    return found.get("metadata.name"), found.get("metadata.namespace")
 
 
 def _integer(query: Any, key: str) -> int | None:

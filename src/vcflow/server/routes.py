@@ -93,7 +93,7 @@ def _verb(request: Request, verb: str) -> None:
 async def _collection(request: Request, resource: APIResource, api: Api) -> Response:
     namespace, _ = requests.path_names(request)
     if request.method == "GET":
-        options = requests.list_options(request)
+        options = requests.list_options(request, resource)
         if options.watch:
             _verb(request, "watch")
             return _watch(request, resource, api, namespace, options)

@@ -17,7 +17,7 @@ from typing import Any
 from starlette.concurrency import run_in_threadpool
 
 from vcflow.api.resources import APIResource
-from vcflow.server.listing import matching, selected
+from vcflow.server.listing import matching
 from vcflow.server.requests import ListOptions
 from vcflow.server.status import ApiError
 from vcflow.store.base import Expired, Store, WatchEvent
@@ -92,7 +92,7 @@ def _event_object(event: WatchEvent) -> dict[str, Any]:
 
 def _passes(data: dict[str, Any], options: ListOptions) -> bool:
     labels = (data.get("metadata") or {}).get("labels") or {}
-    return options.labels.matches(labels) and selected(data, options)
+    return options.labels.matches(labels) and options.fields.matches(data)
 
 
 def _bookmark(resource: APIResource, rv: int) -> dict[str, Any]:
