@@ -237,6 +237,16 @@ def test_logs_and_delete_of_a_flow_that_ran(kubectl: Make, tmp_path: Path) -> No
         ["test-b-t-0", "0/1", "Succeeded", "0"],
     ]
 
+    events = split(kube.ok("get", "events"))
+    assert events[0] == ["LAST", "SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"]
+    assert ["Normal", "Created", "jobflow/test"] in [row[1:4] for row in events[1:]]
+    described = kube.ok("describe", "jf", "test")
+    assert re.search(
+        r"^  Normal  Created  \S+ +vc-controller-manager  create a job named test-a!$",
+        described,
+        re.M,
+    )
+
     deleted = kube.ok("delete", "jf", "test")  # (kubectl 1.33+ names the namespace)
     assert re.fullmatch(
         r'jobflow.flow.volcano.sh "test" deleted( from default namespace)?\n', deleted

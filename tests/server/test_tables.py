@@ -15,6 +15,7 @@ from starlette.routing import Route
 from tests.server.asgi import Client
 
 from vcflow.api import clock, columns, resources
+from vcflow.api.event import Event
 from vcflow.api.jobflow import JobFlow
 from vcflow.api.vcjob import VCJob
 from vcflow.server import tables
@@ -88,7 +89,7 @@ def test_vcjob_columns_keep_volcanos_names() -> None:
 
 
 def test_a_kind_without_printer_columns_gets_name_and_age() -> None:
-    assert [c.name for c in columns.of(resources.EVENTS)] == ["Name", "Age"]
+    assert [c.name for c in columns.of(resources.COMMANDS)] == ["Name", "Age"]
 
 
 @pytest.mark.parametrize("include", ["Object", "Metadata", "None"])
@@ -178,3 +179,38 @@ def test_watch_events_carry_column_definitions_on_the_first_only() -> None:
     assert second["object"]["rows"][0]["cells"][:2] == ["other", "Succeed"]
     plain = client.get(FLOWS + "?watch=true").text.splitlines()
     assert json.loads(plain[0])["object"]["kind"] == "JobFlow"
+
+
+def test_events_have_kubes_columns() -> None:
+    seen = clock.rfc3339(NOW - timedelta(seconds=42))
+    event = Event.from_dict(
+        {
+            "metadata": {"name": "test.1", "namespace": "default"},
+            "involvedObject": {"kind": "JobFlow", "name": "test"},
+            "reason": "Created",
+            "message": "create a job named test-a!",
+            "firstTimestamp": seen,
+            "lastTimestamp": seen,
+            "count": 1,
+        }
+    )
+    body = tables.table(resources.EVENTS, [event], now=NOW)
+    shown = [(c["name"], c["priority"]) for c in body["columnDefinitions"]]
+    assert [name for name, priority in shown if not priority] == [
+        "Last Seen",
+        "Type",
+        "Reason",
+        "Object",
+        "Message",
+    ]
+    assert body["rows"][0]["cells"] == [
+        "42s",
+        "Normal",
+        "Created",
+        "jobflow/test",
+        "",
+        "create a job named test-a!",
+        "42s",
+        "1",
+        "test.1",
+    ]

@@ -10,7 +10,10 @@ the server's meta.k8s.io Table responses (server/tables.py). Pure: the time is a
   AGE; wide adds QUEUE (`.spec.queue`) — Volcano's own column names;
 - pod: Name, Ready (ready/total containers), Status (phase, or the waiting or terminated
   reason of a container, or `Terminating`), Restarts, Age; wide adds Node;
-- configmap: Name, Data, Age; secret: Name, Type, Data, Age; other kinds: Name, Age.
+- configmap: Name, Data, Age; secret: Name, Type, Data, Age;
+- event (the server's tables only: `kubectl get events`): Last Seen, Type, Reason, Object
+  (`jobflow/test`), Message; wide adds Source, First Seen, Count, Name — kube's columns;
+- other kinds: Name, Age.
 
 A value the object does not have yet is an empty cell (as kubectl prints a CRD column).
 """
@@ -22,6 +25,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from vcflow.api import ages, config, resources
+from vcflow.api.event import Event
 from vcflow.api.jobflow import JobFlow
 from vcflow.api.meta import Resource
 from vcflow.api.pod import Pod
@@ -129,6 +133,29 @@ def _secret_type(obj: Resource, now: datetime) -> str:
     return (obj.type or config.OPAQUE) if isinstance(obj, config.Secret) else ""
 
 
+def _event_field(read: Callable[[Event], str]) -> Cell:
+    def cell(obj: Resource, now: datetime) -> str:
+        return read(obj) if isinstance(obj, Event) else ""
+
+    return cell
+
+
+def _event_last_seen(event: Event, now: datetime) -> str:
+    return ages.age(event.last_timestamp or event.first_timestamp, now)
+
+
+def _event_cell(read: Callable[[Event, datetime], str]) -> Cell:
+    def cell(obj: Resource, now: datetime) -> str:
+        return read(obj, now) if isinstance(obj, Event) else ""
+
+    return cell
+
+
+def _event_object(event: Event) -> str:
+    about = event.involved_object
+    return f"{about.kind.lower()}/{about.name}"
+
+
 def _namespace(obj: Resource, now: datetime) -> str:
     return obj.namespace
 
@@ -171,6 +198,22 @@ _COLUMNS: dict[resources.APIResource, tuple[Column, ...]] = {
         Column("Restarts", _pod_restarts, type="integer", description="Container restarts."),
         AGE,
         Column("Node", _pod_node, 1, description="The node the pod is bound to."),
+    ),
+    resources.EVENTS: (
+        Column("Last Seen", _event_cell(_event_last_seen), type="date"),
+        Column("Type", _event_field(lambda e: e.type)),
+        Column("Reason", _event_field(lambda e: e.reason)),
+        Column("Object", _event_field(_event_object)),
+        Column("Source", _event_field(lambda e: (e.source.component or "") if e.source else ""), 1),
+        Column("Message", _event_field(lambda e: e.message)),
+        Column(
+            "First Seen",
+            _event_cell(lambda e, now: ages.age(e.first_timestamp, now)),
+            1,
+            type="date",
+        ),
+        Column("Count", _event_field(lambda e: str(e.count)), 1, type="integer"),
+        Column("Name", _name, 1, format="name"),
     ),
     resources.CONFIGMAPS: (NAME, Column("Data", _data_count, type="integer"), AGE),
     resources.SECRETS: (
