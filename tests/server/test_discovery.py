@@ -8,10 +8,14 @@ import re
 from typing import Any
 
 import pytest
+from kubernetes import config as k8s_config
+from kubernetes import dynamic
 from starlette.applications import Starlette
 from tests.server.asgi import Client
 
 from vcflow.server import discovery
+
+from .conftest import Start
 
 KUBECTL_ACCEPT = (
     "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,"
@@ -131,3 +135,18 @@ def test_version_is_a_kubernetes_version_with_vcflow_as_build_metadata(client: C
     match = re.fullmatch(semver, info["gitVersion"])
     assert match is not None and match.groups() == ("1", "30", "0")
     assert info["gitVersion"].endswith(discovery.vcflow_version())
+
+
+def test_the_official_clients_dynamic_client_discovers_the_kinds(start_server: Start) -> None:
+    server = start_server("--runtime", "none", "--controllers", "off")
+    api = k8s_config.new_client_from_config(str(server.state_dir / "kubeconfig"))
+    try:
+        found = dynamic.DynamicClient(api)
+        flows = found.resources.get(api_version="flow.volcano.sh/v1alpha1", kind="JobFlow")
+        assert (flows.name, flows.short_names, flows.namespaced) == ("jobflows", ["jf"], True)
+        assert list(flows.subresources) == ["status"]
+        assert flows.get(namespace="default").kind == "JobFlowList"
+        pods = found.resources.get(api_version="v1", kind="Pod")
+        assert list(pods.subresources) == ["status", "log", "binding"]
+    finally:
+        api.close()
