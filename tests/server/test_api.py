@@ -179,6 +179,26 @@ def test_merge_patch_status_subresource_and_dry_run(client: httpx.Client) -> Non
     assert json_patch.status_code == 415
 
 
+def test_a_pod_is_bound_through_its_binding_subresource(client: httpx.Client) -> None:
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p"},
+        "spec": {"containers": [{"name": "c", "image": "busybox", "command": ["true"]}]},
+    }
+    assert client.post(f"{CORE}/pods", json=pod).status_code == 201
+
+    def binding(node: str) -> httpx.Response:
+        body = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "p"},
+                "target": {"kind": "Node", "name": node}}  # fmt: skip
+        return client.post(f"{CORE}/pods/p/binding", json=body)
+
+    bound = binding("here")
+    assert bound.status_code == 201 and bound.json()["status"] == "Success"
+    assert client.get(f"{CORE}/pods/p").json()["spec"]["nodeName"] == "here"
+    assert binding("elsewhere").status_code == 409
+
+
 def test_delete_with_options(client: httpx.Client) -> None:
     assert client.post(f"{FLOW}/jobtemplates", json=template("a", "true")).status_code == 201
     gone = client.request(

@@ -29,7 +29,7 @@ import uvicorn
 from vcflow.api.errors import VcflowError
 from vcflow.local import controlplane, statedir
 from vcflow.server import advertise
-from vcflow.server.app import create_app
+from vcflow.server.app import Extend, Extensions, create_app
 from vcflow.server.auth import read_token
 
 log = logging.getLogger("vcflow.server")
@@ -91,8 +91,11 @@ class _Server(uvicorn.Server):
         super().handle_exit(sig, frame)
 
 
-def serve(settings: Settings, say: Callable[[str], None] = print) -> None:
-    """Run the server until SIGTERM/SIGINT (see the module docstring)."""
+def serve(
+    settings: Settings, say: Callable[[str], None] = print, extend: Extend | None = None
+) -> None:
+    """Run the server until SIGTERM/SIGINT (see the module docstring); `extend` adds
+    routes, middleware and views to the app (discovery, OpenAPI, metrics, tables)."""
     check_exposure(settings)
     token = read_token(settings.token_file) if settings.token_file is not None else None
     state_dir = statedir.resolve(settings.state_dir).absolute()
@@ -107,7 +110,17 @@ def serve(settings: Settings, say: Callable[[str], None] = print) -> None:
         statedir.acquire_for_controller(lock)
         sock = _listen(settings.host, settings.port)
         stopping = threading.Event()
-        app = create_app(store, state_dir=state_dir, token=token, stopping=stopping)
+        more = extend(store, state_dir) if extend is not None else Extensions()
+        app = create_app(
+            store,
+            state_dir=state_dir,
+            token=token,
+            extra_routes=more.routes,
+            middleware=more.middleware,
+            views=more.views,
+            watch_views=more.watch_views,
+            stopping=stopping,
+        )
         config = uvicorn.Config(
             app,
             log_level=settings.log_level,
