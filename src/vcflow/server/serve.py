@@ -191,7 +191,9 @@ def _control_plane(
 ) -> None:
     """The controllers and the runtime on a store of their own (their own connection:
     the HTTP routes' writes are seen by polling, as another process's are)."""
-    parts = controlplane.Parts(controllers=settings.controllers, runtime=settings.runtime)
+    parts = controlplane.Parts.of_this_machine(
+        controllers=settings.controllers, runtime=settings.runtime
+    )
     try:
         with statedir.opened(state_dir) as store:
             controlplane.run(store, state_dir, parts, stopping.is_set)
