@@ -150,14 +150,14 @@ def serve(
             ca_file=settings.tls_cert.absolute() if settings.tls_cert else None,
         )
         try:
-            config_path = advertise.publish(state_dir, advert, token)
-            plane.start()
-            say(
-                f"vcflow server: serving {advert.url} (state dir {state_dir}, pid {advert.pid}); "
-                f"kubeconfig {config_path}"
-            )
-            sys.stdout.flush()
-            with _signals_caught(server):
+            with _signals_caught(server):  # (from here on a signal is a clean stop)
+                config_path = advertise.publish(state_dir, advert, token)
+                plane.start()
+                say(
+                    f"vcflow server: serving {advert.url} (state dir {state_dir}, "
+                    f"pid {advert.pid}); kubeconfig {config_path}"
+                )
+                sys.stdout.flush()
                 server.run(sockets=[sock])
         finally:
             stopping.set()
