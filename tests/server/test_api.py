@@ -179,6 +179,26 @@ def test_merge_patch_status_subresource_and_dry_run(client: httpx.Client) -> Non
     assert json_patch.status_code == 415
 
 
+def test_a_pod_is_bound_through_its_binding_subresource(client: httpx.Client) -> None:
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p"},
+        "spec": {"containers": [{"name": "c", "image": "busybox", "command": ["true"]}]},
+    }
+    assert client.post(f"{CORE}/pods", json=pod).status_code == 201
+
+    def binding(node: str) -> httpx.Response:
+        body = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "p"},
+                "target": {"kind": "Node", "name": node}}  # fmt: skip
+        return client.post(f"{CORE}/pods/p/binding", json=body)
+
+    bound = binding("here")
+    assert bound.status_code == 201 and bound.json()["status"] == "Success"
+    assert client.get(f"{CORE}/pods/p").json()["spec"]["nodeName"] == "here"
+    assert binding("elsewhere").status_code == 409
+
+
 def test_delete_with_options(client: httpx.Client) -> None:
     assert client.post(f"{FLOW}/jobtemplates", json=template("a", "true")).status_code == 201
     gone = client.request(
@@ -192,6 +212,24 @@ def test_delete_with_options(client: httpx.Client) -> None:
     assert client.get(f"{FLOW}/jobtemplates/a").status_code == 404
     again = client.delete(f"{FLOW}/jobtemplates/a")
     assert again.status_code == 404
+
+
+def test_a_refused_delete_is_422_and_grace_period_0_forces_it(client: httpx.Client) -> None:
+    running = {**jobflow("f", "a"), "status": {"state": {"phase": "Running"}}}
+    assert client.post(f"{FLOW}/jobflows", json=running).status_code == 201
+    refused = client.delete(f"{FLOW}/jobflows/f")
+    assert refused.status_code == 422, refused.text
+    assert refused.json()["message"] == (
+        'JobFlow.flow.volcano.sh "f" is invalid: cannot delete JobFlow "f" while it is '
+        "Running: stop it first (vcflow stop jobflow f -n default), which terminates its "
+        "jobs, then delete it"
+    )
+    assert client.get(f"{FLOW}/jobflows/f").status_code == 200
+    forced = client.request(
+        "DELETE", f"{FLOW}/jobflows/f", content=json.dumps({"gracePeriodSeconds": 0})
+    )
+    assert forced.status_code == 200
+    assert client.get(f"{FLOW}/jobflows/f").status_code == 404
 
 
 def test_bad_requests_are_refused_before_use(client: httpx.Client) -> None:

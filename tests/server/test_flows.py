@@ -6,6 +6,7 @@ writes are reconciled; one control plane per state directory."""
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -202,3 +203,17 @@ def test_log_of_the_previous_run_and_of_an_attempt(start_server: Start, tmp_path
         assert none.status_code == 400
         assert none.json()["message"] == 'pod "f-a-t-0" has no attempt 2: the attempts known are 1'
         assert client.get(f"{pod}?tailLines=x").status_code == 400
+
+
+def test_pods_are_scheduled_against_this_machines_cpus(start_server: Start, tmp_path: Path) -> None:
+    marks = tmp_path / "marks"
+    whole = str(os.cpu_count() or 1)  # each job asks for every CPU: one runs at a time
+    objects = [template(n, f"echo start >> {marks}; sleep 0.3; echo end >> {marks}") for n in "ab"]
+    for obj in objects:
+        container = obj["spec"]["tasks"][0]["template"]["spec"]["containers"][0]
+        container["resources"] = {"requests": {"cpu": whole}}
+    server = start_server()
+    with server.client() as client:
+        post_all(client, [*objects, jobflow("f", "a", "b")])
+        succeeded(client, "f")
+    assert lines(marks) == ["start", "end", "start", "end"]

@@ -23,6 +23,10 @@ from vcflow.controller.manager import Manager
 from vcflow.server import metrics
 from vcflow.store import MemoryStore
 
+from .conftest import FLOW as FLOW_API
+from .conftest import Start, flow_phase, jobflow, wait_until
+from .conftest import template as template_of
+
 FLOWS = "/apis/flow.volcano.sh/v1alpha1/namespaces/default/jobflows"
 
 
@@ -152,3 +156,19 @@ def test_each_app_has_its_own_registry() -> None:
     Client(app(first)).get(FLOWS)
     got = samples(Client(app(second)).get("/metrics").text)
     assert not [k for k in got if k[0] == "vcflow_api_request_duration_seconds_count"]
+
+
+def test_a_real_server_reports_its_flows_controllers_and_requests(start_server: Start) -> None:
+    server = start_server()
+    with server.client() as client:
+        for obj in (template_of("a", "true"), template_of("b", "true"), jobflow("f", "a", "b<a")):
+            base = FLOW_API + ("/jobflows" if obj["kind"] == "JobFlow" else "/jobtemplates")
+            assert client.post(base, json=obj).status_code == 201
+        wait_until(lambda: flow_phase(client, "f") == "Succeed", "flow f to succeed")
+        got = samples(client.get("/metrics").text)
+    assert got["vcflow_jobflows", (("phase", "Succeed"),)] == 1
+    assert got["vcflow_dependency_met_to_vcjob_created_seconds_count", ()] == 2
+    assert got["vcflow_reconcile_duration_seconds_count", (("controller", "jobflow"),)] >= 2
+    assert ("vcflow_workqueue_depth", (("name", "jobflow"),)) in got
+    posted = (("code", "201"), ("resource", "jobtemplates"), ("verb", "POST"))
+    assert got["vcflow_api_request_duration_seconds_count", posted] == 2

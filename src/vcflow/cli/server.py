@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 
 from vcflow.cli import options
+from vcflow.server import compat
 from vcflow.server.serve import Settings, serve
 
 
@@ -80,5 +81,6 @@ def server(
             tls_cert=tls_cert,
             tls_key=tls_key,
             log_level=log_level,
-        )
+        ),
+        extend=compat.extend,
     )

@@ -20,6 +20,7 @@ from vcflow.reconcile.vcjob.resources import UNLIMITED, Capacity
 from vcflow.runtime.executor import Executor
 from vcflow.runtime.logrotate import KUBELET, Limits
 from vcflow.runtime.pods import PodRunner
+from vcflow.runtime.resources import machine
 from vcflow.runtime.run import CREATE_BATCH, POLL, Loop
 from vcflow.store.base import Store
 
@@ -35,6 +36,15 @@ class Parts:
     log_limits: Limits = KUBELET
     poll: float = POLL
     observer: Observer | None = None  # told what the controllers do (the server's metrics)
+
+    @classmethod
+    def of_this_machine(
+        cls, *, controllers: bool, runtime: bool, observer: Observer | None = None
+    ) -> Parts:
+        """Pods gang-scheduled against this host's CPUs, memory and GPUs, as `vcflow run`
+        schedules them without `--capacity`."""
+        found = machine()
+        return cls(controllers, runtime, Capacity(found.capacity), found.gpus, observer=observer)
 
 
 class _NoControllers:

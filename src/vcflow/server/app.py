@@ -7,7 +7,8 @@ plug in through its arguments rather than by editing the routes.
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from starlette.applications import Starlette
@@ -19,10 +20,28 @@ from starlette.routing import BaseRoute, Route
 
 from vcflow.api import resources
 from vcflow.api.resources import APIResource
+from vcflow.controller.observer import Observer
 from vcflow.server.auth import BearerAuth
 from vcflow.server.routes import Api, View, WatchView, resource_routes
 from vcflow.server.status import ApiError
 from vcflow.store.base import Store
+
+
+@dataclass(frozen=True)
+class Extensions:
+    """What other parts of the server add to `create_app` (its arguments of the same names);
+    `serve` asks for them once the store is open."""
+
+    routes: Sequence[BaseRoute] = ()
+    middleware: Sequence[Middleware] = ()
+    views: Sequence[View] = ()
+    watch_views: Sequence[WatchView] = ()
+    #: told what the controllers do (the server's metrics); `serve` gives it to them
+    observer: Observer | None = None
+
+
+#: makes the Extensions of a server from its store and state directory
+Extend = Callable[[Store, Path], Extensions]
 
 
 def create_app(

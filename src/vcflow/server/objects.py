@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from vcflow.admission import review
+from vcflow.api import resources
 from vcflow.api.errors import Conflict, ValidationFailed, VcflowError
 from vcflow.api.meta import Resource
 from vcflow.api.resources import APIResource
@@ -121,6 +122,21 @@ def patch(
             if pinned or attempt == PATCH_ATTEMPTS - 1:
                 raise
     raise AssertionError("unreachable")
+
+
+def bind(store: Store, namespace: str, name: str, data: Any) -> dict[str, Any]:
+    """POST pods/NAME/binding: the pod placed on `target.name` (a v1 Binding body; its
+    metadata.uid, if given, must be the pod's). kube's answer is a Success Status."""
+    if not isinstance(data, dict) or data.get("kind") != "Binding":
+        raise ApiError(400, "the body must be a v1 Binding")
+    target = data.get("target")
+    node = target.get("name") if isinstance(target, dict) else None
+    if not isinstance(node, str) or not node:
+        raise ApiError(400, "a Binding needs target.name (the node)")
+    meta = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
+    uid = meta.get("uid") if isinstance(meta, dict) else ""
+    store.bind(namespace, name, node, uid=uid if isinstance(uid, str) else "")
+    return status.success(resources.PODS, name)
 
 
 def delete(

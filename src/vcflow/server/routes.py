@@ -1,7 +1,7 @@
 """The Kubernetes-API routes of the served resources, made from the resource table
 (`api.resources`): for each, the all-namespace list, the namespaced collection (list,
 watch, create), the object (get, update, patch, delete) and its subresources (`status`;
-a pod's `log`). Each route turns the request into a call of `objects`, `listing`,
+a pod's `log` and `binding`). Each route turns the request into a call of `objects`, `listing`,
 `watching` or `podlogs`, run in a worker thread, and any error into a Status object.
 `create_app` mounts them; `Api` holds what they share.
 """
@@ -66,6 +66,8 @@ def resource_routes(api: Api, served: Sequence[APIResource]) -> list[BaseRoute]:
             found.append(_route(api, resource, collection + "/{name}/status", _status))
         if "log" in resource.subresources:
             found.append(_route(api, resource, collection + "/{name}/log", _log))
+        if "binding" in resource.subresources:
+            found.append(_route(api, resource, collection + "/{name}/binding", _binding))
     return found
 
 
@@ -187,6 +189,17 @@ async def _log(request: Request, resource: APIResource, api: Api) -> Response:
     return await podlogs.answer(
         request, api.store, api.state_dir, namespace, name, api.stopping.is_set
     )
+
+
+async def _binding(request: Request, resource: APIResource, api: Api) -> Response:
+    namespace, name = requests.path_names(request)
+    assert namespace is not None
+    if request.method != "POST":
+        raise _not_allowed(request)
+    _verb(request, "create")
+    data = await requests.body(request)
+    body = await run_in_threadpool(objects.bind, api.store, namespace, name, data)
+    return JSONResponse(body, status_code=201)
 
 
 def _view(request: Request, resource: APIResource, api: Api, body: dict[str, Any]) -> Response:

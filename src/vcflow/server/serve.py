@@ -30,9 +30,8 @@ from vcflow.api.errors import VcflowError
 from vcflow.controller.observer import Observer
 from vcflow.local import controlplane, statedir
 from vcflow.server import advertise
-from vcflow.server.app import create_app
+from vcflow.server.app import Extend, Extensions, create_app
 from vcflow.server.auth import read_token
-from vcflow.server.compat import Extras
 
 log = logging.getLogger("vcflow.server")
 GRACE = 5.0  # seconds open requests get to finish at a stop (streams end at once)
@@ -93,8 +92,11 @@ class _Server(uvicorn.Server):
         super().handle_exit(sig, frame)
 
 
-def serve(settings: Settings, say: Callable[[str], None] = print) -> None:
-    """Run the server until SIGTERM/SIGINT (see the module docstring)."""
+def serve(
+    settings: Settings, say: Callable[[str], None] = print, extend: Extend | None = None
+) -> None:
+    """Run the server until SIGTERM/SIGINT (see the module docstring); `extend` adds
+    routes, middleware and views to the app (discovery, OpenAPI, metrics, tables)."""
     check_exposure(settings)
     token = read_token(settings.token_file) if settings.token_file is not None else None
     state_dir = statedir.resolve(settings.state_dir).absolute()
@@ -109,9 +111,16 @@ def serve(settings: Settings, say: Callable[[str], None] = print) -> None:
         statedir.acquire_for_controller(lock)
         sock = _listen(settings.host, settings.port)
         stopping = threading.Event()
-        extras = Extras.of(store)
+        more = extend(store, state_dir) if extend is not None else Extensions()
         app = create_app(
-            store, state_dir=state_dir, token=token, stopping=stopping, **extras.app_options()
+            store,
+            state_dir=state_dir,
+            token=token,
+            extra_routes=more.routes,
+            middleware=more.middleware,
+            views=more.views,
+            watch_views=more.watch_views,
+            stopping=stopping,
         )
         config = uvicorn.Config(
             app,
@@ -131,7 +140,7 @@ def serve(settings: Settings, say: Callable[[str], None] = print) -> None:
         failed: list[BaseException] = []
         plane = threading.Thread(
             target=_control_plane,
-            args=(state_dir, settings, stopping, server, failed, extras.observer),
+            args=(state_dir, settings, stopping, server, failed, more.observer),
             name="vcflow-control-plane",
             daemon=True,
         )
@@ -142,14 +151,14 @@ def serve(settings: Settings, say: Callable[[str], None] = print) -> None:
             ca_file=settings.tls_cert.absolute() if settings.tls_cert else None,
         )
         try:
-            config_path = advertise.publish(state_dir, advert, token)
-            plane.start()
-            say(
-                f"vcflow server: serving {advert.url} (state dir {state_dir}, pid {advert.pid}); "
-                f"kubeconfig {config_path}"
-            )
-            sys.stdout.flush()
-            with _signals_caught(server):
+            with _signals_caught(server):  # (from here on a signal is a clean stop)
+                config_path = advertise.publish(state_dir, advert, token)
+                plane.start()
+                say(
+                    f"vcflow server: serving {advert.url} (state dir {state_dir}, "
+                    f"pid {advert.pid}); kubeconfig {config_path}"
+                )
+                sys.stdout.flush()
                 server.run(sockets=[sock])
         finally:
             stopping.set()
@@ -180,11 +189,11 @@ def _control_plane(
     stopping: threading.Event,
     server: uvicorn.Server,
     failed: list[BaseException],
-    observer: Observer,
+    observer: Observer | None,
 ) -> None:
     """The controllers and the runtime on a store of their own (their own connection:
     the HTTP routes' writes are seen by polling, as another process's are)."""
-    parts = controlplane.Parts(
+    parts = controlplane.Parts.of_this_machine(
         controllers=settings.controllers, runtime=settings.runtime, observer=observer
     )
     try:
