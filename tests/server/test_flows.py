@@ -5,6 +5,7 @@ writes are reconciled; one control plane per state directory."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -217,3 +218,30 @@ def test_pods_are_scheduled_against_this_machines_cpus(start_server: Start, tmp_
         post_all(client, [*objects, jobflow("f", "a", "b")])
         succeeded(client, "f")
     assert lines(marks) == ["start", "end", "start", "end"]
+
+
+def test_many_followed_quiet_logs_do_not_stop_other_requests(
+    start_server: Start, tmp_path: Path
+) -> None:
+    gate = tmp_path / "gate"
+    server = start_server()
+    with server.client(limits=httpx.Limits(max_connections=None)) as client:
+        post_all(client, [template("a", f"while [ ! -e {gate} ]; do sleep 0.05; done"),
+                          jobflow("f", "a")])  # fmt: skip
+        pod = f"{CORE}/pods/f-a-t-0"
+        wait_until(lambda: _phase(client, pod) == "Running", "pod a to run")
+        with contextlib.ExitStack() as streams:
+            for _ in range(FOLLOWERS):  # more than the server's worker threads
+                answer = streams.enter_context(client.stream("GET", f"{pod}/log?follow=true"))
+                assert answer.status_code == 200
+            assert client.get(f"{FLOW}/jobflows/f", timeout=5.0).status_code == 200
+            gate.touch()
+        succeeded(client, "f")
+
+
+FOLLOWERS = 45
+
+
+def _phase(client: httpx.Client, pod: str) -> str:
+    answer = client.get(pod)
+    return str(answer.json()["status"].get("phase")) if answer.status_code == 200 else ""
