@@ -28,6 +28,7 @@ from .conftest import (
     flow_phase,
     jobflow,
     lines,
+    pod_servers,
     template,
     wait_until,
 )
@@ -116,6 +117,7 @@ def test_sigterm_leaves_the_pods_running_and_a_restart_adopts_them(
     assert not (server.state_dir / "kubeconfig").exists()
     pod_pids = _processes_with(str(gate))
     assert pod_pids, "pod a was terminated by the stop"
+    assert pod_servers(server.state_dir), "the pod server went with the control plane"
     again = start_server()
     gate.touch()
     with again.client() as client:
