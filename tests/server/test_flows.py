@@ -5,6 +5,7 @@ writes are reconciled; one control plane per state directory."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -27,6 +28,7 @@ from .conftest import (
     flow_phase,
     jobflow,
     lines,
+    pod_servers,
     template,
     wait_until,
 )
@@ -115,6 +117,7 @@ def test_sigterm_leaves_the_pods_running_and_a_restart_adopts_them(
     assert not (server.state_dir / "kubeconfig").exists()
     pod_pids = _processes_with(str(gate))
     assert pod_pids, "pod a was terminated by the stop"
+    assert pod_servers(server.state_dir), "the pod server went with the control plane"
     again = start_server()
     gate.touch()
     with again.client() as client:
@@ -217,3 +220,30 @@ def test_pods_are_scheduled_against_this_machines_cpus(start_server: Start, tmp_
         post_all(client, [*objects, jobflow("f", "a", "b")])
         succeeded(client, "f")
     assert lines(marks) == ["start", "end", "start", "end"]
+
+
+def test_many_followed_quiet_logs_do_not_stop_other_requests(
+    start_server: Start, tmp_path: Path
+) -> None:
+    gate = tmp_path / "gate"
+    server = start_server()
+    with server.client(limits=httpx.Limits(max_connections=None)) as client:
+        post_all(client, [template("a", f"while [ ! -e {gate} ]; do sleep 0.05; done"),
+                          jobflow("f", "a")])  # fmt: skip
+        pod = f"{CORE}/pods/f-a-t-0"
+        wait_until(lambda: _phase(client, pod) == "Running", "pod a to run")
+        with contextlib.ExitStack() as streams:
+            for _ in range(FOLLOWERS):  # more than the server's worker threads
+                answer = streams.enter_context(client.stream("GET", f"{pod}/log?follow=true"))
+                assert answer.status_code == 200
+            assert client.get(f"{FLOW}/jobflows/f", timeout=5.0).status_code == 200
+            gate.touch()
+        succeeded(client, "f")
+
+
+FOLLOWERS = 45
+
+
+def _phase(client: httpx.Client, pod: str) -> str:
+    answer = client.get(pod)
+    return str(answer.json()["status"].get("phase")) if answer.status_code == 200 else ""

@@ -135,7 +135,10 @@ def serve(
             config.load()
         except (ssl.SSLError, OSError) as exc:
             sock.close()
-            raise Refused(f"cannot load the TLS certificate or key: {exc}") from None
+            raise Refused(
+                f"cannot load the TLS certificate {settings.tls_cert} or key "
+                f"{settings.tls_key}: {exc}"
+            ) from None
         server = _Server(config, stopping)
         failed: list[BaseException] = []
         plane = threading.Thread(
