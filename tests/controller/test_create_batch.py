@@ -65,3 +65,19 @@ def test_without_a_batch_one_settle_creates_every_ready_vcjob() -> None:
     manager.settle()
     assert vcjobs(store) == ["f-a", "f-b", "f-c", "f-d", "f-e"]
     assert manager.next_due() is None
+
+
+def test_a_settle_with_a_spent_budget_leaves_the_rest_for_the_next_one() -> None:
+    store = MemoryStore()
+    store.apply([*(template(n) for n in "abcde"), wide_flow("abcde"), wide_flow2()])
+    manager = Manager(store)
+    manager.settle(budget=0.0)  # one step: one flow synced, the other still queued
+    assert len({job.name.split("-")[0] for job in store.list(VCJob)}) == 1
+    manager.settle()
+    assert len(store.list(VCJob)) == 10
+
+
+def wide_flow2() -> JobFlow:
+    flow = wide_flow("abcde")
+    flow.metadata.name = "g"
+    return flow

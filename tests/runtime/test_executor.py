@@ -280,3 +280,22 @@ def test_a_pod_that_ended_while_the_loop_waited_is_not_terminated_again(
     assert executor.terminate_all(5.0, DEADLINE) == 0  # nothing left running
     assert time.monotonic() - started < DEADLINE / 2  # (not waited for until the patience)
     assert store.get(Pod, "default", "quick-t-0").phase == "Succeeded"
+
+
+def test_a_spent_budget_commits_the_burst_and_hands_back(
+    store: SqliteStore, runners: Callable[[], PodRunner]
+) -> None:
+    """The server's control plane: a burst commits once its budget is spent, `between` runs
+    (the API's writers get a turn), and the call returns with the rest still to do."""
+    for i in range(3):
+        store.create(vcjob(f"j{i}", "true"))
+    executor = Executor(store, runners())
+    turns: list[int] = []
+    assert executor.settle(budget=0.0, between=lambda: turns.append(1)) is True
+    assert turns == [1]
+    assert store.list(Pod) == []  # nothing done yet: the budget was spent before the first step
+    end = time.monotonic() + DEADLINE
+    while not all(phase(store, f"j{i}") == "Completed" for i in range(3)):
+        assert time.monotonic() < end, "the budgeted bursts never finished the jobs"
+        executor.settle(budget=0.01, between=lambda: turns.append(1))
+        executor.wait(0.05)

@@ -23,6 +23,12 @@ from vcflow.runtime.pods import PodRunner
 from vcflow.runtime.resources import machine
 from vcflow.runtime.run import CREATE_BATCH, POLL, Loop
 from vcflow.store.base import Store
+from vcflow.store.sqlite import SqliteStore
+
+#: seconds one commit of the control plane may take before the API's writes get a turn
+BURST_BUDGET = 0.05
+#: seconds the control plane waits at most, between two commits, for the API's writers
+YIELD_WAIT = 0.25
 
 
 @dataclass(frozen=True)
@@ -36,6 +42,8 @@ class Parts:
     log_limits: Limits = KUBELET
     poll: float = POLL
     observer: Observer | None = None  # told what the controllers do (the server's metrics)
+    #: seconds one commit of the controllers or the runtime may hold the store's write lock
+    burst_budget: float | None = BURST_BUDGET
 
     @classmethod
     def of_this_machine(
@@ -50,11 +58,19 @@ class Parts:
 class _NoControllers:
     """The Loop's reconciler when the controllers are off (`--controllers off`)."""
 
-    def settle(self, *, flush: bool = True) -> None:
+    def settle(self, *, flush: bool = True, budget: float | None = None) -> None:
         return None
 
     def next_due(self) -> float | None:
         return None
+
+
+def _between_bursts(store: Store) -> Callable[[], object] | None:
+    """Between two commits of the control plane: the API's writers waiting for the store's
+    write lock go first (at most YIELD_WAIT seconds)."""
+    if isinstance(store, SqliteStore):
+        return lambda: store.yield_to_writers(YIELD_WAIT)
+    return None
 
 
 def _never_done() -> bool:
@@ -77,7 +93,14 @@ def run(store: Store, state_dir: Path, parts: Parts, stop: Callable[[], bool]) -
             if parts.controllers
             else None
         )
-        loop = Loop(store, controllers or _NoControllers(), executor, poll=parts.poll)
+        loop = Loop(
+            store,
+            controllers or _NoControllers(),
+            executor,
+            poll=parts.poll,
+            burst_budget=parts.burst_budget,
+            between_bursts=_between_bursts(store),
+        )
         loop.run(_never_done, stop=stop, detach=True)
     finally:
         runner.close()  # pods and the pod server keep running

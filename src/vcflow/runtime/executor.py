@@ -30,6 +30,7 @@ as soon as `stop()` holds (a deadline, a Ctrl-C), committing what it did.
 from __future__ import annotations
 
 import contextlib
+import time
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -327,6 +328,8 @@ class Executor(Generic[H]):
         idle: Callable[[], bool] | None = None,
         schedule: bool = True,
         stop: Callable[[], bool] | None = None,
+        budget: float | None = None,
+        between: Callable[[], object] | None = None,
     ) -> bool:
         """Work until idle, or until `stop()` holds (checked at every step: a deadline, a
         Ctrl-C — what was done is committed); True if anything happened.
@@ -336,7 +339,9 @@ class Executor(Generic[H]):
         there, so that a pod's end, the vcjob it lets the flow create and that vcjob's pod,
         bound, commit together — one commit where a chain took three. Without `schedule`
         no pod is placed (nor launched): a run that stops records what its stop did to
-        the jobs, and starts nothing."""
+        the jobs, and starts nothing. With a `budget` (seconds) a burst commits once that
+        much time went by and the call returns (True), the rest left for the next call;
+        `between` is called after each commit (the server lets its API's writes in there)."""
         if not self.started:
             self.start()
         worked = False
@@ -344,8 +349,13 @@ class Executor(Generic[H]):
         while True:
             # One commit per burst (half the cost of a small write is its commit), cut short
             # by pods to launch: a pod is launched only once its binding is committed.
+            until = None if budget is None else time.monotonic() + budget
+            spent = False
             with self.store.transaction():
                 while not (self.bound or self.cut):
+                    if until is not None and time.monotonic() >= until:
+                        spent = True
+                        break
                     steps += 1
                     if steps > max_steps:
                         raise RuntimeError(f"the runtime did not settle within {max_steps} steps")
@@ -373,6 +383,10 @@ class Executor(Generic[H]):
                         # the rest stay bound, not launched: a later run's `start` does it
                         return True
                     self.node.launch(pod, self._job(job_key_of(pod)))
+            if between is not None:
+                between()
+            if spent:
+                return True  # (the caller turns the controllers, then calls again)
 
     def busy(self) -> bool:
         """Does a pod process still run, or a deleted pod wait for its processes to end?"""

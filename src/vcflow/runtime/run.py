@@ -33,7 +33,7 @@ CREATE_BATCH = 50
 
 
 class Reconciler(Protocol):
-    def settle(self, *, flush: bool = True) -> None: ...
+    def settle(self, *, flush: bool = True, budget: float | None = None) -> None: ...
     def next_due(self) -> float | None: ...
 
 
@@ -62,10 +62,17 @@ class Loop:
         *,
         poll: float = POLL,
         on_tick: Callable[[], None] | None = None,
+        burst_budget: float | None = None,
+        between_bursts: Callable[[], object] | None = None,
     ) -> None:
+        """`burst_budget` (seconds) bounds how long one commit of the controllers or the
+        runtime may hold the store, and `between_bursts` runs between two of them: the
+        server shares its store with its API (`SqliteStore.yield_to_writers`)."""
         self.store, self.controllers, self.executor = store, controllers, executor
         self.poll = poll
         self.on_tick = on_tick
+        self.burst_budget = burst_budget
+        self.between_bursts = between_bursts
 
     def settle(self, stop: Callable[[], bool] = _never) -> None:
         """Controllers, then runtime, again until a round writes nothing — or `stop()` holds
@@ -77,14 +84,21 @@ class Loop:
             before = self.store.resource_version()
             # statuses are written when due, not at every lull: a long chain would otherwise
             # rewrite its whole flow status once per job (Manager.run does the same)
-            self.controllers.settle(flush=False)
-            self.executor.settle(idle=self._controllers, stop=stop)
+            self.controllers.settle(flush=False, budget=self.burst_budget)
+            if self.between_bursts is not None:
+                self.between_bursts()
+            self.executor.settle(
+                idle=self._controllers,
+                stop=stop,
+                budget=self.burst_budget,
+                between=self.between_bursts,
+            )
             if self.store.resource_version() == before:
                 return
 
     def _controllers(self) -> bool:
         before = self.store.resource_version()
-        self.controllers.settle(flush=False)
+        self.controllers.settle(flush=False, budget=self.burst_budget)
         return self.store.resource_version() != before
 
     def run(

@@ -59,6 +59,7 @@ import json
 import os
 import secrets
 import sqlite3
+import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -146,6 +147,50 @@ _CACHED_ROWS = 4096  # rows kept for read-modify-writes (a flow's few thousand o
 _Key = tuple[str, str, str]  # (kind, namespace, name)
 
 
+class _WriteTurns:
+    """The writers of this process waiting for one file's write lock (`BEGIN IMMEDIATE`).
+
+    SQLite's busy handler lets a waiting writer in only when it happens to retry while the
+    lock is free, so a thread committing burst after burst (the server's control plane)
+    can keep another (an API request) waiting for seconds. A writer that commits often
+    asks `let_through` between two transactions, and waits while others of this process
+    are queued for the lock."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._waiting = 0
+
+    @contextmanager
+    def queued(self) -> Iterator[None]:
+        with self._cond:
+            self._waiting += 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._waiting -= 1
+                self._cond.notify_all()
+
+    def let_through(self, timeout: float) -> bool:
+        """Wait (at most `timeout` seconds) until no writer of this process is queued;
+        True if one was."""
+        with self._cond:
+            if not self._waiting:
+                return False
+            self._cond.wait_for(lambda: not self._waiting, timeout)
+            return True
+
+
+_TURNS: dict[str, _WriteTurns] = {}
+_TURNS_LOCK = threading.Lock()
+
+
+def _turns_of(path: Path) -> _WriteTurns:
+    key = os.path.realpath(path)
+    with _TURNS_LOCK:
+        return _TURNS.setdefault(key, _WriteTurns())
+
+
 class SqliteStore(StoreEngine):
     """A `base.Store` in one SQLite file; see the module docstring for the guarantees."""
 
@@ -165,6 +210,7 @@ class SqliteStore(StoreEngine):
         if synchronous not in ("NORMAL", "FULL"):
             raise ValueError(f"synchronous must be NORMAL or FULL, not {synchronous!r}")
         self.path = Path(path)
+        self._turns = _turns_of(self.path)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             _create_whole(self.path)
@@ -244,6 +290,12 @@ class SqliteStore(StoreEngine):
             if _code(exc) not in _MACHINE:
                 raise  # (a constraint or a misuse: vcflow's bug, not the machine's)
             raise _failure(self.path, exc) from exc
+
+    def yield_to_writers(self, timeout: float) -> bool:
+        """Between two transactions: let the writers of this process that wait for the
+        file's write lock (other connections: the server's API) go first, waiting at most
+        `timeout` seconds; True if any waited."""
+        return self._turns.let_through(timeout)
 
     def check(self) -> list[str]:
         """Problems found by SQLite's integrity check and a cross-check of the indexes and
@@ -596,7 +648,11 @@ class SqliteStore(StoreEngine):
             self._check_usable()  # an aborted transaction is not begun again
             level = self._begun
             try:
-                self._db.execute("BEGIN IMMEDIATE" if level == 0 else f"SAVEPOINT s{level}")
+                if level == 0:
+                    with self._turns.queued():
+                        self._db.execute("BEGIN IMMEDIATE")
+                else:
+                    self._db.execute(f"SAVEPOINT s{level}")
             except sqlite3.OperationalError as exc:
                 raise StoreError(f"{self.path}: cannot start a write transaction: {exc}") from exc
             self._begun = level + 1
