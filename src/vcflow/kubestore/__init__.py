@@ -1,2 +1,8 @@
-"""The Store over a Kubernetes API server: a `vcflow server` or a real cluster, through the
-official `kubernetes` client."""
+"""Tier 3, I/O: the Store over the Kubernetes API (`store.KubeStore`), for the CLI's remote
+mode against `vcflow server` and for the Kubernetes mode against a real cluster."""
+
+from vcflow.kubestore.client import KubeClient, Unreachable
+from vcflow.kubestore.status import Forbidden, Unauthorized
+from vcflow.kubestore.store import KubeStore
+
+__all__ = ["Forbidden", "KubeClient", "KubeStore", "Unauthorized", "Unreachable"]
