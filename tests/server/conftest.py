@@ -4,6 +4,7 @@ ended, with the pods it left stopped and its pod server gone; httpx clients for 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -98,6 +99,7 @@ def start_server(tmp_path: Path) -> Iterator[Start]:
             server.proc.wait(timeout=DEADLINE)
     for state_dir in {s.state_dir for s in started}:
         stop_pods(state_dir)
+        assert not pod_servers(state_dir), "a pod server was left behind"
 
 
 def _read_json(path: Path) -> dict[str, Any] | None:
@@ -109,20 +111,42 @@ def _read_json(path: Path) -> dict[str, Any] | None:
 
 
 def stop_pods(state_dir: Path) -> None:
-    """Kill the pods of the state directory that still run and stop its pod server."""
-    if not (state_dir / "runtime").is_dir():
-        return
-    with PodRunner(state_dir) as runner:
-        handles = runner.adopt_all()
-        for handle in handles:
-            if handle.last is not None and (handle.last.lost or not handle.last.finished):
-                runner.terminate(handle, 0)
-        end = time.monotonic() + DEADLINE
-        while time.monotonic() < end and any(
-            h.status().lost or not h.status().finished for h in handles
-        ):
-            runner.wait(handles, 0.2)
-        runner.stop_server()
+    """Kill the pods of the state directory that still run and stop its pod server — also
+    one a killed server was starting as it died: it is waited for, and killed by its pid
+    if it does not stop."""
+    if (state_dir / "runtime").is_dir():
+        with PodRunner(state_dir) as runner:
+            handles = runner.adopt_all()
+            for handle in handles:
+                if handle.last is not None and (handle.last.lost or not handle.last.finished):
+                    runner.terminate(handle, 0)
+            end = time.monotonic() + DEADLINE
+            while time.monotonic() < end and any(
+                h.status().lost or not h.status().finished for h in handles
+            ):
+                runner.wait(handles, 0.2)
+            runner.stop_server()
+    end = time.monotonic() + 5.0
+    while pod_servers(state_dir) and time.monotonic() < end:
+        time.sleep(0.05)
+    for pid in pod_servers(state_dir):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def pod_servers(state_dir: Path) -> list[int]:
+    """The pids of the pod servers of `state_dir` (by their command line)."""
+    marker = f"vcflow.runtime.podserver serve {state_dir / 'runtime'} "
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            except OSError:
+                continue
+            if marker in cmdline:
+                found.append(int(entry.name))
+    return found
 
 
 def template(name: str, script: str) -> dict[str, Any]:

@@ -214,6 +214,24 @@ def test_delete_with_options(client: httpx.Client) -> None:
     assert again.status_code == 404
 
 
+def test_a_refused_delete_is_422_and_grace_period_0_forces_it(client: httpx.Client) -> None:
+    running = {**jobflow("f", "a"), "status": {"state": {"phase": "Running"}}}
+    assert client.post(f"{FLOW}/jobflows", json=running).status_code == 201
+    refused = client.delete(f"{FLOW}/jobflows/f")
+    assert refused.status_code == 422, refused.text
+    assert refused.json()["message"] == (
+        'JobFlow.flow.volcano.sh "f" is invalid: cannot delete JobFlow "f" while it is '
+        "Running: stop it first (vcflow stop jobflow f -n default), which terminates its "
+        "jobs, then delete it"
+    )
+    assert client.get(f"{FLOW}/jobflows/f").status_code == 200
+    forced = client.request(
+        "DELETE", f"{FLOW}/jobflows/f", content=json.dumps({"gracePeriodSeconds": 0})
+    )
+    assert forced.status_code == 200
+    assert client.get(f"{FLOW}/jobflows/f").status_code == 404
+
+
 def test_bad_requests_are_refused_before_use(client: httpx.Client) -> None:
     huge = template("a", "x" * (2 * 1024 * 1024))
     too_big = client.post(f"{FLOW}/jobtemplates", json=huge)

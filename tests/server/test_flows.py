@@ -5,7 +5,9 @@ writes are reconciled; one control plane per state directory."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -26,6 +28,7 @@ from .conftest import (
     flow_phase,
     jobflow,
     lines,
+    pod_servers,
     template,
     wait_until,
 )
@@ -114,6 +117,7 @@ def test_sigterm_leaves_the_pods_running_and_a_restart_adopts_them(
     assert not (server.state_dir / "kubeconfig").exists()
     pod_pids = _processes_with(str(gate))
     assert pod_pids, "pod a was terminated by the stop"
+    assert pod_servers(server.state_dir), "the pod server went with the control plane"
     again = start_server()
     gate.touch()
     with again.client() as client:
@@ -202,3 +206,44 @@ def test_log_of_the_previous_run_and_of_an_attempt(start_server: Start, tmp_path
         assert none.status_code == 400
         assert none.json()["message"] == 'pod "f-a-t-0" has no attempt 2: the attempts known are 1'
         assert client.get(f"{pod}?tailLines=x").status_code == 400
+
+
+def test_pods_are_scheduled_against_this_machines_cpus(start_server: Start, tmp_path: Path) -> None:
+    marks = tmp_path / "marks"
+    whole = str(os.cpu_count() or 1)  # each job asks for every CPU: one runs at a time
+    objects = [template(n, f"echo start >> {marks}; sleep 0.3; echo end >> {marks}") for n in "ab"]
+    for obj in objects:
+        container = obj["spec"]["tasks"][0]["template"]["spec"]["containers"][0]
+        container["resources"] = {"requests": {"cpu": whole}}
+    server = start_server()
+    with server.client() as client:
+        post_all(client, [*objects, jobflow("f", "a", "b")])
+        succeeded(client, "f")
+    assert lines(marks) == ["start", "end", "start", "end"]
+
+
+def test_many_followed_quiet_logs_do_not_stop_other_requests(
+    start_server: Start, tmp_path: Path
+) -> None:
+    gate = tmp_path / "gate"
+    server = start_server()
+    with server.client(limits=httpx.Limits(max_connections=None)) as client:
+        post_all(client, [template("a", f"while [ ! -e {gate} ]; do sleep 0.05; done"),
+                          jobflow("f", "a")])  # fmt: skip
+        pod = f"{CORE}/pods/f-a-t-0"
+        wait_until(lambda: _phase(client, pod) == "Running", "pod a to run")
+        with contextlib.ExitStack() as streams:
+            for _ in range(FOLLOWERS):  # more than the server's worker threads
+                answer = streams.enter_context(client.stream("GET", f"{pod}/log?follow=true"))
+                assert answer.status_code == 200
+            assert client.get(f"{FLOW}/jobflows/f", timeout=5.0).status_code == 200
+            gate.touch()
+        succeeded(client, "f")
+
+
+FOLLOWERS = 45
+
+
+def _phase(client: httpx.Client, pod: str) -> str:
+    answer = client.get(pod)
+    return str(answer.json()["status"].get("phase")) if answer.status_code == 200 else ""

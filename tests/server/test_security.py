@@ -105,3 +105,16 @@ def test_without_the_token_a_loopback_server_answers_401(
     assert answer.status_code == 401 and answer.json()["code"] == 401
     with server.client() as client:
         assert client.get(f"{FLOW}/jobflows").status_code == 200
+
+
+def test_unusable_tls_files_and_flags_are_refused_in_one_line(tmp_path: Path) -> None:
+    junk = tmp_path / "junk.pem"
+    junk.write_text("not a certificate\n")
+    bad = _refused(tmp_path, "--tls-cert", str(junk), "--tls-key", str(junk))
+    assert bad.returncode == 1
+    assert len(bad.stderr.splitlines()) == 1
+    assert bad.stderr.startswith(f"cannot load the TLS certificate {junk} or key {junk}: ")
+    half = _refused(tmp_path, "--tls-cert", str(junk))
+    assert half.returncode == 1
+    assert half.stderr.strip() == "--tls-cert and --tls-key go together: give both or neither"
+    assert _refused(tmp_path, "--log-level", "loud").returncode == 2

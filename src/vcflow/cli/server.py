@@ -18,6 +18,15 @@ class OnOff(StrEnum):
     OFF = "off"
 
 
+class LogLevel(StrEnum):
+    CRITICAL = "critical"
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+    DEBUG = "debug"
+    TRACE = "trace"
+
+
 class RuntimeChoice(StrEnum):
     LOCAL = "local"
     NONE = "none"
@@ -57,11 +66,8 @@ def server(
         Path | None, typer.Option("--tls-key", metavar="FILE", help="TLS private key (PEM).")
     ] = None,
     log_level: Annotated[
-        str,
-        typer.Option(
-            "--log-level", help="critical, error, warning, info (a line per request), debug."
-        ),
-    ] = "info",
+        LogLevel, typer.Option("--log-level", help="info logs one line per request.")
+    ] = LogLevel.INFO,
 ) -> None:
     """Serve the state directory over the Kubernetes API until SIGINT/SIGTERM.
 
@@ -79,6 +85,6 @@ def server(
             token_file=token_file,
             tls_cert=tls_cert,
             tls_key=tls_key,
-            log_level=log_level,
+            log_level=log_level.value,
         )
     )

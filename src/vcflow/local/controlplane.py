@@ -19,6 +19,7 @@ from vcflow.reconcile.vcjob.resources import UNLIMITED, Capacity
 from vcflow.runtime.executor import Executor
 from vcflow.runtime.logrotate import KUBELET, Limits
 from vcflow.runtime.pods import PodRunner
+from vcflow.runtime.resources import machine
 from vcflow.runtime.run import CREATE_BATCH, POLL, Loop
 from vcflow.store.base import Store
 
@@ -33,6 +34,13 @@ class Parts:
     gpus: tuple[str, ...] = ()
     log_limits: Limits = KUBELET
     poll: float = POLL
+
+    @classmethod
+    def of_this_machine(cls, *, controllers: bool, runtime: bool) -> Parts:
+        """Pods gang-scheduled against this host's CPUs, memory and GPUs, as `vcflow run`
+        schedules them without `--capacity`."""
+        found = machine()
+        return cls(controllers, runtime, Capacity(found.capacity), found.gpus)
 
 
 class _NoControllers:

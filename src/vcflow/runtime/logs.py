@@ -23,7 +23,7 @@ import errno
 import os
 import re
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
@@ -157,20 +157,23 @@ def follow(
     *,
     poll_interval: float = 0.1,
     tail: int | None = None,
-    stop: Callable[[], bool] | None = None,
+    idle: bool = False,
 ) -> Iterator[bytes]:
-    """Chunks of the current run's log as they are written, until that run ended (or
-    `stop()` holds: a server shutting down)."""
+    """Chunks of the current run's log as they are written, until that run ended. With
+    `idle`, an empty chunk where it would wait `poll_interval`: the caller waits (or stops),
+    so an async server holds no thread while a log is quiet."""
     _check(pod_dir, container)
-    stopped = stop or _never
     while True:
         files = log_files(pod_dir, container)
         status = read_status(pod_dir)
         if files:
             break
-        if status.finished or not status.launched or stopped():
+        if status.finished or not status.launched:
             return
-        time.sleep(poll_interval)
+        if idle:
+            yield b""
+        else:
+            time.sleep(poll_interval)
     restart, path = files[-1]
     with open_log(path) as f:
         if tail is not None:
@@ -190,13 +193,10 @@ def follow(
                 if rest:
                     yield rest
                 return
-            if stopped():
-                return
-            time.sleep(poll_interval)
-
-
-def _never() -> bool:
-    return False
+            if idle:
+                yield b""
+            else:
+                time.sleep(poll_interval)
 
 
 def run_ended(status: RunStatus, container: str, restart: int) -> bool:

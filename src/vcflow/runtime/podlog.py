@@ -8,7 +8,7 @@ from its directory under the state directory by name, never through a link.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterator
+from collections.abc import Generator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -86,12 +86,12 @@ def choose(state_dir: Path, request: LogRequest, stored: Pod | None) -> Chosen:
 
 
 def stream(
-    state_dir: Path, chosen: Chosen, tail: int | None, stop: Callable[[], bool] | None = None
-) -> Iterator[bytes]:
-    """The live run's log as it is written, until that run ends or `stop()` holds
-    (`logs.follow`)."""
+    state_dir: Path, chosen: Chosen, tail: int | None, *, idle: bool = False
+) -> Generator[bytes, None, None]:
+    """The live run's log as it is written, until that run ends (`logs.follow`; `idle`:
+    an empty chunk instead of each wait)."""
     check_directory(state_dir.absolute(), chosen.attempt.directory)
-    yield from podlogs.follow(chosen.attempt.directory, chosen.container, tail=tail, stop=stop)
+    yield from podlogs.follow(chosen.attempt.directory, chosen.container, tail=tail, idle=idle)
 
 
 def read(state_dir: Path, request: LogRequest, chosen: Chosen) -> bytes:

@@ -1,8 +1,8 @@
 """Lists as the Kubernetes API answers them: one namespace or all, filtered by label and
 field selectors, paged by `limit` and an opaque `continue` token. The list's
-`metadata.resourceVersion` is the store's, read before the objects (a watch from it misses
-nothing); a token carries the first page's resourceVersion and the last key returned, and
-one older than the store's event log keeps is 410 Expired, as kube's compacted tokens are.
+`metadata.resourceVersion` is the store's as of the objects (`snapshot`); a token carries
+the first page's resourceVersion and the last key returned, and one older than the store's
+event log keeps is 410 Expired, as kube's compacted tokens are.
 """
 
 from __future__ import annotations
@@ -29,6 +29,23 @@ def matching(
     return [obj for obj in found if options.fields.matches(obj.to_dict())]
 
 
+SNAPSHOT_TRIES = 3
+
+
+def snapshot(
+    store: Store, resource: APIResource, namespace: str | None, options: ListOptions
+) -> tuple[int, list[Resource]]:
+    """The store's resourceVersion and the matching objects as of it: read again when a
+    write committed while the objects were read (then, after a few tries, the version read
+    first: a watch from it may repeat a change the list shows, never miss one)."""
+    for _ in range(SNAPSHOT_TRIES):
+        rv = store.resource_version()
+        items = matching(store, resource, namespace, options)
+        if store.resource_version() == rv:
+            break
+    return rv, items
+
+
 def list_body(
     store: Store, resource: APIResource, namespace: str | None, options: ListOptions
 ) -> dict[str, Any]:
@@ -44,9 +61,10 @@ def list_body(
                 "result. You can start a new list without the continue parameter.",
                 reason="Expired",
             ) from None
+        items = matching(store, resource, namespace, options)
     else:
-        rv, after = store.resource_version(), ""
-    items = matching(store, resource, namespace, options)
+        after = ""
+        rv, items = snapshot(store, resource, namespace, options)
     if after:
         items = [obj for obj in items if _key(obj) > after]
     meta: dict[str, Any] = {"resourceVersion": str(rv)}

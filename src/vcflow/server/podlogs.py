@@ -7,10 +7,11 @@ stops. Used by `routes`.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import asyncio
+from collections.abc import AsyncIterator, Callable, Generator
 from pathlib import Path
 
-from starlette.concurrency import iterate_in_threadpool, run_in_threadpool
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
@@ -21,6 +22,7 @@ from vcflow.server.status import ApiError
 from vcflow.store.base import Store
 
 TEXT = "text/plain; charset=utf-8"
+POLL = 0.1  # seconds between two looks at a quiet followed log
 
 
 def log_request(request: Request, namespace: str, name: str) -> podlog.LogRequest:
@@ -50,10 +52,28 @@ async def answer(
     stored = await run_in_threadpool(_stored, store, namespace, name)
     chosen = await run_in_threadpool(podlog.choose, state_dir, wanted, stored)
     if follow and not wanted.previous and chosen.live:
-        chunks = podlog.stream(state_dir, chosen, wanted.tail, stop=stopping)
-        return StreamingResponse(iterate_in_threadpool(chunks), media_type=TEXT)
+        chunks = podlog.stream(state_dir, chosen, wanted.tail, idle=True)
+        return StreamingResponse(_followed(chunks, stopping), media_type=TEXT)
     data = await run_in_threadpool(podlog.read, state_dir, wanted, chosen)
     return Response(data, media_type=TEXT)
+
+
+async def _followed(
+    chunks: Generator[bytes, None, None], stopping: Callable[[], bool]
+) -> AsyncIterator[bytes]:
+    """The chunks, each read in a worker thread; a quiet log is waited for here, with no
+    thread held, until the run ends, the client leaves or the server stops."""
+    try:
+        while not stopping():
+            chunk = await run_in_threadpool(next, chunks, None)
+            if chunk is None:
+                return
+            if chunk:
+                yield chunk
+            else:
+                await asyncio.sleep(POLL)
+    finally:
+        chunks.close()  # (its log file)
 
 
 def _stored(store: Store, namespace: str, name: str) -> Pod | None:

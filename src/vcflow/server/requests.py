@@ -128,8 +128,10 @@ def delete_options(request: Request, body: dict[str, Any] | None) -> DeleteOptio
     """From the query and the optional DeleteOptions body (the body's values win)."""
     query = request.query_params
     given = body or {}
-    grace: Any = given.get("gracePeriodSeconds", _integer(query, "gracePeriodSeconds"))
-    propagation = given.get("propagationPolicy", query.get("propagationPolicy", "Background"))
+    grace: Any = given.get("gracePeriodSeconds")
+    if grace is None:
+        grace = _integer(query, "gracePeriodSeconds")
+    propagation = given.get("propagationPolicy") or query.get("propagationPolicy") or "Background"
     if propagation not in PROPAGATIONS:
         raise ApiError(400, f"propagationPolicy: {propagation!r} is not one of {PROPAGATIONS}")
     pre = given.get("preconditions") or {}

@@ -134,7 +134,10 @@ def serve(
             config.load()
         except (ssl.SSLError, OSError) as exc:
             sock.close()
-            raise Refused(f"cannot load the TLS certificate or key: {exc}") from None
+            raise Refused(
+                f"cannot load the TLS certificate {settings.tls_cert} or key "
+                f"{settings.tls_key}: {exc}"
+            ) from None
         server = _Server(config, stopping)
         failed: list[BaseException] = []
         plane = threading.Thread(
@@ -150,14 +153,14 @@ def serve(
             ca_file=settings.tls_cert.absolute() if settings.tls_cert else None,
         )
         try:
-            config_path = advertise.publish(state_dir, advert, token)
-            plane.start()
-            say(
-                f"vcflow server: serving {advert.url} (state dir {state_dir}, pid {advert.pid}); "
-                f"kubeconfig {config_path}"
-            )
-            sys.stdout.flush()
-            with _signals_caught(server):
+            with _signals_caught(server):  # (from here on a signal is a clean stop)
+                config_path = advertise.publish(state_dir, advert, token)
+                plane.start()
+                say(
+                    f"vcflow server: serving {advert.url} (state dir {state_dir}, "
+                    f"pid {advert.pid}); kubeconfig {config_path}"
+                )
+                sys.stdout.flush()
                 server.run(sockets=[sock])
         finally:
             stopping.set()
@@ -191,7 +194,9 @@ def _control_plane(
 ) -> None:
     """The controllers and the runtime on a store of their own (their own connection:
     the HTTP routes' writes are seen by polling, as another process's are)."""
-    parts = controlplane.Parts(controllers=settings.controllers, runtime=settings.runtime)
+    parts = controlplane.Parts.of_this_machine(
+        controllers=settings.controllers, runtime=settings.runtime
+    )
     try:
         with statedir.opened(state_dir) as store:
             controlplane.run(store, state_dir, parts, stopping.is_set)

@@ -17,7 +17,7 @@ from typing import Any
 from starlette.concurrency import run_in_threadpool
 
 from vcflow.api.resources import APIResource
-from vcflow.server.listing import matching
+from vcflow.server.listing import snapshot
 from vcflow.server.requests import ListOptions
 from vcflow.server.status import ApiError
 from vcflow.store.base import Expired, Store, WatchEvent
@@ -47,12 +47,13 @@ async def stream(
     convert: Convert | None = None,
 ) -> AsyncIterator[bytes]:
     """The event lines of one watch (see the module docstring)."""
-    since = start_version(options)
+    given = start_version(options)
     end = None if options.timeout is None else time.monotonic() + options.timeout
     shown = convert or _same
-    if since is None:
-        since = await run_in_threadpool(store.resource_version)
-        current = await run_in_threadpool(matching, store, resource, namespace, options)
+    if given is not None:
+        since = given
+    else:
+        since, current = await run_in_threadpool(snapshot, store, resource, namespace, options)
         for obj in current:
             yield _line("ADDED", shown(obj.to_dict()))
     bookmarked = time.monotonic()
