@@ -298,3 +298,64 @@ def test_get_watch_prints_each_change(running_server: Server) -> None:
         watcher.send_signal(signal.SIGINT)
         _, err = watcher.communicate(timeout=DEADLINE)  # (closes the pipes)
     assert watcher.returncode == 130, err
+
+
+FLOW = """\
+apiVersion: flow.volcano.sh/v1alpha1
+kind: JobTemplate
+metadata:
+  name: hi
+spec:
+  minAvailable: 1
+  tasks:
+    - name: t
+      replicas: 1
+      template:
+        spec:
+          restartPolicy: Never
+          containers:
+            - name: main
+              image: busybox
+              command: ["sh", "-c", "echo one; echo two"]
+---
+apiVersion: flow.volcano.sh/v1alpha1
+kind: JobFlow
+metadata:
+  name: f
+spec:
+  flows:
+    - name: hi
+"""
+
+
+def test_logs_through_the_server_are_those_read_embedded(
+    running_server: Server, tmp_path: Path
+) -> None:
+    manifest = tmp_path / "flow.yaml"
+    manifest.write_text(FLOW)
+    url = running_server.url
+    done = subprocess.run(
+        _cli("run", "-f", str(manifest), "--server", url, "--no-live"),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    cases = [(), ("--tail", "1"), ("--attempt", "1"), ("-f",)]
+    got = [
+        subprocess.run(
+            _cli("logs", "f-hi-t-0", *case, "--server", url), capture_output=True, timeout=60
+        )
+        for case in cases
+    ]
+    missing = subprocess.run(_cli("logs", "nope", "--server", url), capture_output=True)
+    _stop(running_server)
+    state = ("--state-dir", str(running_server.state_dir))
+    want = [
+        subprocess.run(_cli(*state, "logs", "f-hi-t-0", *case), capture_output=True, timeout=60)
+        for case in cases
+    ]
+    assert [g.stdout for g in got] == [w.stdout for w in want]
+    assert got[0].stdout == b"one\ntwo\n" and got[1].stdout == b"two\n"
+    assert missing.returncode == 1
+    assert missing.stderr == b'Error from server (NotFound): pods "nope" not found\n'
