@@ -5,18 +5,22 @@ the one-line errors (401 without the token, a refused connection)."""
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import json
 import os
+import queue
 import re
 import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 import pytest
 from typer.testing import CliRunner, Result
@@ -274,6 +278,25 @@ def test_run_follows_the_flows_the_server_runs(running_server: Server) -> None:
     assert not (running_server.state_dir.parent / "none").exists()  # nothing ran here
 
 
+class Lines:
+    """The lines of a child's pipe, each waited for with a deadline (a thread reads)."""
+
+    def __init__(self, pipe: IO[str]) -> None:
+        self._lines: queue.Queue[str] = queue.Queue()
+        threading.Thread(target=self._read, args=(pipe,), daemon=True).start()
+
+    def _read(self, pipe: IO[str]) -> None:
+        with contextlib.suppress(ValueError, OSError):  # (closed once the child ended)
+            for line in pipe:
+                self._lines.put(line)
+
+    def next(self) -> str:
+        try:
+            return self._lines.get(timeout=DEADLINE)
+        except queue.Empty:
+            pytest.fail(f"no line within {DEADLINE:g}s")
+
+
 def test_get_watch_prints_each_change(running_server: Server) -> None:
     watcher = subprocess.Popen(
         _cli("get", "jf", "-w", "--server", running_server.url),
@@ -283,7 +306,8 @@ def test_get_watch_prints_each_change(running_server: Server) -> None:
     )
     try:
         assert watcher.stderr is not None and watcher.stdout is not None
-        assert watcher.stderr.readline() == "No resources found in default namespace.\n"
+        out, err = Lines(watcher.stdout), Lines(watcher.stderr)
+        assert err.next() == "No resources found in default namespace.\n"
         applied = subprocess.run(
             _cli("apply", "-f", str(EXAMPLE), "--server", running_server.url),
             capture_output=True,
@@ -292,12 +316,15 @@ def test_get_watch_prints_each_change(running_server: Server) -> None:
         assert applied.returncode == 0
         seen: list[str] = []
         while not seen or seen[-1].split()[:2] != ["test", "Running"]:
-            seen.append(watcher.stdout.readline())
+            seen.append(out.next())
         assert seen[0].split()[0] == "test"
     finally:
         watcher.send_signal(signal.SIGINT)
-        _, err = watcher.communicate(timeout=DEADLINE)  # (closes the pipes)
-    assert watcher.returncode == 130, err
+        watcher.wait(timeout=DEADLINE)
+        for pipe in (watcher.stdout, watcher.stderr):
+            if pipe is not None:
+                pipe.close()
+    assert watcher.returncode == 130
 
 
 FLOW = """\
@@ -359,3 +386,27 @@ def test_logs_through_the_server_are_those_read_embedded(
     assert got[0].stdout == b"one\ntwo\n" and got[1].stdout == b"two\n"
     assert missing.returncode == 1
     assert missing.stderr == b'Error from server (NotFound): pods "nope" not found\n'
+
+
+def test_get_watch_embedded_prints_each_change(tmp_path: Path) -> None:
+    """Embedded too: the state directory's writes by another process, one row each."""
+    state = ("--state-dir", str(tmp_path / "state"))
+    watcher = subprocess.Popen(
+        _cli(*state, "get", "jt", "-w"), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        assert watcher.stderr is not None and watcher.stdout is not None
+        out, err = Lines(watcher.stdout), Lines(watcher.stderr)
+        assert err.next() == "No resources found in default namespace.\n"
+        templates = str(EXAMPLE / "JobTemplate.yaml")
+        applied = subprocess.run(_cli(*state, "apply", "-f", templates), capture_output=True)
+        assert applied.returncode == 0, applied.stderr
+        names = [out.next().split()[0] for _ in range(5)]
+        assert names == list("abcde")
+    finally:
+        watcher.send_signal(signal.SIGINT)
+        watcher.wait(timeout=DEADLINE)
+        for pipe in (watcher.stdout, watcher.stderr):
+            if pipe is not None:
+                pipe.close()
+    assert watcher.returncode == 130

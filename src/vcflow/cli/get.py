@@ -55,7 +55,7 @@ def get(
         raise typer.BadParameter(
             "a resource cannot be retrieved by name across all namespaces", param_hint="-A"
         )
-    with remote.reading(ctx) as store:
+    with remote.reading(ctx, watching=watch) as store:
         since = store.resource_version()
         if names:
             objects, missing = resolved.find(store, namespace, names)

@@ -85,11 +85,16 @@ def is_remote(ctx: typer.Context) -> bool:
 
 
 @contextmanager
-def reading(ctx: typer.Context) -> Iterator[Store]:
+def reading(ctx: typer.Context, *, watching: bool = False) -> Iterator[Store]:
     """The store for a reading command: the server's in remote mode, else the state
-    directory's (`statedir.reading`)."""
+    directory's (`statedir.reading`; created if missing when `watching`: the writes to
+    watch for will go there)."""
     remote = remote_of(ctx)
     if remote is None:
+        if watching:
+            with statedir.opened(options.state_dir(ctx)) as opened:
+                yield opened
+            return
         with statedir.reading(options.state_dir(ctx)) as store:
             yield store
         return
