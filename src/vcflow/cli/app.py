@@ -35,6 +35,7 @@ from vcflow.cli import (
     logs,
     options,
     patch,
+    remote,
     run,
     server,
     stop,
@@ -47,6 +48,9 @@ VERBOSE = "vcflow.verbose"
 
 class _Root(TyperGroup):
     """The root group; its `invoke` is the error boundary for every verb."""
+
+    def parse_args(self, ctx: typer.Context, args: list[str]) -> list[str]:  # type: ignore[override]
+        return super().parse_args(ctx, hoisted(args, self.commands))
 
     def invoke(self, ctx: typer.Context) -> Any:  # type: ignore[override]
         try:
@@ -69,6 +73,57 @@ class _Root(TyperGroup):
         except Exception as exc:
             _internal_error(exc, verbose=bool(ctx.meta.get(VERBOSE)))
             raise typer.Exit(1) from None
+
+
+#: global options (with the number of values each takes), accepted after the verb too
+GLOBAL_OPTIONS = {
+    "-v": 0,
+    "--verbose": 0,
+    "--state-dir": 1,
+    "--server": 1,
+    "-s": 1,
+    "--certificate-authority": 1,
+    "--insecure-skip-tls-verify": 0,
+}
+#: verb options users put before the verb too (`vcflow -n team get jf`)
+VERB_OPTIONS = {"-n": 1, "--namespace": 1}
+
+
+def hoisted(args: list[str], verbs: Any) -> list[str]:
+    """`args` with the global options given after the verb moved before it, and `-n` given
+    before the verb moved after it, so both work on either side (as kubectl's do). Nothing
+    after `--` moves."""
+    verb_at = next((i for i, a in enumerate(args) if a in verbs), None)
+    if verb_at is None:
+        return args
+    before, verb, after = args[:verb_at], args[verb_at], args[verb_at + 1 :]
+    rest, front, moved_back, back = [], [], [], []
+    i = 0
+    while i < len(before):
+        arg = before[i]
+        name = arg.split("=", 1)[0]
+        if name in VERB_OPTIONS:
+            width = 0 if "=" in arg else VERB_OPTIONS[name]
+            moved_back += before[i : i + 1 + width]
+            i += 1 + width
+            continue
+        rest.append(arg)
+        i += 1
+    i = 0
+    while i < len(after):
+        arg = after[i]
+        if arg == "--":
+            back += after[i:]
+            break
+        name = arg.split("=", 1)[0]
+        if name in GLOBAL_OPTIONS:
+            width = 0 if "=" in arg else GLOBAL_OPTIONS[name]
+            front += after[i : i + 1 + width]
+            i += 1 + width
+            continue
+        back.append(arg)
+        i += 1
+    return [*rest, *front, verb, *moved_back, *back]
 
 
 #: What the machine refuses rather than a bug (a full disk, a read-only file system...):
@@ -138,9 +193,38 @@ def _root(
             "first write.",
         ),
     ] = statedir.DEFAULT,
+    server_url: Annotated[
+        str | None,
+        typer.Option(
+            "--server",
+            "-s",
+            envvar=remote.SERVER_ENV,
+            metavar="URL",
+            help="Talk to this vcflow server (or any Kubernetes API server) instead of the "
+            "state directory; the bearer token comes from VCFLOW_TOKEN.",
+        ),
+    ] = None,
+    certificate_authority: Annotated[
+        str | None,
+        typer.Option(
+            "--certificate-authority",
+            metavar="FILE",
+            help="CA certificate file to verify an https --server with.",
+        ),
+    ] = None,
+    insecure: Annotated[
+        bool,
+        typer.Option(
+            "--insecure-skip-tls-verify",
+            help="Do not verify an https --server's certificate (insecure).",
+        ),
+    ] = False,
 ) -> None:
     ctx.meta[VERBOSE] = verbose
     ctx.meta[options.STATE_DIR] = state_dir
+    ctx.meta[remote.SERVER] = server_url
+    ctx.meta[remote.CA_FILE] = certificate_authority
+    ctx.meta[remote.INSECURE] = insecure
 
 
 @app.command("version")

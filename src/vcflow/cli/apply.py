@@ -16,13 +16,17 @@ import typer
 from vcflow.api import gcpause, workdir
 from vcflow.api.errors import FieldError, Origin, ValidationFailed
 from vcflow.api.loading import Document
-from vcflow.cli import kinds, options
+from vcflow.cli import kinds, options, remote
 from vcflow.cli.validate import FilenameOption
-from vcflow.local import manifests, statedir
+from vcflow.local import manifests
 from vcflow.store.base import ApplyResult, Store
 
 
-def apply(ctx: typer.Context, filename: FilenameOption) -> None:
+def apply(
+    ctx: typer.Context,
+    filename: FilenameOption,
+    namespace: options.ApplyNamespaceOption = None,
+) -> None:
     """Create or update the objects in manifests (like kubectl apply), all or nothing.
 
     Every object is validated first, against the store and the other manifests; if any is
@@ -30,9 +34,10 @@ def apply(ctx: typer.Context, filename: FilenameOption) -> None:
     a `vcflow controller` process runs them.
     """
     loaded = manifests.load(filename)
+    options.place(loaded, namespace)
     loaded.raise_if_invalid()
     loaded.require_objects("apply")
-    with statedir.writing(options.state_dir(ctx)) as store:
+    with remote.writing(ctx) as store:
         apply_and_report(store, loaded)
 
 

@@ -14,8 +14,8 @@ import typer
 
 from vcflow.api.errors import FieldError, NotFound, ValidationFailed, VcflowError
 from vcflow.api.names import object_key
-from vcflow.cli import kinds, options
-from vcflow.local import manifests, statedir
+from vcflow.cli import kinds, options, remote
+from vcflow.local import manifests
 from vcflow.store import Store
 
 Target = tuple[kinds.Kind, str, str]  # kind, namespace, name
@@ -64,7 +64,7 @@ def delete(
     targets = _targets(kind, names or [], filename or [], namespace)
     problems: list[str] = []
     pods = [object_key(ns, name) for which, ns, name in targets if which is kinds.POD]
-    with statedir.writing(options.state_dir(ctx), deleted_pods=pods) as store:
+    with remote.writing(ctx, deleted_pods=pods) as store:
         for target in targets:
             problem = _delete_one(store, target, force=force, ignore_not_found=ignore_not_found)
             if problem:

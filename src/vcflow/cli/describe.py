@@ -22,9 +22,8 @@ from vcflow.api.jobtemplate import JobTemplate
 from vcflow.api.meta import Resource
 from vcflow.api.pod import Pod
 from vcflow.api.vcjob import VCJob
-from vcflow.cli import configsections, kinds, options, podsections, sections
+from vcflow.cli import configsections, kinds, options, podsections, remote, sections
 from vcflow.cli.sections import NONE, Text
-from vcflow.local import statedir
 from vcflow.store import Store
 
 
@@ -40,7 +39,7 @@ def describe(
     """
     resolved = kinds.resolve(kind)
     now = clock.SystemClock().now()
-    with statedir.reading(options.state_dir(ctx)) as store:
+    with remote.reading(ctx) as store:
         objects, missing = (
             resolved.find(store, namespace, names)
             if names

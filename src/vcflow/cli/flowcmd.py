@@ -21,8 +21,7 @@ from vcflow.api.errors import AlreadyExists, NotFound, VcflowError
 from vcflow.api.jobflow import JobFlow
 from vcflow.api.meta import ObjectMeta
 from vcflow.api.phases import FlowPhase
-from vcflow.cli import kinds, options, patch
-from vcflow.local import statedir
+from vcflow.cli import kinds, options, patch, remote
 from vcflow.reconcile.flow import RETRY_ANNOTATION, STOP_ANNOTATION, RetryRequest
 from vcflow.store import Store
 
@@ -69,7 +68,7 @@ def retry(
             "--entries names Completed entries to run again: give --restart-successful with it",
             param_hint="--entries",
         )
-    with statedir.writing(options.state_dir(ctx)) as store:
+    with remote.writing(ctx) as store:
         flow = _get(store, namespace, name)
         ref = kinds.JOBFLOW.ref(name)
         if flow.phase != FlowPhase.FAILED:
@@ -108,7 +107,7 @@ def resubmit(
 ) -> None:
     """Create a new JobFlow with the same spec as NAME, which is left as it is."""
     _jobflow(kind)
-    with statedir.writing(options.state_dir(ctx)) as store:
+    with remote.writing(ctx) as store:
         flow = _get(store, namespace, name)
         meta = flow.metadata
         annotations = {k: v for k, v in meta.annotations.items() if k not in REQUESTS}

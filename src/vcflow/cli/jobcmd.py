@@ -17,8 +17,7 @@ from vcflow.api.command import command_for
 from vcflow.api.errors import NotFound, VcflowError
 from vcflow.api.phases import Action, JobPhase
 from vcflow.api.vcjob import VCJob
-from vcflow.cli import kinds, options
-from vcflow.local import statedir
+from vcflow.cli import kinds, options, remote
 from vcflow.reconcile.vcjob import lifecycle
 
 KindArg = Annotated[str, typer.Argument(metavar="KIND", help="vcjob (vj, job).")]
@@ -41,7 +40,7 @@ def _send(
     if kinds.resolve(kind) is not kinds.VCJOB:
         raise typer.BadParameter("only vcjobs take this command", param_hint="KIND")
     problems: list[str] = []
-    with statedir.writing(options.state_dir(ctx)) as store:
+    with remote.writing(ctx) as store:
         for name in dict.fromkeys(job_names):
             try:
                 job = store.get(VCJob, namespace, name)

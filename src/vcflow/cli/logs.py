@@ -17,15 +17,16 @@ name, never through a link (`runtime.podlog`, which the server's log route share
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from typing import Annotated
 
 import typer
 
-from vcflow.api.errors import NotFound
+from vcflow.api.errors import NotFound, StoreError
 from vcflow.api.pod import Pod
-from vcflow.cli import kinds, options, output
-from vcflow.local import statedir
+from vcflow.cli import kinds, options, output, remote
+from vcflow.runtime import logs as podlogs
 from vcflow.runtime import podlog
 from vcflow.runtime.loghistory import Attempt
 
@@ -78,8 +79,18 @@ def logs(
     """Print the log of a pod's container (stdout and stderr, as written)."""
     name = pod_name(pod)
     podlog.check_names(namespace, name)
+    server = remote.remote_of(ctx)
+    if server is not None:
+        if list_attempts:
+            raise podlogs.LogsError(
+                "--attempts reads the state directory; the server's API does not list "
+                "attempts (use --attempt N)"
+            )
+        wanted = _Wanted(container, follow, previous, tail, attempt)
+        _remote_logs(server, namespace, name, wanted)
+        return
     state_dir = options.state_dir(ctx).absolute()
-    with statedir.reading(options.state_dir(ctx)) as store:
+    with remote.reading(ctx) as store:
         try:
             stored: Pod | None = store.get(Pod, namespace, name)
         except NotFound:
@@ -98,6 +109,42 @@ def logs(
             typer.echo(chunk, nl=False)
         return
     typer.echo(podlog.read(state_dir, request, chosen), nl=False)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Wanted:
+    container: str | None
+    follow: bool
+    previous: bool
+    tail: int | None
+    attempt: int | None
+
+
+_BAD_REQUEST = "Error from server (BadRequest): "
+
+
+def _remote_logs(server: remote.Remote, namespace: str, name: str, wanted: _Wanted) -> None:
+    """The log through the server's `pods/NAME/log`, written as it comes."""
+    out = sys.stdout.buffer
+    with server.connect() as store:
+        try:
+            for chunk in store.pod_log(
+                namespace,
+                name,
+                container=wanted.container,
+                follow=wanted.follow,
+                tail=wanted.tail,
+                previous=wanted.previous,
+                attempt=wanted.attempt,
+            ):
+                out.write(chunk)
+                out.flush()
+        except NotFound:
+            raise kinds.POD.not_found(name) from None
+        except StoreError as exc:  # the server's own words, as embedded prints them
+            raise podlogs.LogsError(str(exc).removeprefix(_BAD_REQUEST)) from None
+        except KeyboardInterrupt:
+            raise typer.Exit(130) from None
 
 
 def _attempt_row(attempt: Attempt) -> list[str]:

@@ -8,8 +8,9 @@ from typing import Annotated
 import typer
 
 from vcflow.api import names
+from vcflow.api.errors import InputError
 from vcflow.cli import kinds
-from vcflow.local import statedir
+from vcflow.local import manifests, statedir
 
 STATE_DIR = "vcflow.state_dir"  # key in the click context's `meta`
 
@@ -20,6 +21,36 @@ NamespaceOption = Annotated[
     typer.Option("-n", "--namespace", metavar="NAMESPACE", help="Namespace of the objects."),
 ]
 DEFAULT_NAMESPACE = names.DEFAULT_NAMESPACE
+ApplyNamespaceOption = Annotated[
+    str | None,
+    typer.Option(
+        "-n",
+        "--namespace",
+        metavar="NAMESPACE",
+        help="Namespace of the objects that name none (one that names another is refused).",
+    ),
+]
+
+
+def place(loaded: manifests.Manifests, namespace: str | None) -> None:
+    """kubectl's `-n` on apply: the objects without a namespace go to `namespace`; one that
+    names another is refused (InputError naming its file), nothing applied."""
+    if namespace is None:
+        return
+    problems = []
+    for item in loaded.items:
+        meta = item.doc.data.get("metadata")
+        given = meta.get("namespace") if isinstance(meta, dict) else None
+        if not given:
+            item.obj.metadata.namespace = namespace
+        elif given != namespace:
+            problems.append(
+                f'{item.doc.origin}: the namespace from the provided object "{given}" does '
+                f'not match the namespace "{namespace}". You must pass '
+                f"'--namespace={given}' to perform this operation."
+            )
+    if problems:
+        raise InputError("\n".join(problems))
 
 
 def state_dir(ctx: typer.Context) -> Path:

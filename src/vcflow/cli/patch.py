@@ -18,8 +18,7 @@ from vcflow.api import jsontext
 from vcflow.api.errors import Conflict, InputError, NotFound, Origin, ValidationFailed
 from vcflow.api.loading import Document, to_model
 from vcflow.api.meta import Resource
-from vcflow.cli import kinds, options
-from vcflow.local import statedir
+from vcflow.cli import kinds, options, remote
 from vcflow.patch.jsonmerge import merge_patch
 from vcflow.store import Store
 
@@ -74,7 +73,7 @@ def patch(
             f'"{patch_type}" is not supported; only merge (RFC 7386) is', param_hint="--type"
         )
     body = _parse(patch_json)
-    with statedir.writing(options.state_dir(ctx)) as store:
+    with remote.writing(ctx) as store:
         changed = apply_patch(
             store, resolved, namespace, name, body, status=subresource is not None
         )

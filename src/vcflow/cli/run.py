@@ -29,9 +29,10 @@ from vcflow.api.errors import InputError
 from vcflow.api.jobflow import JobFlow
 from vcflow.api.vcjob import VCJob
 from vcflow.cli import apply as apply_cmd
-from vcflow.cli import options, runview, signals
+from vcflow.cli import options, remote, runview, signals
 from vcflow.cli.validate import FilenameOption
 from vcflow.local import manifests, running
+from vcflow.local.following import Follow
 from vcflow.local.progress import Progress
 from vcflow.local.result import RunResult
 from vcflow.local.session import LocalRun, Options
@@ -139,6 +140,7 @@ def run(
     live: LiveOption = True,
     log_max_size: LogSizeOption = None,
     log_max_files: LogFilesOption = None,
+    namespace: options.ApplyNamespaceOption = None,
 ) -> None:
     """Apply manifests and run their JobFlows (and vcjobs) here until each has ended.
 
@@ -149,10 +151,15 @@ def run(
     to resume.
     """
     loaded = manifests.load(filename)
+    options.place(loaded, namespace)
     loaded.raise_if_invalid()
     loaded.require_objects("run")
     running.runnable(loaded.objects)
     state_dir = options.state_dir(ctx)
+    server = remote.remote_of(ctx)
+    if server is not None:
+        _follow_remote(server, loaded, state_dir, timeout=timeout, live=live)
+        return
     with running.holding(state_dir) as store:
         flows, jobs = running.targets(apply_cmd.apply_and_report(store, loaded))
         with _run_gc():
@@ -176,6 +183,48 @@ def run(
         typer.echo(
             f"timeout: the flows did not finish within {timeout:g}s; "
             f"terminated {result.terminated} running pods",
+            err=True,
+        )
+    raise typer.Exit(result.exit_code)
+
+
+def _follow_remote(
+    server: remote.Remote,
+    loaded: manifests.Manifests,
+    state_dir: Path,
+    *,
+    timeout: float | None,
+    live: bool,
+) -> None:
+    """`run -f` against a server: apply there, then follow the flows its controllers run
+    (live view, final table, exit code). Ctrl-C or `--timeout` stop the following only:
+    the flows go on in the server."""
+    with server.connect() as store:
+        flows, jobs = running.targets(apply_cmd.apply_and_report(store, loaded))
+        console = Console()
+        use_live = live and console.is_terminal
+
+        def said(what: str, phase: str, seconds: float) -> None:
+            typer.echo(runview.change_line(what, phase, seconds))
+
+        progress = Progress(flows, jobs, on_change=None if use_live else said)
+        view = runview.LiveView(progress, lambda: console.size.height)
+        live_view = Live(view.render(), console=console, auto_refresh=False) if use_live else None
+
+        def tick() -> None:
+            if live_view is not None:
+                live_view.update(view.render(), refresh=True)
+
+        follow = Follow(store, progress, state_dir, timeout=timeout)
+        with signals.stop_on_signals() as stop, live_view or nullcontext():
+            result = follow.run(stop=stop, on_tick=tick)
+    runview.report(result, sys.stdout)
+    where = f"in the server ({server.url}); `vcflow get jobflows` shows them"
+    if result.ending is Ending.INTERRUPTED:
+        typer.echo(f"interrupted: stopped following; the flows go on {where}", err=True)
+    elif result.ending is Ending.TIMEOUT:
+        typer.echo(
+            f"timeout: the flows did not finish within {timeout:g}s; they go on {where}",
             err=True,
         )
     raise typer.Exit(result.exit_code)

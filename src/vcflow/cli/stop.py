@@ -17,8 +17,7 @@ from vcflow.api.errors import NotFound, VcflowError
 from vcflow.api.jobflow import JobFlow
 from vcflow.api.phases import FINISHED_JOB_PHASES, FlowPhase
 from vcflow.api.vcjob import VCJob
-from vcflow.cli import kinds, options, patch
-from vcflow.local import statedir
+from vcflow.cli import kinds, options, patch, remote
 from vcflow.reconcile import jobs as jobbuild
 from vcflow.reconcile.flow import STOP_ANNOTATION
 from vcflow.store import Store
@@ -39,7 +38,7 @@ def stop(
         raise typer.BadParameter("only jobflows can be stopped", param_hint="KIND")
     stamp = clock.rfc3339(clock.SystemClock().now())
     problems: list[str] = []
-    with statedir.writing(options.state_dir(ctx)) as store:
+    with remote.writing(ctx) as store:
         for name in dict.fromkeys(names):
             try:
                 flow = store.get(JobFlow, namespace, name)

@@ -215,6 +215,9 @@ def _listen(host: str, port: int) -> socket.socket:
         family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
         sock = socket.socket(family, kind, proto)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        # accepted sockets inherit it: uvicorn given a socket sets no TCP_NODELAY, and the
+        # body written after the headers then waits for the client's delayed ACK (~40 ms)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         sock.bind(address)
         sock.listen(128)
     except OSError as exc:

@@ -1,0 +1,115 @@
+"""Which store a verb talks to: the state directory's own (embedded), or a server's over the
+Kubernetes API (`kubestore.KubeStore`) — remote mode.
+
+Remote mode is on when `--server URL` (or VCFLOW_SERVER) is given, with the bearer token
+of VCFLOW_TOKEN; or when a `vcflow server` owns the state directory: its `server.json`
+names the URL, token file and CA file, and the server holds `controller.lock` with role
+`server`. In remote mode the server's controllers do the work: writers never reconcile
+in-process. Used by every verb through `reading` / `writing`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import typer
+
+from vcflow.api import names
+from vcflow.api.errors import VcflowError
+from vcflow.cli import options
+from vcflow.kubestore import KubeClient, KubeStore
+from vcflow.local import statedir
+from vcflow.server import advertise
+from vcflow.store.base import Store
+
+SERVER = "vcflow.server"  # keys in the click context's `meta`
+CA_FILE = "vcflow.certificate_authority"
+INSECURE = "vcflow.insecure"
+SERVER_ENV = "VCFLOW_SERVER"
+TOKEN_ENV = "VCFLOW_TOKEN"
+
+
+@dataclass(frozen=True)
+class Remote:
+    url: str
+    token: str | None = None
+    ca_file: str | None = None
+    insecure: bool = False
+
+    def connect(self) -> KubeStore:
+        return KubeStore(
+            KubeClient.for_url(
+                self.url, token=self.token, ca_file=self.ca_file, insecure=self.insecure
+            )
+        )
+
+
+def remote_of(ctx: typer.Context) -> Remote | None:
+    """The server this command talks to, None for embedded mode."""
+    url = ctx.meta.get(SERVER)
+    token = os.environ.get(TOKEN_ENV) or None
+    ca_file = ctx.meta.get(CA_FILE)
+    insecure = bool(ctx.meta.get(INSECURE))
+    if isinstance(url, str) and url:
+        return Remote(url, token, ca_file if isinstance(ca_file, str) else None, insecure)
+    return owning_server(options.state_dir(ctx), token=token)
+
+
+def owning_server(state_dir: Path, *, token: str | None = None) -> Remote | None:
+    """The server that owns `state_dir` (`advertise.running`: its `server.json`, while it
+    holds the lock with role `server`); None if none does."""
+    advert = advertise.running(state_dir)
+    if advert is None:
+        return None
+    if token is None and advert.token_file is not None:
+        token = _read_token(advert.token_file)
+    ca_file = str(advert.ca_file) if advert.ca_file is not None else None
+    return Remote(advert.url, token, ca_file)
+
+
+def _read_token(path: Path) -> str:
+    try:
+        return path.read_text().strip()
+    except OSError as exc:
+        raise VcflowError(
+            f"cannot read the server's token file {path}: {(exc.strerror or '').lower()}"
+        ) from None
+
+
+def is_remote(ctx: typer.Context) -> bool:
+    return remote_of(ctx) is not None
+
+
+@contextmanager
+def reading(ctx: typer.Context, *, watching: bool = False) -> Iterator[Store]:
+    """The store for a reading command: the server's in remote mode, else the state
+    directory's (`statedir.reading`; created if missing when `watching`: the writes to
+    watch for will go there)."""
+    remote = remote_of(ctx)
+    if remote is None:
+        if watching:
+            with statedir.opened(options.state_dir(ctx)) as opened:
+                yield opened
+            return
+        with statedir.reading(options.state_dir(ctx)) as store:
+            yield store
+        return
+    with remote.connect() as kube:
+        yield kube
+
+
+@contextmanager
+def writing(ctx: typer.Context, *, deleted_pods: Iterable[names.ObjectKey] = ()) -> Iterator[Store]:
+    """The store for a writing command: the server's in remote mode (its controllers do the
+    rest), else the state directory's, reconciled afterwards (`statedir.writing`)."""
+    remote = remote_of(ctx)
+    if remote is None:
+        with statedir.writing(options.state_dir(ctx), deleted_pods=deleted_pods) as store:
+            yield store
+        return
+    with remote.connect() as kube:
+        yield kube

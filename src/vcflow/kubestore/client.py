@@ -1,0 +1,239 @@
+"""The connection to one Kubernetes API server: where it is, how to authenticate, and one
+request (or one streamed response) at a time, with a timeout on each. Used by `store`.
+
+Built on the official `kubernetes` package's `Configuration` (kubeconfig files, in-cluster
+service accounts, bearer tokens, client certificates, CAs) and its `ApiClient`/REST layer
+(TLS, connection pools, proxies); the bytes of each response are read here, not by its
+generated models, so one code path serves every kind, CRDs and core kinds alike.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+import kubernetes.client
+import kubernetes.config
+import urllib3
+
+from vcflow.api.errors import StoreError
+
+#: seconds a request may take (connect and read) unless a call says otherwise
+DEFAULT_TIMEOUT = 30.0
+JSON = "application/json"
+MERGE_PATCH = "application/merge-patch+json"
+
+
+class Unreachable(StoreError):
+    """The API server could not be reached (refused, unresolvable, timed out, bad TLS)."""
+
+
+@dataclass(frozen=True)
+class Response:
+    status: int
+    data: bytes
+    warnings: tuple[str, ...] = ()
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return 200 <= self.status < 300
+
+    def json(self) -> Any:
+        return json.loads(self.data) if self.data else {}
+
+
+class KubeClient:
+    """Requests to one API server (`configuration.host`)."""
+
+    def __init__(
+        self, configuration: kubernetes.client.Configuration, *, timeout: float = DEFAULT_TIMEOUT
+    ) -> None:
+        configuration.retries = False  # a refused connection fails at once, not after 3 tries
+        self.configuration = configuration
+        self.timeout = timeout
+        self._api = kubernetes.client.ApiClient(configuration)
+        self._api.user_agent = "vcflow"
+
+    @classmethod
+    def for_url(
+        cls,
+        url: str,
+        *,
+        token: str | None = None,
+        ca_file: str | None = None,
+        insecure: bool = False,
+        timeout: float = DEFAULT_TIMEOUT,
+    ) -> KubeClient:
+        """A server named by URL (`--server`), with an optional bearer token and CA file."""
+        configuration = kubernetes.client.Configuration()
+        configuration.host = url.rstrip("/")
+        if token:
+            configuration.api_key = {"authorization": token}
+            configuration.api_key_prefix = {"authorization": "Bearer"}
+        if ca_file:
+            configuration.ssl_ca_cert = ca_file
+        configuration.verify_ssl = not insecure
+        return cls(configuration, timeout=timeout)
+
+    @classmethod
+    def from_kubeconfig(
+        cls,
+        path: str | None = None,
+        *,
+        context: str | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+    ) -> KubeClient:
+        """The cluster of a kubeconfig file (default: $KUBECONFIG or ~/.kube/config)."""
+        configuration = kubernetes.client.Configuration()
+        try:
+            kubernetes.config.load_kube_config(  # type: ignore[no-untyped-call]
+                config_file=path, context=context, client_configuration=configuration
+            )
+        except (kubernetes.config.ConfigException, OSError) as exc:
+            raise StoreError(f"cannot load kubeconfig {path or '(default)'}: {exc}") from None
+        return cls(configuration, timeout=timeout)
+
+    @classmethod
+    def in_cluster(cls, *, timeout: float = DEFAULT_TIMEOUT) -> KubeClient:
+        """The API server of the pod this process runs in (its service account)."""
+        configuration = kubernetes.client.Configuration()
+        try:
+            kubernetes.config.load_incluster_config(  # type: ignore[no-untyped-call]
+                client_configuration=configuration
+            )
+        except kubernetes.config.ConfigException as exc:
+            raise StoreError(f"not running in a Kubernetes pod: {exc}") from None
+        return cls(configuration, timeout=timeout)
+
+    @property
+    def url(self) -> str:
+        return str(self.configuration.host)
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: Sequence[tuple[str, str]] = (),
+        body: Any = None,
+        content_type: str = JSON,
+        timeout: float | None = None,
+    ) -> Response:
+        """One request; its whole answer, whatever the status (`status.raise_for`)."""
+        with self._open(method, path, query, body, content_type, timeout) as raw:
+            data = raw.data
+            return Response(raw.status, data, _warnings(raw.headers), dict(raw.headers))
+
+    @contextmanager
+    def stream(
+        self,
+        path: str,
+        *,
+        query: Sequence[tuple[str, str]] = (),
+        timeout: float | None = None,
+        lines: bool = True,
+    ) -> Iterator[tuple[Response, Iterator[bytes]]]:
+        """A GET whose body is read as it comes (a watch, a followed log): the status and
+        headers, and the body's lines (or its chunks as they come, if not `lines`).
+        `timeout` bounds the wait for each read."""
+        with self._open("GET", path, query, None, JSON, timeout) as raw:
+            head = Response(raw.status, b"", _warnings(raw.headers), dict(raw.headers))
+            if not head.ok:
+                yield Response(raw.status, raw.data, head.warnings), iter(())
+                return
+            yield head, (self._lines(raw) if lines else self._chunks(raw))
+
+    def _chunks(self, raw: urllib3.BaseHTTPResponse) -> Iterator[bytes]:
+        try:
+            yield from raw.stream(64 * 1024, decode_content=True)
+        except (urllib3.exceptions.HTTPError, OSError) as exc:
+            if isinstance(exc, urllib3.exceptions.ReadTimeoutError):
+                raise TimeoutError(str(exc)) from None
+            raise self._unreachable(exc) from None
+
+    def _lines(self, raw: urllib3.BaseHTTPResponse) -> Iterator[bytes]:
+        pending = b""
+        for chunk in self._chunks(raw):
+            pending += chunk
+            *found, pending = pending.split(b"\n")
+            yield from found
+        if pending:
+            yield pending
+
+    @contextmanager
+    def _open(
+        self,
+        method: str,
+        path: str,
+        query: Sequence[tuple[str, str]],
+        body: Any,
+        content_type: str,
+        timeout: float | None,
+    ) -> Iterator[urllib3.BaseHTTPResponse]:
+        headers = {"Accept": JSON}
+        if body is not None:
+            headers["Content-Type"] = content_type
+        _, url, headers, _, _ = self._api.param_serialize(
+            method,
+            path,
+            query_params=list(query),
+            header_params=headers,
+            auth_settings=["BearerToken"],
+        )
+        seconds = self.timeout if timeout is None else timeout
+        try:
+            response = self._api.call_api(
+                method, url, header_params=headers, body=body, _request_timeout=seconds
+            )
+        except kubernetes.client.ApiException as exc:  # (TLS errors come as status 0)
+            raise Unreachable(f"cannot connect to the server {self.url}: {exc.reason}") from None
+        except (urllib3.exceptions.HTTPError, OSError) as exc:
+            raise self._unreachable(exc, seconds) from None
+        raw = response.response
+        try:
+            yield raw
+        finally:
+            if not raw.isclosed():
+                raw.close()  # (a stream left midway: its connection cannot be reused)
+            raw.release_conn()
+
+    def _unreachable(self, exc: BaseException, seconds: float | None = None) -> Unreachable:
+        reason = getattr(exc, "reason", None) or exc
+        text = str(reason)
+        where = urlsplit(self.url).netloc or self.url
+        if "refused" in text.lower():
+            return Unreachable(
+                f"the connection to the server {where} was refused - is the server running "
+                f"and the URL right? ({self.url})"
+            )
+        if isinstance(reason, TimeoutError) or "timed out" in text.lower():
+            after = f" within {seconds:g}s" if seconds else ""
+            return Unreachable(f"the server {self.url} did not answer{after}")
+        return Unreachable(f"cannot reach the server {self.url}: {_short(text)}")
+
+    def close(self) -> None:
+        self._api.close()  # type: ignore[no-untyped-call]
+
+
+_WARNING = re.compile(r'\s*\d{3}\s+\S+\s+"((?:[^"\\]|\\.)*)"')
+
+
+def _warnings(headers: Any) -> tuple[str, ...]:
+    """The texts of the `Warning: 299 - "text"` headers (RFC 7234), in order."""
+    values = headers.getlist("Warning") if hasattr(headers, "getlist") else []
+    found = []
+    for value in values:
+        for match in _WARNING.finditer(value):
+            found.append(re.sub(r"\\(.)", r"\1", match.group(1)))
+    return tuple(found)
+
+
+def _short(text: str) -> str:
+    """The last clause of urllib3's nested error text ("...: [Errno 111] ...")."""
+    return text.rsplit(">: ", 1)[-1].strip("()'\"")

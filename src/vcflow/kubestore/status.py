@@ -1,0 +1,122 @@
+"""Kubernetes `Status` answers as vcflow's error tree, keeping the server's message, and
+admission warnings (`Warning` headers) as FieldErrors. Used by `store` after each request.
+
+`Error from server (Reason): message` is how kubectl prints a Status; the errors say it the
+same way, but for NotFound (the CLI names the missing object itself) and 422 Invalid (one
+FieldError per cause, so the CLI prints one line per problem, as embedded).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from vcflow.api.errors import (
+    AlreadyExists,
+    Conflict,
+    FieldError,
+    NotFound,
+    StoreError,
+    ValidationFailed,
+    VcflowError,
+)
+from vcflow.kubestore.client import Response
+from vcflow.store.base import Expired
+
+
+class Unauthorized(StoreError):
+    """401: no token, or a wrong one."""
+
+
+class Forbidden(StoreError):
+    """403: the token may not do this."""
+
+
+def status_of(response: Response) -> dict[str, Any]:
+    """The Status object of an error answer ({} when the body is not one)."""
+    try:
+        found = json.loads(response.data)
+    except ValueError:
+        return {}
+    return found if isinstance(found, dict) else {}
+
+
+def error_for(
+    response: Response, *, kind: str = "", namespace: str = "", name: str = ""
+) -> VcflowError:
+    """The vcflow error of a failed request about object `kind namespace/name`."""
+    status = status_of(response)
+    return error_of_status(
+        status, response.status, response.data, kind=kind, namespace=namespace, name=name
+    )
+
+
+def error_of_status(
+    status: dict[str, Any],
+    code: int,
+    data: bytes = b"",
+    *,
+    kind: str = "",
+    namespace: str = "",
+    name: str = "",
+) -> VcflowError:
+    """The vcflow error of a Status object (an answer's body, or a watch's ERROR event)."""
+    reason = str(status.get("reason") or "")
+    message = str(status.get("message") or data.decode("utf-8", "replace").strip() or code)
+    code = int(status.get("code") or code)
+    said = f"Error from server ({reason or _REASONS.get(code, 'Unknown')}): {message}"
+    if code == 401:
+        return Unauthorized("error: You must be logged in to the server (Unauthorized)")
+    if code == 403:
+        return Forbidden(said)
+    if code == 404:
+        return NotFound(message)
+    if code == 409 and reason == "AlreadyExists":
+        return AlreadyExists(said)
+    if code == 409:
+        return Conflict(said)
+    if code == 410:
+        return Expired(said)
+    if code == 422:
+        return ValidationFailed(_causes(status, message, kind, namespace, name))
+    return StoreError(said)
+
+
+_REASONS = {
+    400: "BadRequest",
+    405: "MethodNotAllowed",
+    413: "RequestEntityTooLarge",
+    415: "UnsupportedMediaType",
+    500: "InternalError",
+    503: "ServiceUnavailable",
+}
+
+
+def _causes(
+    status: dict[str, Any], message: str, kind: str, namespace: str, name: str
+) -> list[FieldError]:
+    details = status.get("details") or {}
+    name = name or str(details.get("name") or "")
+    causes = [c for c in details.get("causes") or () if isinstance(c, dict)]
+    if not causes:
+        return [FieldError(message, "", kind, namespace, name)]
+    return [
+        FieldError(str(c.get("message") or ""), str(c.get("field") or ""), kind, namespace, name)
+        for c in causes
+    ]
+
+
+_PATH = re.compile(r"^[A-Za-z][\w.\-]*(\[[^\]]*\][\w.\-]*)*$")
+
+
+def warning_of(text: str, *, kind: str, namespace: str, name: str) -> FieldError:
+    """An admission warning's text as the FieldError admission made of it: the object the
+    server names in front (`Kind ns/name: `) and a leading field path are taken apart
+    again, so the CLI can point at the manifest line as it does embedded."""
+    prefix = f"{kind} {namespace}/{name}: "
+    rest = text[len(prefix) :] if text.startswith(prefix) else text
+    head, sep, tail = rest.partition(": ")
+    if sep and _PATH.match(head):
+        return FieldError(tail, head, kind, namespace, name, warning=True)
+    return FieldError(rest, "", kind, namespace, name, warning=True)

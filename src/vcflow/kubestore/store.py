@@ -1,0 +1,651 @@
+"""`KubeStore`: the `Store` protocol over any Kubernetes API server — `vcflow server`, or a
+real cluster (the Kubernetes mode) — so the CLI, the controllers and the runtime run
+against either unchanged. Built on the official `kubernetes` package at its ApiClient /
+REST level (`client.KubeClient`): its configuration loaders (kubeconfig, in-cluster, URL +
+token + CA) and TLS are the ones every Kubernetes Python tool trusts, while the generated
+models and the dynamic client are skipped — the first do not know Volcano's kinds and
+drop fields they do not know, the second needs a discovery round trip per process — so the
+objects go straight from JSON into vcflow's own models, and the `Warning` headers are read.
+
+The API server owns the semantics (admission, resourceVersions, generation, garbage
+collection); where the protocol promises more than the Kubernetes API gives:
+- `transaction()` groups nothing: the API has no multi-object transaction. Each write is
+  atomic on its own; `apply` dry-runs every object (`dryRun=All`) before writing any, so
+  an object admission refuses fails the batch before anything is written.
+- `admit=False` cannot skip the server's admission; it is ignored.
+- resourceVersions are the server's: increasing, not gap-free (etcd revisions).
+- events come from one watch stream per kind (`watching`); a watch from resourceVersion 0
+  starts with the current objects as ADDED, as Kubernetes' does.
+Writes without a resourceVersion ("unconditional") read the object and write with its
+resourceVersion, re-reading and retrying up to `RETRIES` times on 409 Conflict.
+"""
+
+from __future__ import annotations
+
+import builtins
+import threading
+import time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any, cast
+
+from vcflow.api import names as apinames
+from vcflow.api import resources
+from vcflow.api.errors import (
+    AlreadyExists,
+    Conflict,
+    FieldError,
+    NotFound,
+    StoreError,
+    ValidationFailed,
+)
+from vcflow.api.jobflow import JobFlow
+from vcflow.api.jobtemplate import JobTemplate
+from vcflow.api.meta import Resource
+from vcflow.api.pod import Pod
+from vcflow.kubestore import status as statuses
+from vcflow.kubestore import watching
+from vcflow.kubestore.client import KubeClient, Response, Unreachable
+from vcflow.kubestore.status import Forbidden
+from vcflow.store import wire
+from vcflow.store.base import (
+    ApplyResult,
+    Defaulter,
+    Expired,
+    KindInfo,
+    KindRegistry,
+    Outcome,
+    R,
+    Selector,
+    SelectorLike,
+    UnknownKind,
+    WatchEvent,
+    default_kinds,
+)
+
+#: tries of an unconditional write (read, write with that resourceVersion) on 409 Conflict
+RETRIES = 5
+#: objects per list page (`limit`; the rest through `continue`)
+PAGE = 500
+#: seconds a kind's watch stream may stay silent before `events_since` takes it as caught up
+CATCH_UP_IDLE = 0.5
+#: kinds written first in an apply (others refer to them by name)
+_FIRST = (JobTemplate,)
+
+
+class KubeStore:
+    """The Store protocol over the Kubernetes API (see the module docstring)."""
+
+    def __init__(self, client: KubeClient, *, kinds: KindRegistry | None = None) -> None:
+        self.client = client
+        self.kinds = kinds.copy() if kinds is not None else default_kinds()
+        self._local = threading.local()
+
+    def __enter__(self) -> KubeStore:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.client.close()
+
+    @property
+    def url(self) -> str:
+        return self.client.url
+
+    # --- kinds and paths ----------------------------------------------------------------
+
+    def register_kind(self, model: type[Resource], *, defaulter: Defaulter | None = None) -> None:
+        self.kinds.register(model, defaulter=defaulter)
+
+    def _resource(self, info: KindInfo) -> resources.APIResource:
+        try:
+            return resources.of_model(info.model)
+        except KeyError:
+            raise UnknownKind(
+                f'the Kubernetes API store serves no kind "{info.kind}" ({info.api_version})'
+            ) from None
+
+    def _kind(self, model: type[Resource]) -> tuple[KindInfo, resources.APIResource]:
+        info = self.kinds.of_model(model)
+        return info, self._resource(info)
+
+    def _call(
+        self,
+        info: KindInfo,
+        method: str,
+        path: str,
+        *,
+        namespace: str = "",
+        name: str = "",
+        query: Sequence[tuple[str, str]] = (),
+        body: Any = None,
+        content_type: str = "application/json",
+    ) -> Response:
+        response = self.client.request(
+            method, path, query=query, body=body, content_type=content_type
+        )
+        if not response.ok:
+            raise statuses.error_for(response, kind=info.kind, namespace=namespace, name=name)
+        return response
+
+    def _model(self, info: KindInfo, data: Any) -> Resource:
+        if isinstance(data, dict):
+            data.setdefault("apiVersion", info.api_version)
+            data.setdefault("kind", info.kind)
+        return info.model.model_validate(data)
+
+    # --- reads --------------------------------------------------------------------------
+
+    def get(self, kind: type[R], namespace: str, name: str) -> R:
+        info, resource = self._kind(kind)
+        path = resource.path(namespace, name)
+        return cast(R, self._model(info, self._call(info, "GET", path, name=name).json()))
+
+    def _get_data(self, info: KindInfo, namespace: str, name: str) -> dict[str, Any]:
+        path = self._resource(info).path(namespace, name)
+        found = self._call(info, "GET", path, namespace=namespace, name=name).json()
+        return cast(dict[str, Any], found)
+
+    def _list_data(
+        self, info: KindInfo, namespace: str | None, label_selector: SelectorLike
+    ) -> tuple[builtins.list[dict[str, Any]], int]:
+        """Every item (all pages), sorted by (namespace, name), and the list's rv."""
+        selector = str(Selector.coerce(label_selector))
+        path = self._resource(info).path(namespace)
+        for _ in range(3):  # a continue token that expired midway: start again
+            items: builtins.list[dict[str, Any]] = []
+            token, rv = "", 0
+            try:
+                while True:
+                    query = [("limit", str(PAGE))]
+                    if selector:
+                        query.append(("labelSelector", selector))
+                    if token:
+                        query.append(("continue", token))
+                    page = self._call(info, "GET", path, query=query).json()
+                    items.extend(page.get("items") or [])
+                    meta = page.get("metadata") or {}
+                    rv = rv or int(meta.get("resourceVersion") or 0)
+                    token = str(meta.get("continue") or "")
+                    if not token:
+                        break
+            except Expired:
+                if token:
+                    continue
+                raise
+            items.sort(key=_sort_key)
+            return items, rv
+        raise StoreError(f"listing {info.kind}: the list changed too fast to page through")
+
+    def list(
+        self, kind: type[R], namespace: str | None = None, label_selector: SelectorLike = None
+    ) -> builtins.list[R]:
+        info, _ = self._kind(kind)
+        items, _ = self._list_data(info, namespace, label_selector)
+        return [cast(R, self._model(info, item)) for item in items]
+
+    def names(
+        self, kind: type[Resource], namespace: str, label_selector: SelectorLike = None
+    ) -> builtins.list[str]:
+        info, _ = self._kind(kind)
+        items, _ = self._list_data(info, namespace, label_selector)
+        return [str((item.get("metadata") or {}).get("name") or "") for item in items]
+
+    def phase(self, kind: type[Resource], namespace: str, name: str) -> str:
+        info, _ = self._kind(kind)
+        status = self._get_data(info, namespace, name).get("status")
+        state = status.get("state") if isinstance(status, dict) else None
+        phase = state.get("phase") if isinstance(state, dict) else None
+        return phase if isinstance(phase, str) else ""
+
+    def resource_version(self) -> int:
+        """The server's current resourceVersion: a one-item list's (store-wide in
+        Kubernetes too: etcd's revision)."""
+        info, resource = self._kind(JobFlow)
+        page = self._call(info, "GET", resource.path(None), query=[("limit", "1")]).json()
+        return int((page.get("metadata") or {}).get("resourceVersion") or 0)
+
+    # --- writes -------------------------------------------------------------------------
+
+    def create(self, obj: R, *, admit: bool = True) -> R:
+        """POST the object; admission always runs on the server (`admit` is ignored). A
+        status given is written after (the status subresource drops it on create)."""
+        created = self._create(obj, dry_run=False)
+        if "status" in obj.model_fields_set and obj.to_dict().get("status"):
+            wanted = wire.status_of(obj).get("status")
+            if created.to_dict().get("status") != wanted:
+                return cast(
+                    R,
+                    self._put_status(
+                        self.kinds.of(obj),
+                        created.to_dict(),
+                        wanted,
+                        created.metadata.resource_version,
+                    ),
+                )
+        return created
+
+    def _create(self, obj: R, *, dry_run: bool) -> R:
+        info = self.kinds.of(obj)
+        namespace = obj.namespace or apinames.DEFAULT_NAMESPACE
+        body = wire.incoming(obj)
+        body.setdefault("metadata", {})["namespace"] = namespace
+        for key in wire.SERVER_FIELDS:
+            body["metadata"].pop(key, None)
+        query = [("dryRun", "All")] if dry_run else []
+        path = self._resource(info).path(namespace)
+        response = self._call(
+            info, "POST", path, namespace=namespace, name=obj.name, query=query, body=body
+        )
+        return cast(R, self._model(info, response.json()))
+
+    def update(self, obj: R, *, admit: bool = True) -> R:
+        """PUT the object (its status is the server's to keep); without a resourceVersion,
+        against the stored one (`RETRIES`)."""
+        info = self.kinds.of(obj)
+        body = wire.incoming(obj)
+        return cast(R, self._put(info, body, obj.metadata.resource_version, obj.metadata.uid))
+
+    def _put(
+        self,
+        info: KindInfo,
+        body: dict[str, Any],
+        resource_version: str,
+        uid: str,
+        *,
+        dry_run: bool = False,
+        subresource: str = "",
+    ) -> Resource:
+        meta = body.setdefault("metadata", {})
+        namespace = meta.get("namespace") or apinames.DEFAULT_NAMESPACE
+        name = str(meta.get("name") or "")
+        path = self._resource(info).path(namespace, name, subresource)
+        query = [("dryRun", "All")] if dry_run else []
+        for attempt in range(RETRIES):
+            rv = resource_version
+            if not rv:
+                stored = self._get_data(info, namespace, name)["metadata"]
+                if uid and stored.get("uid") != uid:
+                    raise Conflict(
+                        f"{info.describe(namespace, name)}: uid {uid} is not the stored "
+                        f"object's ({stored.get('uid')}): it was deleted and created again"
+                    )
+                rv = str(stored.get("resourceVersion") or "")
+            meta["resourceVersion"] = rv
+            if uid:
+                meta["uid"] = uid
+            try:
+                response = self._call(
+                    info, "PUT", path, namespace=namespace, name=name, query=query, body=body
+                )
+            except Conflict:
+                if resource_version or attempt == RETRIES - 1:
+                    raise
+                continue
+            return self._model(info, response.json())
+        raise AssertionError("unreachable")
+
+    def update_status(self, obj: R) -> R:
+        info = self.kinds.of(obj)
+        meta = obj.metadata
+        status = wire.status_of(obj).get("status")
+        return cast(
+            R,
+            self._write_status(
+                info, obj.namespace, obj.name, status, meta.resource_version, meta.uid
+            ),
+        )
+
+    def update_status_data(
+        self,
+        kind: type[R],
+        namespace: str,
+        name: str,
+        status: Mapping[str, Any] | None,
+        *,
+        resource_version: str = "",
+        uid: str = "",
+        base: R | None = None,
+    ) -> R:
+        info, _ = self._kind(kind)
+        value = None if status is None else dict(status)
+        return cast(R, self._write_status(info, namespace, name, value, resource_version, uid))
+
+    def _write_status(
+        self,
+        info: KindInfo,
+        namespace: str,
+        name: str,
+        status: Any,
+        resource_version: str,
+        uid: str,
+    ) -> Resource:
+        """PUT `.../status` (the status subresource: the server keeps everything else) of
+        the object with `status`; without a resourceVersion, re-read and retried on 409."""
+        namespace = namespace or apinames.DEFAULT_NAMESPACE
+        for attempt in range(RETRIES):
+            stored = self._get_data(info, namespace, name)
+            meta = stored["metadata"]
+            if uid and meta.get("uid") != uid:
+                raise Conflict(
+                    f"{info.describe(namespace, name)}: uid {uid} is not the stored "
+                    f"object's ({meta.get('uid')}): it was deleted and created again"
+                )
+            rv = resource_version or str(meta.get("resourceVersion") or "")
+            if stored.get("status") == status and rv == meta.get("resourceVersion"):
+                return self._model(info, stored)  # nothing to write
+            try:
+                return self._put_status(info, stored, status, rv)
+            except Conflict:
+                if resource_version or attempt == RETRIES - 1:
+                    raise
+        raise AssertionError("unreachable")
+
+    def _put_status(self, info: KindInfo, stored: dict[str, Any], status: Any, rv: str) -> Resource:
+        body = dict(stored)
+        body["metadata"] = {**stored["metadata"], "resourceVersion": rv}
+        if status is None:
+            body.pop("status", None)
+        else:
+            body["status"] = status
+        meta = body["metadata"]
+        path = self._resource(info).path(meta["namespace"], meta["name"], "status")
+        response = self._call(
+            info, "PUT", path, namespace=meta["namespace"], name=meta["name"], body=body
+        )
+        return self._model(info, response.json())
+
+    def bind(
+        self, namespace: str, name: str, node_name: str, *, uid: str = "", base: Pod | None = None
+    ) -> Pod:
+        """POST `pods/NAME/binding`; a clear error when the server does not serve it."""
+        _info, resource = self._kind(Pod)
+        binding: dict[str, Any] = {
+            "apiVersion": "v1",
+            "kind": "Binding",
+            "metadata": {"name": name, "namespace": namespace, **({"uid": uid} if uid else {})},
+            "target": {"apiVersion": "v1", "kind": "Node", "name": node_name},
+        }
+        path = resource.path(namespace, name, "binding")
+        response = self.client.request("POST", path, body=binding)
+        if response.status in (404, 405) and not _names_object(response, name):
+            raise StoreError(f"the server {self.url} does not serve pods/binding")
+        if not response.ok:
+            raise statuses.error_for(response, kind="Pod", namespace=namespace, name=name)
+        return self.get(Pod, namespace, name)
+
+    def delete(
+        self,
+        kind: type[R],
+        namespace: str,
+        name: str,
+        *,
+        force: bool = False,
+        resource_version: str = "",
+        propagation: str = "Background",
+    ) -> R:
+        """DELETE (`force`: gracePeriodSeconds=0); returns the object as the server last
+        held it (marked deleted while finalizers remain)."""
+        info, resource = self._kind(kind)
+        options: dict[str, Any] = {
+            "apiVersion": "v1",
+            "kind": "DeleteOptions",
+            "propagationPolicy": propagation,
+        }
+        query = []
+        if force:
+            options["gracePeriodSeconds"] = 0
+            query.append(("gracePeriodSeconds", "0"))
+        if resource_version:
+            options["preconditions"] = {"resourceVersion": resource_version}
+        path = resource.path(namespace, name)
+        response = self._call(
+            info, "DELETE", path, namespace=namespace, name=name, query=query, body=options
+        )
+        found = response.json()
+        if found.get("kind") == "Status":  # (some servers answer with a Status)
+            found = {"metadata": {"name": name, "namespace": namespace}}
+        return cast(R, self._model(info, found))
+
+    def pod_log(
+        self,
+        namespace: str,
+        name: str,
+        *,
+        container: str | None = None,
+        follow: bool = False,
+        tail: int | None = None,
+        previous: bool = False,
+        attempt: int | None = None,
+    ) -> Iterator[bytes]:
+        """A pod's container log (`pods/NAME/log`), as it comes when `follow`; `attempt` is
+        vcflow's extension (the kept log of attempt N)."""
+        query = [("container", container)] if container else []
+        if follow:
+            query.append(("follow", "true"))
+        if tail is not None:
+            query.append(("tailLines", str(tail)))
+        if previous:
+            query.append(("previous", "true"))
+        if attempt is not None:
+            query.append(("attempt", str(attempt)))
+        path = resources.PODS.path(namespace, name, "log")
+        timeout = None if not follow else 3600.0
+        with self.client.stream(path, query=query, timeout=timeout, lines=False) as (head, body):
+            if not head.ok:
+                raise statuses.error_for(head, kind="Pod", namespace=namespace, name=name)
+            yield from body
+
+    # --- apply --------------------------------------------------------------------------
+
+    def apply(self, objects: Sequence[Resource]) -> builtins.list[ApplyResult]:
+        """kubectl apply: each object read, then created or updated if changed; all of them
+        dry-run first (`dryRun=All`), so one admission refuses writes nothing. Templates
+        are written before the flows that name them. Warnings: the `Warning` headers."""
+        infos = [self.kinds.of(obj) for obj in objects]
+        _check_unique(objects, infos)
+        plans = [self._plan(info, obj) for info, obj in zip(infos, objects, strict=True)]
+        errors: builtins.list[FieldError] = []
+        for plan in plans:
+            try:
+                self._write_plan(plan, dry_run=True)
+            except ValidationFailed as exc:
+                errors.extend(exc.errors)
+            except (AlreadyExists, Conflict, Forbidden) as exc:
+                raise exc from None
+            except StoreError as exc:  # (400 Bad Request: a name the server refuses...)
+                meta = plan.data["metadata"]
+                errors.append(
+                    FieldError(
+                        str(exc), "", plan.info.kind, meta["namespace"], meta.get("name", "")
+                    )
+                )
+        if errors:
+            raise ValidationFailed(errors)
+        order = sorted(range(len(plans)), key=lambda i: not isinstance(objects[i], _FIRST))
+        results: dict[int, ApplyResult] = {}
+        for index in order:
+            results[index] = self._write_plan(plans[index], dry_run=False)
+        return [results[i] for i in range(len(plans))]
+
+    def _plan(self, info: KindInfo, obj: Resource) -> _Plan:
+        namespace = obj.namespace or apinames.DEFAULT_NAMESPACE
+        incoming = wire.incoming(obj)
+        incoming.setdefault("metadata", {})["namespace"] = namespace
+        try:
+            old = self._get_data(info, namespace, obj.name) if obj.name else None
+        except NotFound:
+            old = None
+        except (StoreError, ValidationFailed) as exc:  # a name the server refuses
+            if isinstance(exc, Unreachable | statuses.Unauthorized | Forbidden):
+                raise
+            old = None  # (the dry-run create then says what is wrong with it)
+        if old is None:
+            return _Plan(info, obj, incoming, None)
+        old.setdefault("apiVersion", info.api_version)
+        old.setdefault("kind", info.kind)
+        merged = wire.merged_apply(old, incoming)
+        model = self._model(info, merged)
+        if info.defaulter is not None and info.defaulter(model) is not False:
+            merged = {**model.to_dict(), "metadata": merged["metadata"]}
+        return _Plan(info, obj, merged, old)
+
+    def _write_plan(self, plan: _Plan, *, dry_run: bool) -> ApplyResult:
+        if plan.old is not None and wire.same_applied(plan.old, plan.data):
+            return ApplyResult(self._model(plan.info, plan.old), Outcome.UNCHANGED)
+        meta = plan.data["metadata"]
+        namespace, name = meta["namespace"], meta.get("name") or ""
+        path = self._resource(plan.info).path(namespace)
+        query = [("dryRun", "All")] if dry_run else []
+        if plan.old is None:
+            body = {**plan.data, "metadata": dict(meta)}
+            for key in wire.SERVER_FIELDS:
+                body["metadata"].pop(key, None)
+            response = self._call(
+                plan.info, "POST", path, namespace=namespace, name=name, query=query, body=body
+            )
+            outcome = Outcome.CREATED
+        else:
+            body = {**plan.data}
+            body.pop("status", None)
+            path = self._resource(plan.info).path(namespace, name)
+            response = self._call(
+                plan.info, "PUT", path, namespace=namespace, name=name, query=query, body=body
+            )
+            outcome = Outcome.CONFIGURED
+        created = self._model(plan.info, response.json())
+        warnings = tuple(
+            statuses.warning_of(w, kind=plan.info.kind, namespace=namespace, name=created.name)
+            for w in response.warnings
+        )
+        return ApplyResult(created, outcome, warnings)
+
+    # --- transactions and watches -------------------------------------------------------
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Groups nothing (the Kubernetes API has no transactions): each write inside is
+        committed on its own, and an exception undoes none of them. Kept so callers of
+        the protocol run unchanged; `wait` inside one is refused as on the other stores."""
+        depth = getattr(self._local, "depth", 0)
+        self._local.depth = depth + 1
+        try:
+            yield
+        finally:
+            self._local.depth = depth
+
+    def _watched(self, kinds: Iterable[type[Resource]] | None) -> builtins.list[watching.Watched]:
+        if kinds is None:
+            infos = [i for i in self.kinds.all() if _served(i)]
+        else:
+            infos = [self.kinds.of_model(k) for k in kinds]
+        return [watching.Watched(i, self._resource(i)) for i in infos]
+
+    def events_since(
+        self,
+        since_rv: int,
+        *,
+        kinds: Iterable[type[Resource]] | None = None,
+        namespace: str | None = None,
+        limit: int | None = None,
+    ) -> builtins.list[WatchEvent]:
+        found, _ = self._events_after(since_rv, kinds, namespace)
+        return found[:limit] if limit is not None else found
+
+    def _events_after(
+        self, since_rv: int, kinds: Iterable[type[Resource]] | None, namespace: str | None
+    ) -> tuple[builtins.list[WatchEvent], int]:
+        watched = self._watched(kinds)
+        latest = self.resource_version()
+        if since_rv > latest:
+            raise Expired(
+                f"resourceVersion {since_rv} is newer than the store's ({latest}): list "
+                "again and watch from the current resourceVersion"
+            )
+        if since_rv == latest:
+            return [], latest
+        found = watching.catch_up(
+            self.client, watched, namespace, since_rv, latest, idle=CATCH_UP_IDLE
+        )
+        return found, latest
+
+    def poll_events(
+        self, since_rv: int, kinds: Iterable[type[Resource]]
+    ) -> tuple[builtins.list[WatchEvent], int]:
+        found, latest = self._events_after(since_rv, kinds, None)
+        return found, max(latest, found[-1].resource_version if found else since_rv)
+
+    def wait(self, since_rv: int, timeout: float) -> bool:
+        """True once a write after `since_rv` is seen (any kind), False after `timeout`."""
+        if getattr(self._local, "depth", 0):
+            raise RuntimeError("Store.wait inside a transaction would never see a commit")
+        deadline = time.monotonic() + timeout
+        for _ in watching.follow(self.client, self._watched(None), None, since_rv, timeout):
+            return True
+        return time.monotonic() < deadline and self.resource_version() > since_rv
+
+    def watch(
+        self,
+        kinds: Iterable[type[Resource]] | None = None,
+        *,
+        namespace: str | None = None,
+        since_rv: int | None = None,
+        timeout: float | None = None,
+    ) -> Iterator[WatchEvent]:
+        rv = self.resource_version() if since_rv is None else since_rv
+        if timeout == 0:
+            yield from self.events_since(rv, kinds=kinds, namespace=namespace)
+            return
+        yield from watching.follow(self.client, self._watched(kinds), namespace, rv, timeout)
+
+
+class _Plan:
+    """One object of an apply: what to write, and the stored object (None: create)."""
+
+    __slots__ = ("data", "info", "obj", "old")
+
+    def __init__(
+        self, info: KindInfo, obj: Resource, data: dict[str, Any], old: dict[str, Any] | None
+    ) -> None:
+        self.info, self.obj, self.data, self.old = info, obj, data, old
+
+
+def _served(info: KindInfo) -> bool:
+    try:
+        resources.of_model(info.model)
+    except KeyError:
+        return False
+    return True
+
+
+def _sort_key(item: dict[str, Any]) -> tuple[str, str]:
+    meta = item.get("metadata") or {}
+    return str(meta.get("namespace") or ""), str(meta.get("name") or "")
+
+
+def _names_object(response: Response, name: str) -> bool:
+    """Whether a 404 is about the pod (it is gone) rather than the route (not served)."""
+    details = statuses.status_of(response).get("details") or {}
+    return details.get("name") == name
+
+
+def _check_unique(objects: Sequence[Resource], infos: Sequence[KindInfo]) -> None:
+    seen: set[tuple[str, str, str]] = set()
+    errors = []
+    for obj, info in zip(objects, infos, strict=True):
+        key = (info.id, obj.namespace or apinames.DEFAULT_NAMESPACE, obj.name)
+        if obj.name and key in seen:
+            errors.append(
+                FieldError(
+                    "the batch holds this object twice",
+                    "metadata.name",
+                    info.kind,
+                    obj.namespace,
+                    obj.name,
+                )
+            )
+        seen.add(key)
+    if errors:
+        raise ValidationFailed(errors)

@@ -1,0 +1,412 @@
+"""The CLI's remote mode against a real `vcflow server` process: every verb prints what it
+prints embedded (ages, times, uids and resourceVersions aside), `--server` / VCFLOW_TOKEN /
+a server owning the state directory, `get -w`, `run -f` following the server's run, and
+the one-line errors (401 without the token, a refused connection)."""
+
+from __future__ import annotations
+
+import contextlib
+import difflib
+import json
+import os
+import queue
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+import pytest
+from typer.testing import CliRunner, Result
+
+from vcflow.cli.app import app
+
+from .conftest import EXAMPLE, Vc
+
+DEADLINE = 60.0
+TOKEN = "s3cret-token"
+
+
+@dataclass
+class Server:
+    proc: subprocess.Popen[bytes]
+    state_dir: Path
+    url: str
+    log: Path
+
+
+def _start(tmp: Path, *args: str) -> Server:
+    state_dir = tmp / "served"
+    log = tmp / "server.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [*_cli("server", "--state-dir", str(state_dir)), "--port", "0", *args],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    end = time.monotonic() + DEADLINE
+    while time.monotonic() < end:
+        try:
+            info = json.loads((state_dir / "server.json").read_text())
+        except (OSError, ValueError):
+            info = {}
+        if info.get("pid") == proc.pid:
+            return Server(proc, state_dir, info["url"], log)
+        if proc.poll() is not None:
+            break
+        time.sleep(0.05)
+    proc.kill()
+    pytest.fail(f"the server did not start: {log.read_text()}")
+
+
+def _stop(server: Server) -> None:
+    if server.proc.poll() is None:
+        server.proc.send_signal(signal.SIGTERM)
+        try:
+            server.proc.wait(timeout=DEADLINE)
+        except subprocess.TimeoutExpired:
+            server.proc.kill()
+            server.proc.wait()
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[Server]:
+    """A server with its controllers and no runtime (as embedded writers: no pods run),
+    requiring a token."""
+    token_file = tmp_path / "token"
+    token_file.write_text(TOKEN)
+    token_file.chmod(0o600)
+    server = _start(tmp_path, "--runtime", "none", "--token-file", str(token_file))
+    yield server
+    _stop(server)
+
+
+Remote = Callable[..., Result]
+
+
+@pytest.fixture
+def remote(served: Server, monkeypatch: pytest.MonkeyPatch) -> Remote:
+    """`remote("get", "jf")` runs `vcflow get jf --server URL` with VCFLOW_TOKEN set."""
+    monkeypatch.setenv("VCFLOW_TOKEN", TOKEN)
+    runner = CliRunner()
+
+    def invoke(*args: str | Path) -> Result:
+        return runner.invoke(app, [*(str(a) for a in args), "--server", served.url])
+
+    return invoke
+
+
+_VARYING = [
+    (re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ"), "<time>"),
+    (re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"), "<uid>"),
+    (re.compile(r"(Resource Version:\s+)\d+"), r"\1<rv>"),
+    (re.compile(r"(resourceVersion: )'\d+'"), r"\1<rv>"),
+    (re.compile(r"\b\d+(\.\d+)?(s|m|h|d)\b( ago)?"), "<age>"),
+    (re.compile(r" +"), " "),
+]
+
+
+def normalized(result: Result) -> tuple[int, str, str]:
+    def clean(text: str) -> str:
+        for pattern, replacement in _VARYING:
+            text = pattern.sub(replacement, text)
+        return text
+
+    return result.exit_code, clean(result.stdout), clean(result.stderr)
+
+
+def same_eventually(remote: Remote, vc: Vc, *args: str | Path) -> tuple[int, str, str]:
+    """The command's output remote and embedded, once equal (the server's controllers run
+    after the write returns; embedded ones before): the embedded one."""
+    want = normalized(vc(*args))
+    end = time.monotonic() + DEADLINE
+    got = normalized(remote(*args))
+    while got != want and time.monotonic() < end:
+        time.sleep(0.1)
+        got = normalized(remote(*args))
+    if got != want:
+        diff = difflib.unified_diff(want[1].splitlines(), got[1].splitlines(), lineterm="")
+        pytest.fail(
+            f"{args}: remote {got[0]} {got[2]!r} / embedded {want[0]} {want[2]!r}\n"
+            + "\n".join(diff)
+        )
+    return want
+
+
+def test_every_verb_prints_as_embedded(remote: Remote, vc: Vc, tmp_path: Path) -> None:
+    applied = same_eventually(remote, vc, "apply", "-f", EXAMPLE)
+    assert "jobflow.flow.volcano.sh/test created" in applied[1]
+    assert same_eventually(remote, vc, "apply", "-f", EXAMPLE)[1].count("unchanged") == 6
+    for args in (
+        ("get", "jf"),
+        ("get", "jt", "-o", "wide"),
+        ("get", "vcjob"),
+        ("get", "jt", "a", "-o", "yaml"),
+        ("get", "jf", "test", "nope"),
+        ("describe", "jt", "a"),
+        ("describe", "vcjob", "test-a"),
+        ("validate", "-f", EXAMPLE),
+    ):
+        same_eventually(remote, vc, *args)
+    status = json.dumps({"status": {"state": {"phase": "Running"}}})
+    patch = ("patch", "vcjob", "test-a", "--subresource", "status", "--type", "merge", "-p")
+    assert same_eventually(remote, vc, *patch, status)[0] == 0
+    assert same_eventually(remote, vc, "suspend", "vcjob", "test-a")[0] == 0
+    same_eventually(remote, vc, "get", "command")
+    assert same_eventually(remote, vc, "delete", "jf", "test")[0] == 1  # unfinished: refused
+    assert same_eventually(remote, vc, "stop", "jobflow", "test")[0] == 0
+    assert same_eventually(remote, vc, "delete", "jf", "test", "nope")[0] == 1
+    same_eventually(remote, vc, "get", "jf")
+    same_eventually(remote, vc, "delete", "-f", EXAMPLE, "--ignore-not-found")
+
+
+def test_global_flags_go_before_or_after_the_verb(
+    served: Server, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("VCFLOW_TOKEN", TOKEN)
+    runner = CliRunner()
+    other = tmp_path / "flows"
+    other.mkdir()
+    manifest = (EXAMPLE / "JobTemplate.yaml").read_text()
+    (other / "t.yaml").write_text(manifest.replace("  namespace: default\n", ""))
+    applied = runner.invoke(app, ["-n", "team", "apply", "-f", str(other), "-s", served.url])
+    assert applied.exit_code == 0, applied.output
+    listed = runner.invoke(app, ["--server", served.url, "get", "jt", "-n", "team"])
+    after = runner.invoke(app, ["-n", "team", "get", "jt", "--server", served.url])
+    assert listed.exit_code == 0 and listed.stdout == after.stdout
+    assert [line.split()[0] for line in listed.stdout.splitlines()[1:]] == list("abcde")
+
+
+def test_apply_n_refuses_an_object_of_another_namespace(vc: Vc, tmp_path: Path) -> None:
+    manifest = tmp_path / "t.yaml"
+    text = (
+        (EXAMPLE / "JobTemplate.yaml")
+        .read_text()
+        .replace("name: a\n", "name: a\n  namespace: x\n", 1)
+    )
+    manifest.write_text(text)
+    result = vc("apply", "-f", manifest, "-n", "team")
+    assert result.exit_code == 1
+    assert (
+        'the namespace from the provided object "x" does not match the namespace "team"'
+        in result.stderr
+    )
+    assert vc("get", "jt", "-A").stderr == "No resources found.\n"
+
+
+def test_a_server_owning_the_state_directory_is_used(served: Server, vc: Vc) -> None:
+    """No --server: the state directory's server.json (its token file too) is followed,
+    and the write goes through the API (the server logs the request)."""
+    runner = CliRunner()
+    result = runner.invoke(app, ["--state-dir", str(served.state_dir), "apply", "-f", str(EXAMPLE)])
+    assert result.exit_code == 0, result.output
+    assert "jobflow.flow.volcano.sh/test created" in result.stdout
+    end = time.monotonic() + DEADLINE
+    while "POST /apis/flow.volcano.sh/v1alpha1/namespaces/default/jobflows" not in (
+        served.log.read_text()
+    ):
+        assert time.monotonic() < end, served.log.read_text()
+        time.sleep(0.05)
+
+
+def test_without_the_token_is_one_line_unauthorized(
+    served: Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("VCFLOW_TOKEN", raising=False)
+    result = CliRunner().invoke(app, ["get", "jf", "--server", served.url])
+    assert result.exit_code == 1
+    assert result.stderr == "error: You must be logged in to the server (Unauthorized)\n"
+
+
+def test_a_refused_connection_is_one_line() -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    result = CliRunner().invoke(app, ["--server", f"http://127.0.0.1:{port}", "get", "jf"])
+    assert result.exit_code == 1
+    assert result.stderr.count("\n") == 1
+    assert f"the connection to the server 127.0.0.1:{port} was refused" in result.stderr
+
+
+@pytest.fixture
+def running_server(tmp_path: Path) -> Iterator[Server]:
+    """A server that runs pods (the local runtime), no token."""
+    server = _start(tmp_path)
+    yield server
+    _stop(server)
+    from tests.server.conftest import stop_pods
+
+    stop_pods(server.state_dir)
+
+
+def _cli(*args: str) -> list[str]:
+    env_bin = Path(sys.executable).parent
+    return (
+        [str(env_bin / "vcflow"), *args]
+        if (env_bin / "vcflow").exists()
+        else [
+            sys.executable,
+            "-m",
+            "vcflow",
+            *args,
+        ]
+    )
+
+
+def test_run_follows_the_flows_the_server_runs(running_server: Server) -> None:
+    """`vcflow run -f examples/jobflow/` against a server: applies, follows the server's
+    run (no controller or pod here), prints the final table, exits 0."""
+    done = subprocess.run(
+        _cli("run", "-f", str(EXAMPLE), "--server", running_server.url, "--no-live"),
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env={**os.environ, "VCFLOW_STATE_DIR": str(running_server.state_dir.parent / "none")},
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    table = done.stdout[done.stdout.index("FLOW   JOB") :].splitlines()
+    assert [line.split()[:3] for line in table[1:6]] == [
+        ["test", job, "Completed"] for job in "abcde"
+    ]
+    assert table[-1].startswith("flow test Succeed in ")
+    assert not (running_server.state_dir.parent / "none").exists()  # nothing ran here
+
+
+class Lines:
+    """The lines of a child's pipe, each waited for with a deadline (a thread reads)."""
+
+    def __init__(self, pipe: IO[str]) -> None:
+        self._lines: queue.Queue[str] = queue.Queue()
+        threading.Thread(target=self._read, args=(pipe,), daemon=True).start()
+
+    def _read(self, pipe: IO[str]) -> None:
+        with contextlib.suppress(ValueError, OSError):  # (closed once the child ended)
+            for line in pipe:
+                self._lines.put(line)
+
+    def next(self) -> str:
+        try:
+            return self._lines.get(timeout=DEADLINE)
+        except queue.Empty:
+            pytest.fail(f"no line within {DEADLINE:g}s")
+
+
+def test_get_watch_prints_each_change(running_server: Server) -> None:
+    watcher = subprocess.Popen(
+        _cli("get", "jf", "-w", "--server", running_server.url),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert watcher.stderr is not None and watcher.stdout is not None
+        out, err = Lines(watcher.stdout), Lines(watcher.stderr)
+        assert err.next() == "No resources found in default namespace.\n"
+        applied = subprocess.run(
+            _cli("apply", "-f", str(EXAMPLE), "--server", running_server.url),
+            capture_output=True,
+            timeout=60,
+        )
+        assert applied.returncode == 0
+        seen: list[str] = []
+        while not seen or seen[-1].split()[:2] != ["test", "Running"]:
+            seen.append(out.next())
+        assert seen[0].split()[0] == "test"
+    finally:
+        watcher.send_signal(signal.SIGINT)
+        watcher.wait(timeout=DEADLINE)
+        for pipe in (watcher.stdout, watcher.stderr):
+            if pipe is not None:
+                pipe.close()
+    assert watcher.returncode == 130
+
+
+FLOW = """\
+apiVersion: flow.volcano.sh/v1alpha1
+kind: JobTemplate
+metadata:
+  name: hi
+spec:
+  minAvailable: 1
+  tasks:
+    - name: t
+      replicas: 1
+      template:
+        spec:
+          restartPolicy: Never
+          containers:
+            - name: main
+              image: busybox
+              command: ["sh", "-c", "echo one; echo two"]
+---
+apiVersion: flow.volcano.sh/v1alpha1
+kind: JobFlow
+metadata:
+  name: f
+spec:
+  flows:
+    - name: hi
+"""
+
+
+def test_logs_through_the_server_are_those_read_embedded(
+    running_server: Server, tmp_path: Path
+) -> None:
+    manifest = tmp_path / "flow.yaml"
+    manifest.write_text(FLOW)
+    url = running_server.url
+    done = subprocess.run(
+        _cli("run", "-f", str(manifest), "--server", url, "--no-live"),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    cases = [(), ("--tail", "1"), ("--attempt", "1"), ("-f",)]
+    got = [
+        subprocess.run(
+            _cli("logs", "f-hi-t-0", *case, "--server", url), capture_output=True, timeout=60
+        )
+        for case in cases
+    ]
+    missing = subprocess.run(_cli("logs", "nope", "--server", url), capture_output=True)
+    _stop(running_server)
+    state = ("--state-dir", str(running_server.state_dir))
+    want = [
+        subprocess.run(_cli(*state, "logs", "f-hi-t-0", *case), capture_output=True, timeout=60)
+        for case in cases
+    ]
+    assert [g.stdout for g in got] == [w.stdout for w in want]
+    assert got[0].stdout == b"one\ntwo\n" and got[1].stdout == b"two\n"
+    assert missing.returncode == 1
+    assert missing.stderr == b'Error from server (NotFound): pods "nope" not found\n'
+
+
+def test_get_watch_embedded_prints_each_change(tmp_path: Path) -> None:
+    """Embedded too: the state directory's writes by another process, one row each."""
+    state = ("--state-dir", str(tmp_path / "state"))
+    watcher = subprocess.Popen(
+        _cli(*state, "get", "jt", "-w"), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        assert watcher.stderr is not None and watcher.stdout is not None
+        out, err = Lines(watcher.stdout), Lines(watcher.stderr)
+        assert err.next() == "No resources found in default namespace.\n"
+        templates = str(EXAMPLE / "JobTemplate.yaml")
+        applied = subprocess.run(_cli(*state, "apply", "-f", templates), capture_output=True)
+        assert applied.returncode == 0, applied.stderr
+        names = [out.next().split()[0] for _ in range(5)]
+        assert names == list("abcde")
+    finally:
+        watcher.send_signal(signal.SIGINT)
+        watcher.wait(timeout=DEADLINE)
+        for pipe in (watcher.stdout, watcher.stderr):
+            if pipe is not None:
+                pipe.close()
+    assert watcher.returncode == 130
