@@ -98,7 +98,7 @@ async def _collection(request: Request, resource: APIResource, api: Api) -> Resp
         options = requests.list_options(request, resource)
         if options.watch:
             _verb(request, "watch")
-            return _watch(request, resource, api, namespace, options)
+            return await _watch(request, resource, api, namespace, options)
         _verb(request, "list")
         body = await run_in_threadpool(listing.list_body, api.store, resource, namespace, options)
         return _view(request, resource, api, body)
@@ -113,14 +113,14 @@ async def _collection(request: Request, resource: APIResource, api: Api) -> Resp
     raise _not_allowed(request)
 
 
-def _watch(
+async def _watch(
     request: Request,
     resource: APIResource,
     api: Api,
     namespace: str | None,
     options: requests.ListOptions,
 ) -> Response:
-    watching.start_version(options)  # (a bad one is a 400 before the stream starts)
+    await watching.wait_fresh(api.store, options)  # (a bad one is a 400 before the stream)
     convert = next((c for v in api.watch_views if (c := v(request, resource))), None)
     events = watching.stream(api.store, resource, namespace, options, api.stopping.is_set, convert)
     return StreamingResponse(events, media_type="application/json")

@@ -37,6 +37,7 @@ REASONS = {
     415: "UnsupportedMediaType",
     422: "Invalid",
     500: "InternalError",
+    504: "Timeout",
 }
 
 
