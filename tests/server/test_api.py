@@ -214,13 +214,18 @@ def test_delete_with_options(client: httpx.Client) -> None:
     assert again.status_code == 404
 
 
-def test_a_refused_delete_is_422_and_grace_period_0_forces_it(client: httpx.Client) -> None:
+def test_a_refused_delete_is_403_and_grace_period_0_forces_it(client: httpx.Client) -> None:
     running = {**jobflow("f", "a"), "status": {"state": {"phase": "Running"}}}
     assert client.post(f"{FLOW}/jobflows", json=running).status_code == 201
     refused = client.delete(f"{FLOW}/jobflows/f")
-    assert refused.status_code == 422, refused.text
-    assert refused.json()["message"] == (
-        'JobFlow.flow.volcano.sh "f" is invalid: cannot delete JobFlow "f" while it is '
+    assert refused.status_code == 403, refused.text
+    body = refused.json()
+    assert (body["reason"], body["details"]) == (
+        "Forbidden",
+        {"name": "f", "group": "flow.volcano.sh", "kind": "jobflows"},
+    )
+    assert body["message"] == (
+        'jobflows.flow.volcano.sh "f" is forbidden: cannot delete JobFlow "f" while it is '
         "Running: stop it first (vcflow stop jobflow f -n default), which terminates its "
         "jobs, then delete it"
     )

@@ -281,3 +281,21 @@ def test_wait_for_a_jsonpath_sees_the_change_after_its_get(kubectl: Make, tmp_pa
         waiting.kill()
         waiting.wait()
     assert (waiting.returncode, out) == (0, "jobflow.flow.volcano.sh/test condition met\n")
+
+
+def test_a_refused_delete_reads_as_kubes_forbidden(kubectl: Make, tmp_path: Path) -> None:
+    kube = kubectl("--runtime", "none", "--controllers", "off")
+    kube.ok(
+        "apply",
+        "-f",
+        str(write(tmp_path / "flow.yaml", template("a", "true"), jobflow("test", "a"))),
+    )
+    phase = '{"status":{"state":{"phase":"Running"}}}'
+    kube.ok("patch", "jf", "test", "--subresource=status", "--type=merge", "-p", phase)
+    refused = kube.run("delete", "jf", "test")
+    assert refused.returncode == 1
+    assert refused.stderr == (
+        'Error from server (Forbidden): jobflows.flow.volcano.sh "test" is forbidden: cannot '
+        'delete JobFlow "test" while it is Running: stop it first (vcflow stop jobflow test '
+        "-n default), which terminates its jobs, then delete it\n"
+    )
