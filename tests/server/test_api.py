@@ -179,6 +179,36 @@ def test_merge_patch_status_subresource_and_dry_run(client: httpx.Client) -> Non
     assert json_patch.status_code == 415
 
 
+def test_a_dry_run_answers_the_object_as_it_would_be_at_its_version(
+    client: httpx.Client,
+) -> None:
+    made = client.post(f"{FLOW}/jobtemplates", json=template("a", "true")).json()
+    rv = made["metadata"]["resourceVersion"]
+    merge = {"Content-Type": "application/merge-patch+json"}
+    labels = json.dumps({"metadata": {"labels": {"k": "v"}}})
+    dry = "?dryRun=All"
+    created = client.post(f"{FLOW}/jobtemplates{dry}", json=template("b", "true")).json()
+    assert created["metadata"]["name"] == "b" and not created["metadata"].get("resourceVersion")
+    relabelled = {**made, "metadata": {**made["metadata"], "labels": {"k": "v"}}}
+    status = json.dumps({"status": {"jobDependsOnList": ["x"]}})
+    answers = [
+        client.patch(f"{FLOW}/jobtemplates/a{dry}", content=labels, headers=merge),
+        client.put(f"{FLOW}/jobtemplates/a{dry}", json=relabelled),
+        client.patch(f"{FLOW}/jobtemplates/a/status{dry}", content=status, headers=merge),
+        client.delete(f"{FLOW}/jobtemplates/a{dry}"),
+    ]
+    assert [a.status_code for a in answers] == [200, 200, 200, 200]
+    assert [a.json()["metadata"]["resourceVersion"] for a in answers] == [rv] * 4
+    assert answers[0].json()["metadata"]["labels"] == {"k": "v"}  # (as it would be)
+    assert answers[2].json()["status"] == {"jobDependsOnList": ["x"]}
+    real = client.patch(f"{FLOW}/jobtemplates/a", content=labels, headers=merge).json()
+    assert real["metadata"]["resourceVersion"] == str(int(rv) + 1)
+    events = _watch(client, f"resourceVersion={rv}", 1)  # nothing written before it
+    assert events[0]["type"] == "MODIFIED"
+    assert events[0]["object"]["metadata"]["resourceVersion"] == str(int(rv) + 1)  # type: ignore[index]
+    assert client.get(f"{FLOW}/jobtemplates/b").status_code == 404
+
+
 def test_a_pod_is_bound_through_its_binding_subresource(client: httpx.Client) -> None:
     pod = {
         "apiVersion": "v1",

@@ -299,3 +299,18 @@ def test_a_refused_delete_reads_as_kubes_forbidden(kubectl: Make, tmp_path: Path
         'delete JobFlow "test" while it is Running: stop it first (vcflow stop jobflow test '
         "-n default), which terminates its jobs, then delete it\n"
     )
+
+
+def test_diff_shows_only_the_change(kubectl: Make, tmp_path: Path) -> None:
+    kube = kubectl("--runtime", "none", "--controllers", "off")
+    flow = jobflow("test", "a")
+    kube.ok("apply", "-f", str(write(tmp_path / "flow.yaml", flow)))
+    changed = {**flow, "metadata": {"name": "test", "labels": {"team": "ml"}}}
+    diff = kube.run("diff", "-f", str(write(tmp_path / "flow.yaml", changed)))
+    assert diff.returncode == 1, diff.stderr  # (1: there are differences)
+    changes = [
+        line
+        for line in diff.stdout.splitlines()
+        if line[:1] in "+-" and not line.startswith(("+++", "---"))
+    ]
+    assert [" ".join(c.split()) for c in changes] == ["+ labels:", "+ team: ml"]
