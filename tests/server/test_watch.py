@@ -224,3 +224,19 @@ def test_initial_events_end_with_a_bookmark_and_a_newer_version_is_waited_for(
         far = client.get(CONFIGMAPS, params={"watch": "true", "resourceVersion": str(rv + 100)})
         assert far.status_code == 504 and far.json()["reason"] == "Timeout"
         assert far.json()["message"] == f"Too large resource version: {rv + 100}, current: {rv + 2}"
+
+
+def test_a_watch_behind_many_events_gets_each_in_order(start_server: Start) -> None:
+    server = start_server(*BARE)
+    with server.client() as client:
+        rv = int(client.get(CONFIGMAPS).json()["metadata"]["resourceVersion"])
+    count = 2_500  # (the stream reads them a page at a time)
+    with SqliteStore.in_state_dir(server.state_dir) as store, store.transaction():
+        for i in range(count):
+            store.create(ConfigMap(metadata=ObjectMeta(name=f"c{i:04d}", namespace="default")))
+    with server.client() as client:
+        events = _events(client, f"resourceVersion={rv}", count)
+    assert [e["object"]["metadata"]["name"] for e in events] == [f"c{i:04d}" for i in range(count)]
+    assert [int(e["object"]["metadata"]["resourceVersion"]) for e in events] == list(
+        range(rv + 1, rv + count + 1)
+    )

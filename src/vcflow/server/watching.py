@@ -19,6 +19,7 @@ from typing import Any
 
 from starlette.concurrency import run_in_threadpool
 
+from vcflow.api.meta import Resource
 from vcflow.api.resources import APIResource
 from vcflow.server.listing import snapshot
 from vcflow.server.requests import ListOptions
@@ -26,6 +27,7 @@ from vcflow.server.status import ApiError
 from vcflow.store.base import EventType, Expired, Store, WatchEvent
 
 POLL = 0.1  # seconds between two looks at the store when nothing came
+PAGE = 1_000  # events read from the store at once
 BOOKMARK_EVERY = 5.0  # seconds between two bookmarks of a quiet stream
 FRESH_WAIT = 3.0  # seconds a watch from a resourceVersion ahead of the store waits (kube's)
 INITIAL_EVENTS_END = "k8s.io/initial-events-end"
@@ -100,7 +102,7 @@ async def stream(
     kinds = (resource.model,)
     while not stopping() and (end is None or time.monotonic() < end):
         try:
-            found, resume = await run_in_threadpool(store.poll_events, since, kinds)
+            found, resume = await run_in_threadpool(_page, store, since, kinds, namespace)
         except Expired:
             latest = await run_in_threadpool(store.resource_version)
             yield _expired(since, latest)
@@ -115,6 +117,20 @@ async def stream(
             yield _line("BOOKMARK", _bookmark(resource, since))
         if not found:
             await asyncio.sleep(POLL)
+
+
+def _page(
+    store: Store, since: int, kinds: tuple[type[Resource], ...], namespace: str | None
+) -> tuple[list[WatchEvent], int]:
+    """The next events (at most PAGE: a burst of writes is read in bounded steps, each a
+    short hold of the store's lock) and the resourceVersion to read on from: past the
+    other kinds' and namespaces' events too once the page is not full (the store's version
+    is taken before the events are read, so a later write is in the page or after it)."""
+    latest = store.resource_version()
+    found = store.events_since(since, kinds=kinds, namespace=namespace, limit=PAGE)
+    if len(found) == PAGE:
+        return found, found[-1].resource_version
+    return found, max(latest, found[-1].resource_version if found else since)
 
 
 class _View:
