@@ -4,6 +4,9 @@ driven with httpx: the status codes, Status bodies and headers clients rely on."
 from __future__ import annotations
 
 import json
+import sqlite3
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,7 +17,7 @@ from vcflow.api.config import ConfigMap
 from vcflow.api.meta import ObjectMeta
 from vcflow.store import SqliteStore
 
-from .conftest import CORE, FLOW, Server, Start, jobflow, template
+from .conftest import CORE, DEADLINE, FLOW, Server, Start, jobflow, template
 
 BARE = ("--runtime", "none", "--controllers", "off")
 
@@ -207,6 +210,40 @@ def test_a_dry_run_answers_the_object_as_it_would_be_at_its_version(
     assert events[0]["type"] == "MODIFIED"
     assert events[0]["object"]["metadata"]["resourceVersion"] == str(int(rv) + 1)  # type: ignore[index]
     assert client.get(f"{FLOW}/jobtemplates/b").status_code == 404
+
+
+def test_reads_do_not_wait_behind_a_write_waiting_for_the_store(server: Server) -> None:
+    """Another connection (the control plane's) holds SQLite's write lock: a write through
+    the API waits for it, and gets, lists and watches go on meanwhile."""
+    with server.client() as client:
+        assert client.post(f"{CORE}/configmaps", json=_configmap("x")).status_code == 201
+    holder = sqlite3.connect(server.state_dir / "vcflow.db", isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    written: list[int] = []
+    try:
+        with server.client() as client, server.client() as reader:
+            write = threading.Thread(
+                target=lambda: written.append(
+                    client.post(f"{CORE}/configmaps", json=_configmap("y")).status_code
+                )
+            )
+            write.start()
+            end = time.monotonic() + 1.0  # (reads for a second while the write waits)
+            while time.monotonic() < end:
+                assert reader.get(f"{CORE}/configmaps/x", timeout=2.0).status_code == 200
+                assert reader.get(f"{CORE}/configmaps", timeout=2.0).status_code == 200
+            assert write.is_alive() and not written  # (it did wait, all along)
+            holder.execute("COMMIT")
+            write.join(DEADLINE)
+    finally:
+        if holder.in_transaction:
+            holder.execute("ROLLBACK")
+        holder.close()
+    assert written == [201]
+
+
+def _configmap(name: str) -> dict[str, object]:
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}}
 
 
 def test_a_pod_is_bound_through_its_binding_subresource(client: httpx.Client) -> None:
