@@ -109,7 +109,7 @@ async def _collection(request: Request, resource: APIResource, api: Api) -> Resp
             return await _watch(request, resource, api, namespace, options)
         _verb(request, "list")
         body = await run_in_threadpool(listing.list_body, api.reader, resource, namespace, options)
-        return _view(request, resource, api, body)
+        return await run_in_threadpool(_view, request, resource, api, body)
     if request.method == "POST" and namespace is not None:
         _verb(request, "create")
         wanted = requests.write_options(request)
@@ -141,7 +141,7 @@ async def _item(request: Request, resource: APIResource, api: Api) -> Response:
     if request.method == "GET":
         _verb(request, "get")
         body = await run_in_threadpool(objects.get, api.reader, resource, namespace, name)
-        return _view(request, resource, api, body)
+        return await run_in_threadpool(_view, request, resource, api, body)
     if request.method == "DELETE":
         _verb(request, "delete")
         given = await requests.optional_body(request)
@@ -211,6 +211,8 @@ async def _binding(request: Request, resource: APIResource, api: Api) -> Respons
 
 
 def _view(request: Request, resource: APIResource, api: Api, body: dict[str, Any]) -> Response:
+    """The response of a get or list (a view's, or the JSON): made in a worker thread by
+    the routes, as a big list's Table or JSON takes long and the event loop serves all."""
     for view in api.views:
         found = view(request, resource, body)
         if found is not None:
