@@ -2,7 +2,7 @@
 from its resourceVersion loses no change, nor does a watch of the current objects first
 (resourceVersion unset, or kube's `sendInitialEvents`), with selectors or without; an
 object leaving or entering a label selector is DELETED or ADDED; a resourceVersion ahead
-of the store is waited for."""
+of the store is waited for; a list or watch of one name reads that object only."""
 
 from __future__ import annotations
 
@@ -16,8 +16,10 @@ import httpx
 
 from vcflow.api.config import ConfigMap
 from vcflow.api.meta import ObjectMeta
-from vcflow.store import SqliteStore
+from vcflow.server.app import create_app
+from vcflow.store import MemoryStore, SqliteStore
 
+from .asgi import Client
 from .conftest import CORE, DEADLINE, Server, Start
 
 BARE = ("--runtime", "none", "--controllers", "off")
@@ -240,3 +242,38 @@ def test_a_watch_behind_many_events_gets_each_in_order(start_server: Start) -> N
     assert [int(e["object"]["metadata"]["resourceVersion"]) for e in events] == list(
         range(rv + 1, rv + count + 1)
     )
+
+
+class _CountingStore:
+    """A store that counts its `list` calls (reads of every object of a kind)."""
+
+    def __init__(self, store: MemoryStore) -> None:
+        self.store, self.lists = store, 0
+
+    def list(self, *args: Any, **kwargs: Any) -> Any:
+        self.lists += 1
+        return self.store.list(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.store, name)
+
+
+def test_a_list_or_watch_of_one_name_reads_only_that_object() -> None:
+    store = MemoryStore()
+    for name in ("a", "b"):
+        meta = ObjectMeta(name=name, namespace="default", labels={"k": name})
+        store.create(ConfigMap(metadata=meta))
+    counting = _CountingStore(store)
+    app = create_app(counting)  # type: ignore[arg-type]
+    client = Client(app)
+    one = client.get(CONFIGMAPS, params={"fieldSelector": "metadata.name=b"}).json()
+    assert [o["metadata"]["name"] for o in one["items"]] == ["b"]
+    none = client.get(
+        CONFIGMAPS, params={"fieldSelector": "metadata.name=b", "labelSelector": "k=a"}
+    )
+    assert none.json()["items"] == []
+    missing = client.get(CONFIGMAPS, params={"fieldSelector": "metadata.name=zz"})
+    assert missing.json()["items"] == []
+    assert counting.lists == 0
+    every = client.get("/api/v1/configmaps", params={"fieldSelector": "metadata.name=b"}).json()
+    assert [o["metadata"]["name"] for o in every["items"]] == ["b"]  # (all namespaces: a list)
