@@ -4,6 +4,9 @@ driven with httpx: the status codes, Status bodies and headers clients rely on."
 from __future__ import annotations
 
 import json
+import sqlite3
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,7 +17,7 @@ from vcflow.api.config import ConfigMap
 from vcflow.api.meta import ObjectMeta
 from vcflow.store import SqliteStore
 
-from .conftest import CORE, FLOW, Server, Start, jobflow, template
+from .conftest import CORE, DEADLINE, FLOW, Server, Start, jobflow, template
 
 BARE = ("--runtime", "none", "--controllers", "off")
 
@@ -179,6 +182,70 @@ def test_merge_patch_status_subresource_and_dry_run(client: httpx.Client) -> Non
     assert json_patch.status_code == 415
 
 
+def test_a_dry_run_answers_the_object_as_it_would_be_at_its_version(
+    client: httpx.Client,
+) -> None:
+    made = client.post(f"{FLOW}/jobtemplates", json=template("a", "true")).json()
+    rv = made["metadata"]["resourceVersion"]
+    merge = {"Content-Type": "application/merge-patch+json"}
+    labels = json.dumps({"metadata": {"labels": {"k": "v"}}})
+    dry = "?dryRun=All"
+    created = client.post(f"{FLOW}/jobtemplates{dry}", json=template("b", "true")).json()
+    assert created["metadata"]["name"] == "b" and not created["metadata"].get("resourceVersion")
+    relabelled = {**made, "metadata": {**made["metadata"], "labels": {"k": "v"}}}
+    status = json.dumps({"status": {"jobDependsOnList": ["x"]}})
+    answers = [
+        client.patch(f"{FLOW}/jobtemplates/a{dry}", content=labels, headers=merge),
+        client.put(f"{FLOW}/jobtemplates/a{dry}", json=relabelled),
+        client.patch(f"{FLOW}/jobtemplates/a/status{dry}", content=status, headers=merge),
+        client.delete(f"{FLOW}/jobtemplates/a{dry}"),
+    ]
+    assert [a.status_code for a in answers] == [200, 200, 200, 200]
+    assert [a.json()["metadata"]["resourceVersion"] for a in answers] == [rv] * 4
+    assert answers[0].json()["metadata"]["labels"] == {"k": "v"}  # (as it would be)
+    assert answers[2].json()["status"] == {"jobDependsOnList": ["x"]}
+    real = client.patch(f"{FLOW}/jobtemplates/a", content=labels, headers=merge).json()
+    assert real["metadata"]["resourceVersion"] == str(int(rv) + 1)
+    events = _watch(client, f"resourceVersion={rv}", 1)  # nothing written before it
+    assert events[0]["type"] == "MODIFIED"
+    assert events[0]["object"]["metadata"]["resourceVersion"] == str(int(rv) + 1)  # type: ignore[index]
+    assert client.get(f"{FLOW}/jobtemplates/b").status_code == 404
+
+
+def test_reads_do_not_wait_behind_a_write_waiting_for_the_store(server: Server) -> None:
+    """Another connection (the control plane's) holds SQLite's write lock: a write through
+    the API waits for it, and gets, lists and watches go on meanwhile."""
+    with server.client() as client:
+        assert client.post(f"{CORE}/configmaps", json=_configmap("x")).status_code == 201
+    holder = sqlite3.connect(server.state_dir / "vcflow.db", isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    written: list[int] = []
+    try:
+        with server.client() as client, server.client() as reader:
+            write = threading.Thread(
+                target=lambda: written.append(
+                    client.post(f"{CORE}/configmaps", json=_configmap("y")).status_code
+                )
+            )
+            write.start()
+            end = time.monotonic() + 1.0  # (reads for a second while the write waits)
+            while time.monotonic() < end:
+                assert reader.get(f"{CORE}/configmaps/x", timeout=2.0).status_code == 200
+                assert reader.get(f"{CORE}/configmaps", timeout=2.0).status_code == 200
+            assert write.is_alive() and not written  # (it did wait, all along)
+            holder.execute("COMMIT")
+            write.join(DEADLINE)
+    finally:
+        if holder.in_transaction:
+            holder.execute("ROLLBACK")
+        holder.close()
+    assert written == [201]
+
+
+def _configmap(name: str) -> dict[str, object]:
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}}
+
+
 def test_a_pod_is_bound_through_its_binding_subresource(client: httpx.Client) -> None:
     pod = {
         "apiVersion": "v1",
@@ -214,13 +281,18 @@ def test_delete_with_options(client: httpx.Client) -> None:
     assert again.status_code == 404
 
 
-def test_a_refused_delete_is_422_and_grace_period_0_forces_it(client: httpx.Client) -> None:
+def test_a_refused_delete_is_403_and_grace_period_0_forces_it(client: httpx.Client) -> None:
     running = {**jobflow("f", "a"), "status": {"state": {"phase": "Running"}}}
     assert client.post(f"{FLOW}/jobflows", json=running).status_code == 201
     refused = client.delete(f"{FLOW}/jobflows/f")
-    assert refused.status_code == 422, refused.text
-    assert refused.json()["message"] == (
-        'JobFlow.flow.volcano.sh "f" is invalid: cannot delete JobFlow "f" while it is '
+    assert refused.status_code == 403, refused.text
+    body = refused.json()
+    assert (body["reason"], body["details"]) == (
+        "Forbidden",
+        {"name": "f", "group": "flow.volcano.sh", "kind": "jobflows"},
+    )
+    assert body["message"] == (
+        'jobflows.flow.volcano.sh "f" is forbidden: cannot delete JobFlow "f" while it is '
         "Running: stop it first (vcflow stop jobflow f -n default), which terminates its "
         "jobs, then delete it"
     )

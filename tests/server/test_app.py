@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
+import time
 from typing import Any
 
 import httpx
@@ -97,3 +98,30 @@ def test_extensions_are_served_as_given() -> None:
         ("list", 200),
         ("watch", 200),
     ]
+
+
+def test_a_slow_view_does_not_hold_up_other_requests() -> None:
+    """A big list's Table takes long to make: other requests are answered meanwhile."""
+    entered, released = threading.Event(), threading.Event()
+    waited: list[bool] = []
+
+    def slow_view(request: Request, resource: APIResource, body: dict[str, Any]) -> Response:
+        entered.set()
+        waited.append(released.wait(5.0))  # (True: /healthz was answered meanwhile)
+        return JSONResponse(body)
+
+    app = create_app(MemoryStore(), views=[slow_view])
+
+    async def drive() -> None:
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://x") as client:
+            listing = asyncio.ensure_future(client.get(f"{FLOW}/jobtemplates"))
+            end = time.monotonic() + 10.0
+            while not entered.is_set() and time.monotonic() < end:
+                await asyncio.sleep(0.01)  # (the view runs now, or holds the event loop)
+            assert (await client.get("/healthz")).text == "ok"
+            released.set()
+            assert (await listing).status_code == 200
+
+    asyncio.run(drive())
+    assert waited == [True]

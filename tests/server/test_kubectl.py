@@ -256,3 +256,61 @@ def test_logs_and_delete_of_a_flow_that_ran(kubectl: Make, tmp_path: Path) -> No
     assert gone.stderr == (
         'Error from server (NotFound): jobflows.flow.volcano.sh "test" not found\n'
     )
+
+
+def test_wait_for_a_jsonpath_sees_the_change_after_its_get(kubectl: Make, tmp_path: Path) -> None:
+    kube = kubectl("--runtime", "none", "--controllers", "off")
+    kube.ok(
+        "apply",
+        "-f",
+        str(write(tmp_path / "flow.yaml", template("a", "true"), jobflow("test", "a"))),
+    )
+    waiting = kube.popen(
+        "wait", "--for=jsonpath={.status.state.phase}=Running", "jf/test", "--timeout=20s"
+    )
+    try:
+        log = tmp_path / "server1.out"  # (the server's access log: kubectl watches now)
+        end = time.monotonic() + DEADLINE
+        while "watch=true" not in log.read_text():
+            assert time.monotonic() < end and waiting.poll() is None, "kubectl did not watch"
+            time.sleep(0.05)
+        phase = '{"status":{"state":{"phase":"Running"}}}'
+        kube.ok("patch", "jf", "test", "--subresource=status", "--type=merge", "-p", phase)
+        out, _ = waiting.communicate(timeout=DEADLINE)
+    finally:
+        waiting.kill()
+        waiting.wait()
+    assert (waiting.returncode, out) == (0, "jobflow.flow.volcano.sh/test condition met\n")
+
+
+def test_a_refused_delete_reads_as_kubes_forbidden(kubectl: Make, tmp_path: Path) -> None:
+    kube = kubectl("--runtime", "none", "--controllers", "off")
+    kube.ok(
+        "apply",
+        "-f",
+        str(write(tmp_path / "flow.yaml", template("a", "true"), jobflow("test", "a"))),
+    )
+    phase = '{"status":{"state":{"phase":"Running"}}}'
+    kube.ok("patch", "jf", "test", "--subresource=status", "--type=merge", "-p", phase)
+    refused = kube.run("delete", "jf", "test")
+    assert refused.returncode == 1
+    assert refused.stderr == (
+        'Error from server (Forbidden): jobflows.flow.volcano.sh "test" is forbidden: cannot '
+        'delete JobFlow "test" while it is Running: stop it first (vcflow stop jobflow test '
+        "-n default), which terminates its jobs, then delete it\n"
+    )
+
+
+def test_diff_shows_only_the_change(kubectl: Make, tmp_path: Path) -> None:
+    kube = kubectl("--runtime", "none", "--controllers", "off")
+    flow = jobflow("test", "a")
+    kube.ok("apply", "-f", str(write(tmp_path / "flow.yaml", flow)))
+    changed = {**flow, "metadata": {"name": "test", "labels": {"team": "ml"}}}
+    diff = kube.run("diff", "-f", str(write(tmp_path / "flow.yaml", changed)))
+    assert diff.returncode == 1, diff.stderr  # (1: there are differences)
+    changes = [
+        line
+        for line in diff.stdout.splitlines()
+        if line[:1] in "+-" and not line.startswith(("+++", "---"))
+    ]
+    assert [" ".join(c.split()) for c in changes] == ["+ labels:", "+ team: ml"]

@@ -1,4 +1,4 @@
-"""/metrics: flows, vcjobs and running pods by phase read from the store at each scrape,
+"""/metrics: flows, vcjobs and running pods by phase kept from the store's changes,
 API request durations by verb, resource and code (ASGI middleware), the controllers' sync
 durations, work-queue depths and dependency-met → vcjob-created waits (the manager's
 observer); one registry per app."""
@@ -123,6 +123,43 @@ def test_flows_jobs_and_running_pods_are_counted_from_the_store_at_scrape() -> N
     assert got["vcflow_jobflows", (("phase", "Pending"),)] == 1
     assert got["vcflow_vcjobs", (("phase", "Running"),)] == 1
     assert got["vcflow_pods_running", ()] == 0
+
+
+class _CountingStore:
+    """A store that counts its `list` calls (the reads of every object)."""
+
+    def __init__(self, store: MemoryStore) -> None:
+        self.store, self.lists = store, 0
+
+    def list(self, *args: Any, **kwargs: Any) -> Any:
+        self.lists += 1
+        return self.store.list(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.store, name)
+
+
+def test_a_scrape_reads_only_the_changes_since_the_last() -> None:
+    store = MemoryStore()
+    store.apply([template("a"), template("b"), template("c"), fan_out()])
+    Manager(store).settle()
+    counting = _CountingStore(store)
+    m = metrics.Metrics(counting)  # type: ignore[arg-type]
+    client = Client(app(m))
+    first = samples(client.get("/metrics").text)
+    assert first["vcflow_vcjobs", (("phase", "Pending"),)] == 1
+    listed = counting.lists
+    job = store.get(VCJob, "default", "f-a")
+    job.status = VCJobStatus(state=JobState(phase="Running"))
+    store.update_status(job)
+    got = samples(client.get("/metrics").text)
+    assert got["vcflow_vcjobs", (("phase", "Running"),)] == 1
+    assert ("vcflow_vcjobs", (("phase", "Pending"),)) not in got
+    store.delete(VCJob, "default", "f-a", force=True)
+    store.delete(JobFlow, "default", "f", force=True)
+    gone = samples(client.get("/metrics").text)
+    assert not [k for k in gone if k[0] in ("vcflow_jobflows", "vcflow_vcjobs")]
+    assert counting.lists == listed  # (no scrape after the first read every object)
 
 
 def test_the_controllers_report_syncs_queue_depths_and_dependency_waits() -> None:

@@ -55,6 +55,7 @@ def create_app(
     watch_views: Sequence[WatchView] = (),
     stopping: threading.Event | None = None,
     served: Sequence[APIResource] = resources.ALL,
+    reads: Store | None = None,
 ) -> Starlette:
     """The server's application.
 
@@ -64,10 +65,14 @@ def create_app(
     - `middleware`: outside the auth check (so it sees every request, 401s too); a route
       sets `request.state.verb` (get, list, watch, create, update, patch, delete);
     - `views`, `watch_views`: other renderings of get/list bodies and watch objects;
-    - `stopping`: set when the server stops; watch and log streams end then.
+    - `stopping`: set when the server stops; watch and log streams end then;
+    - `reads`: the store gets, lists, watches and logs read (None: `store`), another
+      connection to the same data.
     The store is `app.state.api.store`; `app.state.api` is the routes' shared `Api`.
     """
-    api = Api(store, state_dir, stopping or threading.Event(), tuple(views), tuple(watch_views))
+    api = Api(
+        store, state_dir, stopping or threading.Event(), tuple(views), tuple(watch_views), reads
+    )
     health = [Route(path, _ok) for path in ("/healthz", "/readyz", "/livez")]
     stack = list(middleware)
     if token is not None:

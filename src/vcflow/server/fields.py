@@ -66,6 +66,10 @@ class FieldSelector:
     def __bool__(self) -> bool:
         return bool(self.terms)
 
+    def name(self) -> str | None:
+        """The name a `metadata.name=` term pins (None if none does): one object to read."""
+        return next((t.value for t in self.terms if t.path == "metadata.name" and t.equal), None)
+
 
 def parse(text: str, kind: str) -> FieldSelector:
     """The selector of `text` for objects of `kind`; 400 naming a bad term or field."""

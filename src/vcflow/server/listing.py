@@ -12,6 +12,7 @@ import binascii
 import json
 from typing import Any
 
+from vcflow.api.errors import NotFound
 from vcflow.api.meta import Resource
 from vcflow.api.resources import APIResource
 from vcflow.server.requests import ListOptions
@@ -22,8 +23,18 @@ from vcflow.store.base import Expired, Store
 def matching(
     store: Store, resource: APIResource, namespace: str | None, options: ListOptions
 ) -> list[Resource]:
-    """The objects a list or a watch's initial events show, sorted by (namespace, name)."""
-    found = store.list(resource.model, namespace, options.labels)
+    """The objects a list or a watch's initial events show, sorted by (namespace, name);
+    one `metadata.name=` in a namespace is one read (kubectl wait, per-object informers),
+    not a read of every object of the kind."""
+    name = options.fields.name()
+    if name is not None and namespace is not None:
+        try:
+            found = [store.get(resource.model, namespace, name)]
+        except NotFound:
+            return []
+        found = [obj for obj in found if options.labels.matches(obj.metadata.labels)]
+    else:
+        found = store.list(resource.model, namespace, options.labels)
     if not options.fields:
         return found
     return [obj for obj in found if options.fields.matches(obj.to_dict())]

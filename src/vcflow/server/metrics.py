@@ -1,5 +1,5 @@
 """The server's Prometheus metrics, in a registry of each app's own (`Metrics`): flows, jobs
-and running pods by phase (read from the store at scrape time), the controllers' sync
+and running pods by phase (the store's changes since the last scrape), the controllers' sync
 durations, work-queue depths and dependency-met → vcjob-created waits (`Metrics.observer`,
 which the controller manager calls), and the API's request durations by verb, resource and
 code (`Metrics.middleware`, ASGI). The app factory mounts `route()` at `/metrics`.
@@ -7,6 +7,8 @@ code (`Metrics.middleware`, ASGI). The app factory mounts `route()` at `/metrics
 
 from __future__ import annotations
 
+import json
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
@@ -26,10 +28,11 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from vcflow.api import resources
 from vcflow.api.jobflow import JobFlow
+from vcflow.api.meta import Resource
 from vcflow.api.pod import Pod
 from vcflow.api.vcjob import VCJob
 from vcflow.controller.observer import Observer
-from vcflow.store.base import Store
+from vcflow.store.base import EventType, Expired, Store
 
 #: API latency buckets (seconds): kube-apiserver's, up to one minute
 API_BUCKETS = (0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.25, 1.5, 2, 3, 5, 10, 60)
@@ -39,26 +42,25 @@ _VERBS = {"POST": "POST", "PUT": "PUT", "PATCH": "PATCH"}
 
 
 class _StoreCollector(Collector):
-    """Flows and vcjobs by phase, running pods: counted from the store at each scrape."""
+    """Flows and vcjobs by phase, running pods: counted from `_Phases` at each scrape."""
 
     def __init__(self, store: Store, depths: Callable[[], Mapping[str, int]] | None) -> None:
-        self.store = store
+        self.phases = _Phases(store)
         self.depths = depths
 
     def collect(self) -> Iterable[Metric]:
+        counts = self.phases.counts()
         flows = GaugeMetricFamily(
             "vcflow_jobflows", "JobFlows by phase (status.state.phase).", labels=["phase"]
         )
-        for phase, count in sorted(_phases(self.store.list(JobFlow)).items()):
+        for phase, count in sorted(counts[JobFlow].items()):
             flows.add_metric([phase], count)
         jobs = GaugeMetricFamily(
             "vcflow_vcjobs", "Volcano jobs by phase (status.state.phase).", labels=["phase"]
         )
-        for phase, count in sorted(_phases(self.store.list(VCJob)).items()):
+        for phase, count in sorted(counts[VCJob].items()):
             jobs.add_metric([phase], count)
-        running = sum(
-            1 for p in self.store.list(Pod) if p.status is not None and p.status.phase == "Running"
-        )
+        running = counts[Pod]["Running"]
         pods = GaugeMetricFamily("vcflow_pods_running", "Pods in phase Running.", value=running)
         yield from (flows, jobs, pods)
         if self.depths is not None:
@@ -72,8 +74,77 @@ class _StoreCollector(Collector):
             yield depth
 
 
-def _phases(objects: Iterable[JobFlow | VCJob]) -> Counter[str]:
-    return Counter(obj.phase or "Pending" for obj in objects)
+_COUNTED: tuple[type[Resource], ...] = (JobFlow, VCJob, Pod)
+_Key = tuple[type[Resource], str, str]
+_REBUILD_MIN = 1_000  # changes a scrape reads rather than all objects, however few they are
+
+
+class _Phases:
+    """The phase of every flow, vcjob and pod, kept from the store's event log: a scrape
+    reads only the changes since the last one (the last event of each object, its JSON
+    without the model), and every object only at the first scrape, when the log no longer
+    reaches back to the last (Expired), or when more writes than objects came since (then
+    that is cheaper): a scrape costs at most about one read of each object. Scrapes take
+    turns."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.lock = threading.Lock()
+        self.since: int | None = None
+        self.phases: dict[_Key, str] = {}
+
+    def counts(self) -> dict[type[Resource], Counter[str]]:
+        with self.lock:
+            self._catch_up()
+            found: dict[type[Resource], Counter[str]] = {kind: Counter() for kind in _COUNTED}
+            for (kind, _, _), phase in self.phases.items():
+                found[kind][phase] += 1
+            return found
+
+    def _catch_up(self) -> None:
+        if self.since is not None and self._behind() > max(len(self.phases), _REBUILD_MIN):
+            self.since = None  # (more changes to read than objects: reading them is cheaper)
+        if self.since is not None:
+            try:
+                events, self.since = self.store.poll_events(self.since, _COUNTED)
+            except Expired:
+                self.since = None
+            else:
+                last = {(e.model, e.namespace, e.name): e for e in events}
+                for key, event in last.items():
+                    if event.type is EventType.DELETED:
+                        self.phases.pop(key, None)
+                    else:
+                        self.phases[key] = _phase(key[0], json.loads(event.raw))
+                return
+        since = self.store.resource_version()  # (a change after it is read again: no loss)
+        self.phases = {
+            (kind, obj.namespace, obj.name): _model_phase(obj)
+            for kind in _COUNTED
+            for obj in self.store.list(kind)
+        }
+        self.since = since
+
+    def _behind(self) -> int:
+        return self.store.resource_version() - (self.since or 0)
+
+
+def _model_phase(obj: Resource) -> str:
+    if isinstance(obj, Pod):
+        return (obj.status.phase or "") if obj.status is not None else ""
+    return (obj.phase if isinstance(obj, JobFlow | VCJob) else "") or "Pending"
+
+
+def _phase(kind: type[Resource], data: dict[str, Any]) -> str:
+    """A flow's or vcjob's `status.state.phase` ("Pending" when none), a pod's `status.phase`."""
+    status = data.get("status")
+    status = status if isinstance(status, dict) else {}
+    if kind is Pod:
+        phase = status.get("phase")
+        return phase if isinstance(phase, str) else ""
+    state = status.get("state")
+    phase = state.get("phase") if isinstance(state, dict) else None
+    return phase if isinstance(phase, str) and phase else "Pending"
 
 
 class _ControllerObserver(Observer):

@@ -2,7 +2,8 @@
 update (409 on a stale resourceVersion), JSON merge patch, delete, and the status
 subresource (PUT and PATCH: only the status, no admission). Writes are reviewed by
 admission first for its warnings (returned, for `Warning` headers), with fieldValidation
-deciding what unknown fields do; `dryRun` writes in a transaction that is rolled back.
+deciding what unknown fields do; `dryRun` writes in a transaction that is rolled back and
+answers the object at the resourceVersion it has (none for a create).
 Synchronous: the routes run these in a worker thread.
 """
 
@@ -26,7 +27,7 @@ from vcflow.server.status import ApiError, line
 from vcflow.store import admit
 from vcflow.store.base import Store
 
-T = TypeVar("T")
+R = TypeVar("R", bound=Resource)
 PATCH_ATTEMPTS = 5  # re-reads after a concurrent write before a patch gives up (409)
 UNKNOWN_FIELD = 'unknown field "'
 
@@ -54,7 +55,7 @@ def create(
     obj.metadata.namespace = namespace
     try:
         warnings = _review(store, obj, review.Operation.CREATE, None, options)
-        created = _written(store, options.dry_run, lambda: store.create(obj))
+        created = _written(store, options.dry_run, lambda: store.create(obj), _new)
     except VcflowError as exc:  # (the route knows no name: the collection's URL has none)
         raise status.of(exc, resource, name) from None
     return Written(created.to_dict(), 201, warnings)
@@ -80,11 +81,13 @@ def replace(
             f"the name of the object ({obj.name!r}) does not match the name on the URL ({name!r})",
         )
     if status:
-        written = _written(store, options.dry_run, lambda: store.update_status(obj))
+        stored = functools.partial(_stored, store, resource, namespace, name)
+        written = _written(store, options.dry_run, lambda: store.update_status(obj), stored)
         return Written(written.to_dict())
     old = store.get(resource.model, namespace, name)
     warnings = _review(store, obj, review.Operation.UPDATE, old, options)
-    written = _written(store, options.dry_run, lambda: store.update(obj))
+    stored = functools.partial(_stored, store, resource, namespace, name)
+    written = _written(store, options.dry_run, lambda: store.update(obj), stored)
     return Written(written.to_dict(), 200, warnings)
 
 
@@ -111,12 +114,15 @@ def patch(
         obj = to_object(resource, merged, name)
         if (obj.namespace, obj.name) != (namespace, name):
             raise ApiError(400, "a patch cannot change metadata.namespace or metadata.name")
+        stored = functools.partial(_stored, store, resource, namespace, name)
         try:
             if status:
-                done = _written(store, options.dry_run, functools.partial(store.update_status, obj))
+                write = functools.partial(store.update_status, obj)
+                done = _written(store, options.dry_run, write, stored)
                 return Written(done.to_dict())
             warnings = _review(store, obj, review.Operation.UPDATE, current, options)
-            done = _written(store, options.dry_run, functools.partial(store.update, obj))
+            write = functools.partial(store.update, obj)
+            done = _written(store, options.dry_run, write, stored)
             return Written(done.to_dict(), 200, warnings)
         except Conflict:
             if pinned or attempt == PATCH_ATTEMPTS - 1:
@@ -155,7 +161,16 @@ def delete(
             resource_version=options.preconditions_rv,
         )
 
-    return _written(store, options.dry_run, remove).to_dict()
+    stored = functools.partial(_stored, store, resource, namespace, name)
+    return _written(store, options.dry_run, remove, stored).to_dict()
+
+
+def _stored(store: Store, resource: APIResource, namespace: str, name: str) -> str:
+    return store.get(resource.model, namespace, name).metadata.resource_version
+
+
+def _new() -> str:
+    return ""
 
 
 class _DryRun(Exception):
@@ -163,15 +178,21 @@ class _DryRun(Exception):
         self.result = result
 
 
-def _written(store: Store, dry_run: bool, write: Callable[[], T]) -> T:
-    """`write()`, or with `dry_run` its result with nothing kept (rolled back)."""
+def _written(store: Store, dry_run: bool, write: Callable[[], R], stored: Callable[[], str]) -> R:
+    """`write()`, or with `dry_run` its result with nothing kept (rolled back) and the
+    resourceVersion the object has as it is written (`stored()`, read in the same
+    transaction; "" for a create), as kube answers a dry run: the object as it would be,
+    at no new version."""
     if not dry_run:
         return write()
     try:
         with store.transaction():
+            version = stored()
             raise _DryRun(write())
     except _DryRun as done:
-        return done.result  # type: ignore[return-value]
+        result: R = done.result  # type: ignore[assignment]
+    result.metadata.resource_version = version
+    return result
 
 
 def _review(

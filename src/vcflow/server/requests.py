@@ -58,6 +58,8 @@ class ListOptions:
     resource_version: str
     timeout: float | None
     bookmarks: bool
+    #: `sendInitialEvents` (kube's watch-list): None when not given
+    initial_events: bool | None = None
 
 
 def list_options(request: Request, resource: APIResource) -> ListOptions:
@@ -76,6 +78,9 @@ def list_options(request: Request, resource: APIResource) -> ListOptions:
         resource_version=query.get("resourceVersion", ""),
         timeout=float(timeout) if timeout else None,
         bookmarks=_boolean(query, "allowWatchBookmarks"),
+        initial_events=_boolean(query, "sendInitialEvents")
+        if "sendInitialEvents" in query
+        else None,
     )
 
 

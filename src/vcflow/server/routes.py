@@ -42,13 +42,21 @@ WatchView = Callable[[Request, APIResource], watching.Convert | None]
 @dataclass
 class Api:
     """What every route needs: the store, the state directory (pod logs), the flag set
-    when the server stops (streams end), and the response views (`create_app`)."""
+    when the server stops (streams end), the response views (`create_app`), and the store
+    reads go to (`reads`; None: `store`) — a connection of its own, so that a get, list
+    or watch does not wait behind a write that waits for another connection's write
+    transaction (SQLite has one writer; WAL readers never wait for it)."""
 
     store: Store
     state_dir: Path | None = None
     stopping: threading.Event = field(default_factory=threading.Event)
     views: Sequence[View] = ()
     watch_views: Sequence[WatchView] = ()
+    reads: Store | None = None
+
+    @property
+    def reader(self) -> Store:
+        return self.store if self.reads is None else self.reads
 
 
 Handler = Callable[[Request, APIResource, "Api"], Awaitable[Response]]
@@ -98,10 +106,10 @@ async def _collection(request: Request, resource: APIResource, api: Api) -> Resp
         options = requests.list_options(request, resource)
         if options.watch:
             _verb(request, "watch")
-            return _watch(request, resource, api, namespace, options)
+            return await _watch(request, resource, api, namespace, options)
         _verb(request, "list")
-        body = await run_in_threadpool(listing.list_body, api.store, resource, namespace, options)
-        return _view(request, resource, api, body)
+        body = await run_in_threadpool(listing.list_body, api.reader, resource, namespace, options)
+        return await run_in_threadpool(_view, request, resource, api, body)
     if request.method == "POST" and namespace is not None:
         _verb(request, "create")
         wanted = requests.write_options(request)
@@ -113,16 +121,16 @@ async def _collection(request: Request, resource: APIResource, api: Api) -> Resp
     raise _not_allowed(request)
 
 
-def _watch(
+async def _watch(
     request: Request,
     resource: APIResource,
     api: Api,
     namespace: str | None,
     options: requests.ListOptions,
 ) -> Response:
-    watching.start_version(options)  # (a bad one is a 400 before the stream starts)
+    await watching.wait_fresh(api.reader, options)  # (a bad one is a 400 before the stream)
     convert = next((c for v in api.watch_views if (c := v(request, resource))), None)
-    events = watching.stream(api.store, resource, namespace, options, api.stopping.is_set, convert)
+    events = watching.stream(api.reader, resource, namespace, options, api.stopping.is_set, convert)
     return StreamingResponse(events, media_type="application/json")
 
 
@@ -132,8 +140,8 @@ async def _item(request: Request, resource: APIResource, api: Api) -> Response:
     store = api.store
     if request.method == "GET":
         _verb(request, "get")
-        body = await run_in_threadpool(objects.get, store, resource, namespace, name)
-        return _view(request, resource, api, body)
+        body = await run_in_threadpool(objects.get, api.reader, resource, namespace, name)
+        return await run_in_threadpool(_view, request, resource, api, body)
     if request.method == "DELETE":
         _verb(request, "delete")
         given = await requests.optional_body(request)
@@ -148,7 +156,7 @@ async def _status(request: Request, resource: APIResource, api: Api) -> Response
     assert namespace is not None
     if request.method == "GET":
         _verb(request, "get")
-        body = await run_in_threadpool(objects.get, api.store, resource, namespace, name)
+        body = await run_in_threadpool(objects.get, api.reader, resource, namespace, name)
         return JSONResponse(body)
     return await _write(request, resource, api, namespace, name, status=True)
 
@@ -187,7 +195,7 @@ async def _log(request: Request, resource: APIResource, api: Api) -> Response:
         raise _not_allowed(request)
     _verb(request, "get")
     return await podlogs.answer(
-        request, api.store, api.state_dir, namespace, name, api.stopping.is_set
+        request, api.reader, api.state_dir, namespace, name, api.stopping.is_set
     )
 
 
@@ -203,6 +211,8 @@ async def _binding(request: Request, resource: APIResource, api: Api) -> Respons
 
 
 def _view(request: Request, resource: APIResource, api: Api, body: dict[str, Any]) -> Response:
+    """The response of a get or list (a view's, or the JSON): made in a worker thread by
+    the routes, as a big list's Table or JSON takes long and the event loop serves all."""
     for view in api.views:
         found = view(request, resource, body)
         if found is not None:

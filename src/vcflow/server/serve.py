@@ -107,11 +107,12 @@ def serve(
     with (
         statedir.opened(state_dir) as store,
         statedir.ControllerLock(state_dir, statedir.SERVER) as lock,
+        statedir.opened(state_dir) as reads,  # (reads never wait behind a waiting write)
     ):
         statedir.acquire_for_controller(lock)
         sock = _listen(settings.host, settings.port)
         stopping = threading.Event()
-        more = extend(store, state_dir) if extend is not None else Extensions()
+        more = extend(reads, state_dir) if extend is not None else Extensions()
         app = create_app(
             store,
             state_dir=state_dir,
@@ -121,6 +122,7 @@ def serve(
             views=more.views,
             watch_views=more.watch_views,
             stopping=stopping,
+            reads=reads,
         )
         config = uvicorn.Config(
             app,

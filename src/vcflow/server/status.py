@@ -1,7 +1,8 @@
 """Kubernetes `Status` objects, the body of every error the server answers, and the map
 from vcflow's error tree (`api.errors`) to their codes and reasons: ValidationFailed is
-422 Invalid with one cause per FieldError, NotFound 404, AlreadyExists and Conflict 409,
-Expired 410, other input errors 400. Used by the routes and the auth middleware.
+422 Invalid with one cause per FieldError (403 Forbidden when none names a field),
+NotFound 404, AlreadyExists and Conflict 409, Expired 410, other input errors 400. Used by
+the routes and the auth middleware.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ REASONS = {
     415: "UnsupportedMediaType",
     422: "Invalid",
     500: "InternalError",
+    504: "Timeout",
 }
 
 
@@ -112,9 +114,16 @@ def of(exc: VcflowError, resource: APIResource | None, name: str = "") -> ApiErr
 
 
 def invalid(resource: APIResource, name: str, errors: list[FieldError]) -> ApiError:
-    """422 Invalid: `Kind.group "name" is invalid: <each error>; <...>`, a cause for each."""
-    kind = f"{resource.kind}.{resource.group}" if resource.group else resource.kind
+    """422 Invalid: `Kind.group "name" is invalid: <each error>; <...>`, a cause for each.
+    A refusal about no field (a DELETE review's) is kube admission's 403 Forbidden,
+    `plural.group "name" is forbidden: <each error>`: kubectl prints a 422's causes as
+    `field: message`, which a cause without a field would make `: message`."""
     lines = [line(e) for e in errors]
+    if errors and not any(e.path for e in errors):
+        resource_name = f"{resource.plural}.{resource.group}" if resource.group else resource.plural
+        message = f'{resource_name} "{name}" is forbidden: ' + "; ".join(lines)
+        return ApiError(403, message, details=_details(resource, name, resource.plural))
+    kind = f"{resource.kind}.{resource.group}" if resource.group else resource.kind
     details = _details(resource, name, resource.kind)
     details["causes"] = [
         {"reason": "FieldValueInvalid", "message": line(e, path=False), "field": e.path}
