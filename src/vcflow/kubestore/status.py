@@ -69,6 +69,9 @@ def error_of_status(
     if code == 401:
         return Unauthorized("error: You must be logged in to the server (Unauthorized)")
     if code == 403:
+        refused = _refusal(message, kind, name)
+        if refused is not None:  # admission's refusal of a write that names no field
+            return ValidationFailed([FieldError(refused, "", kind, namespace, name)])
         return Forbidden(said)
     if code == 404:
         return NotFound(message)
@@ -81,6 +84,16 @@ def error_of_status(
     if code == 422:
         return ValidationFailed(_causes(status, message, kind, namespace, name))
     return StoreError(said)
+
+
+def _refusal(message: str, kind: str, name: str) -> str | None:
+    """What follows `<resource> "<name>" is forbidden: ` in a 403 about the object the
+    request named — vcflow's admission refusing it (a refused delete) — else None (the
+    token may not do this: a cluster's RBAC says so in the same form, and is kept whole)."""
+    _head, sep, rest = message.partition(f'"{name}" is forbidden: ')
+    if not (sep and kind and name) or rest.startswith("User "):
+        return None
+    return rest
 
 
 _REASONS = {
