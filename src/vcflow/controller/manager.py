@@ -108,26 +108,37 @@ class Manager:
         return True
 
     def settle(
-        self, *, max_steps: int = 10_000_000, flush: bool = True, budget: float | None = None
+        self,
+        *,
+        max_steps: int = 10_000_000,
+        flush: bool = True,
+        budget: float | None = None,
+        between: Callable[[], object] | None = None,
     ) -> None:
         """Work until no event is unread, no key is ready now (delayed keys wait) and every
         flow's status is written (with `flush=False`: every status that is due). A flow
         whose sync stopped at `create_batch` is synced again at the next call, not in this
         one: the caller gets to act on the vcjobs created so far. With a `budget` (seconds)
-        it returns once that much time went by, the rest left for the next call: a caller
-        that shares the store with others (the server) commits in bounded bursts."""
+        the work is committed whenever that much time went by, and `between` is called
+        before it goes on: a caller that shares the store with others (the server) holds
+        its write lock for bounded bursts."""
         # One commit for the burst: a commit is half the cost of a small write. Nothing here
         # waits, and nothing outside the store acts on a write before the burst commits. An
         # idle burst costs nothing: the transaction begins at its first statement, and the
         # watch read does not begin it.
         self.flows.requeue_deferred()
-        until = None if budget is None else time.monotonic() + budget
-        with gcpause.paused(), self.store.transaction():
-            for _ in range(max_steps):
-                if not self.step(flush=flush):
-                    return
-                if until is not None and time.monotonic() >= until:
-                    return
+        steps = 0
+        while True:
+            until = None if budget is None else time.monotonic() + budget
+            with gcpause.paused(), self.store.transaction():
+                while True:
+                    steps += 1
+                    if steps > max_steps or not self.step(flush=flush):
+                        return
+                    if until is not None and time.monotonic() >= until:
+                        break
+            if between is not None:
+                between()
 
     def queue_depths(self) -> dict[str, int]:
         """Keys waiting in each controller's work queue (ready or delayed), by controller

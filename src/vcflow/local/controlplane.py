@@ -26,7 +26,7 @@ from vcflow.store.base import Store
 from vcflow.store.sqlite import SqliteStore
 
 #: seconds one commit of the control plane may take before the API's writes get a turn
-BURST_BUDGET = 0.05
+BURST_BUDGET = 0.1
 #: seconds the control plane waits at most, between two commits, for the API's writers
 YIELD_WAIT = 0.25
 
@@ -58,7 +58,13 @@ class Parts:
 class _NoControllers:
     """The Loop's reconciler when the controllers are off (`--controllers off`)."""
 
-    def settle(self, *, flush: bool = True, budget: float | None = None) -> None:
+    def settle(
+        self,
+        *,
+        flush: bool = True,
+        budget: float | None = None,
+        between: Callable[[], object] | None = None,
+    ) -> None:
         return None
 
     def next_due(self) -> float | None:

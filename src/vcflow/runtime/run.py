@@ -33,7 +33,13 @@ CREATE_BATCH = 50
 
 
 class Reconciler(Protocol):
-    def settle(self, *, flush: bool = True, budget: float | None = None) -> None: ...
+    def settle(
+        self,
+        *,
+        flush: bool = True,
+        budget: float | None = None,
+        between: Callable[[], object] | None = None,
+    ) -> None: ...
     def next_due(self) -> float | None: ...
 
 
@@ -84,21 +90,26 @@ class Loop:
             before = self.store.resource_version()
             # statuses are written when due, not at every lull: a long chain would otherwise
             # rewrite its whole flow status once per job (Manager.run does the same)
-            self.controllers.settle(flush=False, budget=self.burst_budget)
-            if self.between_bursts is not None:
-                self.between_bursts()
-            self.executor.settle(
-                idle=self._controllers,
-                stop=stop,
-                budget=self.burst_budget,
-                between=self.between_bursts,
-            )
+            if self.burst_budget is None:
+                self.controllers.settle(flush=False)
+                self.executor.settle(idle=self._controllers, stop=stop)
+            else:
+                # bounded commits: the controllers settle between two bursts of the runtime
+                # (not inside one), each commit at most `burst_budget` long
+                self.controllers.settle(
+                    flush=False, budget=self.burst_budget, between=self.between_bursts
+                )
+                if self.between_bursts is not None:
+                    self.between_bursts()
+                self.executor.settle(
+                    stop=stop, budget=self.burst_budget, between=self.between_bursts
+                )
             if self.store.resource_version() == before:
                 return
 
     def _controllers(self) -> bool:
         before = self.store.resource_version()
-        self.controllers.settle(flush=False, budget=self.burst_budget)
+        self.controllers.settle(flush=False)
         return self.store.resource_version() != before
 
     def run(
