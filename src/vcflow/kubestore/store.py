@@ -60,6 +60,7 @@ from vcflow.store.base import (
     SelectorLike,
     UnknownKind,
     WatchEvent,
+    check_unique,
     default_kinds,
 )
 
@@ -445,7 +446,7 @@ class KubeStore:
         dry-run first (`dryRun=All`), so one admission refuses writes nothing. Templates
         are written before the flows that name them. Warnings: the `Warning` headers."""
         infos = [self.kinds.of(obj) for obj in objects]
-        _check_unique(objects, infos)
+        check_unique(objects, infos)
         plans = [self._plan(info, obj) for info, obj in zip(infos, objects, strict=True)]
         errors: builtins.list[FieldError] = []
         for plan in plans:
@@ -629,23 +630,3 @@ def _names_object(response: Response, name: str) -> bool:
     """Whether a 404 is about the pod (it is gone) rather than the route (not served)."""
     details = statuses.status_of(response).get("details") or {}
     return details.get("name") == name
-
-
-def _check_unique(objects: Sequence[Resource], infos: Sequence[KindInfo]) -> None:
-    seen: set[tuple[str, str, str]] = set()
-    errors = []
-    for obj, info in zip(objects, infos, strict=True):
-        key = (info.id, obj.namespace or apinames.DEFAULT_NAMESPACE, obj.name)
-        if obj.name and key in seen:
-            errors.append(
-                FieldError(
-                    "the batch holds this object twice",
-                    "metadata.name",
-                    info.kind,
-                    obj.namespace,
-                    obj.name,
-                )
-            )
-        seen.add(key)
-    if errors:
-        raise ValidationFailed(errors)

@@ -18,7 +18,7 @@ from typing import Any, Protocol, TypeVar
 
 from vcflow.api import config, loading, names
 from vcflow.api.command import Command
-from vcflow.api.errors import FieldError, InputError, StoreError
+from vcflow.api.errors import FieldError, InputError, StoreError, ValidationFailed
 from vcflow.api.event import Event
 from vcflow.api.jobtemplate import JobTemplate
 from vcflow.api.meta import Resource
@@ -324,6 +324,27 @@ def default_kinds() -> KindRegistry:
     for model in (Event, Pod, Command):
         registry.register(model)
     return registry
+
+
+def check_unique(objects: Sequence[Resource], infos: Sequence[KindInfo]) -> None:
+    """ValidationFailed naming each object a batch (`apply`) holds twice."""
+    seen: set[tuple[str, str, str]] = set()
+    errors = []
+    for obj, info in zip(objects, infos, strict=True):
+        key = (info.id, obj.namespace or names.DEFAULT_NAMESPACE, obj.name)
+        if obj.name and key in seen:
+            errors.append(
+                FieldError(
+                    "the batch holds this object twice",
+                    "metadata.name",
+                    info.kind,
+                    obj.namespace,
+                    obj.name,
+                )
+            )
+        seen.add(key)
+    if errors:
+        raise ValidationFailed(errors)
 
 
 # --- the protocol ------------------------------------------------------------------------

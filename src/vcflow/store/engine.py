@@ -51,7 +51,7 @@ from vcflow.api.meta import Resource
 from vcflow.api.pod import Pod, PodSpec
 from vcflow.store import admit, wire
 from vcflow.store.backend import Backend, parse
-from vcflow.store.base import ApplyResult, EventType, KindInfo, Outcome, R
+from vcflow.store.base import ApplyResult, EventType, KindInfo, Outcome, R, check_unique
 from vcflow.store.wire import Data, Row
 
 Operation = admit.Operation
@@ -197,7 +197,7 @@ class StoreEngine(Backend):
         `configured`, `unchanged` (same content, labels and annotations: no write).
         """
         infos = [self.kinds.of(obj) for obj in objects]
-        _check_unique(objects, infos)
+        check_unique(objects, infos)
         with self.transaction():
             plans = [self._plan(info, obj) for info, obj in zip(infos, objects, strict=True)]
             batch = admit.Batch(self, [plan.model for plan in plans])
@@ -478,26 +478,6 @@ def _conflict_message(info: KindInfo, row: Row, given: str) -> str:
         f"{info.describe(row.namespace, row.name)}: the object has been modified "
         f"(resourceVersion {given}, stored {row.rv}); read it again and retry"
     )
-
-
-def _check_unique(objects: Sequence[Resource], infos: Sequence[KindInfo]) -> None:
-    seen: set[tuple[str, str, str]] = set()
-    errors = []
-    for obj, info in zip(objects, infos, strict=True):
-        key = (info.id, obj.namespace, obj.name)
-        if obj.name and key in seen:
-            errors.append(
-                FieldError(
-                    "the batch holds this object twice",
-                    "metadata.name",
-                    info.kind,
-                    obj.namespace,
-                    obj.name,
-                )
-            )
-        seen.add(key)
-    if errors:
-        raise ValidationFailed(errors)
 
 
 _ALPHABET = string.ascii_lowercase + string.digits
