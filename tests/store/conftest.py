@@ -62,9 +62,6 @@ KUBE_CANNOT: dict[str, str] = {
     "test_nested_transaction_is_a_savepoint": _TX,
     "test_other_threads_never_see_half_a_transaction": _TX,
     "test_transaction_rolls_back_on_error": _TX,
-    "test_generate_name": (
-        "vcflow server does not honour metadata.generateName yet (reported to its branch)"
-    ),
     "test_kinds_are_registered_per_store": _KINDS,
     "test_unknown_kind_is_refused": _KINDS,
     "test_a_kind_with_a_model_validator_validates_the_whole_object": _KINDS,

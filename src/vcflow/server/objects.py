@@ -26,6 +26,7 @@ from vcflow.server.requests import DeleteOptions, WriteOptions, to_object
 from vcflow.server.status import ApiError, line
 from vcflow.store import admit
 from vcflow.store.base import Store
+from vcflow.store.engine import generated_name
 
 R = TypeVar("R", bound=Resource)
 PATCH_ATTEMPTS = 5  # re-reads after a concurrent write before a patch gives up (409)
@@ -53,6 +54,9 @@ def create(
     obj = to_object(resource, data, name)
     _check_namespace(obj, namespace)
     obj.metadata.namespace = namespace
+    if not obj.metadata.name and obj.metadata.generate_name:
+        # named before admission sees it, as kube-apiserver does
+        obj.metadata.name = name = generated_name(obj.metadata.generate_name)
     try:
         warnings = _review(store, obj, review.Operation.CREATE, None, options)
         created = _written(store, options.dry_run, lambda: store.create(obj), _new)

@@ -216,7 +216,7 @@ class StoreEngine(Backend):
         for key in wire.SERVER_FIELDS:
             meta.pop(key, None)
         meta["namespace"] = meta.get("namespace") or names.DEFAULT_NAMESPACE
-        meta["name"] = meta.get("name") or _generated_name(meta.get("generateName"))
+        meta["name"] = meta.get("name") or generated_name(meta.get("generateName"))
         meta["uid"] = str(uuid.uuid4())
         meta["generation"] = 1
         meta["creationTimestamp"] = rfc3339(self._clock.now())
@@ -483,7 +483,7 @@ def _conflict_message(info: KindInfo, row: Row, given: str) -> str:
 _ALPHABET = string.ascii_lowercase + string.digits
 
 
-def _generated_name(prefix: object) -> str:
+def generated_name(prefix: object) -> str:
     """`generateName` + 5 random characters, as the API server does ("" without a prefix,
     which admission then rejects as a missing name)."""
     if not isinstance(prefix, str) or not prefix:
