@@ -19,8 +19,18 @@ LINT_IMPORTS = (
 )
 
 TOOLS = {
-    "ruff-check": ["-m", "ruff", "check", "src", "tests", "bench", "examples"],
-    "ruff-format": ["-m", "ruff", "format", "--check", "src", "tests", "bench", "examples"],
+    "ruff-check": ["-m", "ruff", "check", "src", "tests", "bench", "examples", "scripts"],
+    "ruff-format": [
+        "-m",
+        "ruff",
+        "format",
+        "--check",
+        "src",
+        "tests",
+        "bench",
+        "examples",
+        "scripts",
+    ],
     "mypy-strict": ["-m", "mypy", "--cache-dir", "{tmp}/mypy-cache"],
     "import-linter": ["-c", LINT_IMPORTS, "--no-cache"],
 }
