@@ -201,15 +201,7 @@ def _follow_remote(
     the flows go on in the server."""
     with server.connect() as store:
         flows, jobs = running.targets(apply_cmd.apply_and_report(store, loaded))
-        console = Console()
-        use_live = live and console.is_terminal
-
-        def said(what: str, phase: str, seconds: float) -> None:
-            typer.echo(runview.change_line(what, phase, seconds))
-
-        progress = Progress(flows, jobs, on_change=None if use_live else said)
-        view = runview.LiveView(progress, lambda: console.size.height)
-        live_view = Live(view.render(), console=console, auto_refresh=False) if use_live else None
+        progress, view, live_view = _progress_view(flows, jobs, live=live)
 
         def tick() -> None:
             if live_view is not None:
@@ -228,6 +220,23 @@ def _follow_remote(
             err=True,
         )
     raise typer.Exit(result.exit_code)
+
+
+def _progress_view(
+    flows: list[JobFlow], jobs: list[VCJob], *, live: bool
+) -> tuple[Progress, runview.LiveView, Live | None]:
+    """What a run shows: the live view on a terminal (when asked for), else a line per
+    change; the same for a local run and for one followed on a server."""
+    console = Console()
+    use_live = live and console.is_terminal
+
+    def said(what: str, phase: str, seconds: float) -> None:
+        typer.echo(runview.change_line(what, phase, seconds))
+
+    progress = Progress(flows, jobs, on_change=None if use_live else said)
+    view = runview.LiveView(progress, lambda: console.size.height)
+    live_view = Live(view.render(), console=console, auto_refresh=False) if use_live else None
+    return progress, view, live_view
 
 
 @contextmanager
@@ -256,15 +265,7 @@ def _run(
     *,
     live: bool,
 ) -> RunResult:
-    console = Console()
-    use_live = live and console.is_terminal
-
-    def said(what: str, phase: str, seconds: float) -> None:
-        typer.echo(runview.change_line(what, phase, seconds))
-
-    progress = Progress(flows, jobs, on_change=None if use_live else said)
-    view = runview.LiveView(progress, lambda: console.size.height)
-    live_view = Live(view.render(), console=console, auto_refresh=False) if use_live else None
+    progress, view, live_view = _progress_view(flows, jobs, live=live)
 
     def note(text: str) -> None:
         """A notice: under the live view, drawn at once (the stop's grace wait draws nothing
