@@ -19,8 +19,7 @@ from typing import Any
 
 import httpx
 import pytest
-
-from vcflow.runtime.pods import PodRunner
+from tests.cli import flows
 
 DEADLINE = 30.0
 FLOW = "/apis/flow.volcano.sh/v1alpha1/namespaces/default"
@@ -114,18 +113,7 @@ def stop_pods(state_dir: Path) -> None:
     """Kill the pods of the state directory that still run and stop its pod server — also
     one a killed server was starting as it died: it is waited for, and killed by its pid
     if it does not stop."""
-    if (state_dir / "runtime").is_dir():
-        with PodRunner(state_dir) as runner:
-            handles = runner.adopt_all()
-            for handle in handles:
-                if handle.last is not None and (handle.last.lost or not handle.last.finished):
-                    runner.terminate(handle, 0)
-            end = time.monotonic() + DEADLINE
-            while time.monotonic() < end and any(
-                h.status().lost or not h.status().finished for h in handles
-            ):
-                runner.wait(handles, 0.2)
-            runner.stop_server()
+    flows.stop_pods(state_dir)
     end = time.monotonic() + 5.0
     while pod_servers(state_dir) and time.monotonic() < end:
         time.sleep(0.05)
@@ -136,17 +124,7 @@ def stop_pods(state_dir: Path) -> None:
 
 def pod_servers(state_dir: Path) -> list[int]:
     """The pids of the pod servers of `state_dir` (by their command line)."""
-    marker = f"vcflow.runtime.podserver serve {state_dir / 'runtime'} "
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
-            except OSError:
-                continue
-            if marker in cmdline:
-                found.append(int(entry.name))
-    return found
+    return flows.processes_with(f"vcflow.runtime.podserver serve {state_dir / 'runtime'} ")
 
 
 def template(name: str, script: str) -> dict[str, Any]:
