@@ -29,7 +29,9 @@ class Certificates:
 
     def __init__(self, cert: Path, key: Path) -> None:
         self.cert, self.key = cert, key
-        self._lock = threading.Lock()
+        # reentrant: SIGHUP's handler runs in the event loop's thread, perhaps inside a
+        # handshake's `current` (a plain lock would deadlock there)
+        self._lock = threading.RLock()
         self._stamp = self._files_stamp()
         try:
             self.context = self._load()
