@@ -42,6 +42,9 @@ class Context:
     #: Can the local runtime here give pods private mount and network namespaces
     #: (`local.warnings`)? None: not known (nothing is said that depends on it).
     isolation: bool | None = None
+    #: Say what vcflow's local runtime cannot give (`local.warnings`): off where Volcano
+    #: runs the pods (the webhook of a cluster).
+    local_runtime: bool = True
 
 
 def review(
@@ -69,7 +72,8 @@ def review(
         if ctx.unknown_fields:
             found += unknown.unknown_fields(obj)
         found += configdata.validate(obj)
-        found += local.warnings(obj, ctx.isolation)
+        if ctx.local_runtime:
+            found += local.warnings(obj, ctx.isolation)
     return [e.with_object(kind=obj.kind, namespace=obj.namespace, name=obj.name) for e in found]
 
 

@@ -40,6 +40,7 @@ from vcflow.cli import (
     server,
     stop,
     validate,
+    webhook,
 )
 from vcflow.local import statedir
 
@@ -249,6 +250,7 @@ app.command("terminate")(jobcmd.terminate)
 app.command("run")(run.run)
 app.command("logs")(logs.logs)
 app.command("server")(server.server)
+app.command("webhook")(webhook.webhook)
 
 
 def main() -> None:

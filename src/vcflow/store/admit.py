@@ -64,11 +64,17 @@ def review_write(
     old: Resource | None = None,
     batch: Sequence[Resource] | Batch = (),
     warnings: bool = True,
+    local_runtime: bool = True,
 ) -> list[FieldError]:
     """Every problem admission finds (errors and, unless `warnings` is False, the warnings
-    that cost a walk of the object), with the store as context."""
+    that cost a walk of the object), with the store as context; `local_runtime` False
+    leaves out what only vcflow's local runtime cannot do (a cluster's webhook)."""
     given = batch if isinstance(batch, Batch) else Batch(store, batch)
-    context = replace(_context(obj, operation, store, given), unknown_fields=warnings)
+    context = replace(
+        _context(obj, operation, store, given),
+        unknown_fields=warnings,
+        local_runtime=local_runtime,
+    )
     return review.review(obj, operation=operation, old=old, context=context)
 
 

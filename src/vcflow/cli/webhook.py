@@ -1,0 +1,81 @@
+"""`vcflow webhook`: the cluster's validating admission webhook (see `webhook.serve`); its
+flags, and SIGINT/SIGTERM as a clean stop with exit 0."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from vcflow.webhook.serve import Settings, serve
+
+
+class LogLevel(StrEnum):
+    CRITICAL = "critical"
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+    DEBUG = "debug"
+    TRACE = "trace"
+
+
+def webhook(
+    ctx: typer.Context,
+    tls_cert: Annotated[
+        Path,
+        typer.Option(
+            "--tls-cert", metavar="FILE", help="TLS certificate (PEM); re-read when it changes."
+        ),
+    ],
+    tls_key: Annotated[
+        Path, typer.Option("--tls-key", metavar="FILE", help="TLS private key (PEM).")
+    ],
+    host: Annotated[str, typer.Option("--host", help="Address to listen on.")] = "0.0.0.0",
+    port: Annotated[
+        int, typer.Option("--port", help="Port (0: a free one).", min=0, max=65535)
+    ] = 8443,
+    kubeconfig: Annotated[
+        Path | None,
+        typer.Option(
+            "--kubeconfig",
+            metavar="FILE",
+            help="The cluster to read (default: in a pod its service account, else "
+            "$KUBECONFIG or ~/.kube/config).",
+        ),
+    ] = None,
+    context: Annotated[
+        str | None, typer.Option("--context", help="The kubeconfig context to use.")
+    ] = None,
+    log_level: Annotated[
+        LogLevel, typer.Option("--log-level", help="info logs one line per review.")
+    ] = LogLevel.INFO,
+) -> None:
+    """Answer kube-apiserver's AdmissionReviews for JobFlows and JobTemplates over HTTPS.
+
+    POST /validate-jobflow and /validate-jobtemplate (CREATE, UPDATE, DELETE) with the
+    rules, messages and warnings vcflow applies embedded; GET /healthz and /readyz. The
+    certificate is re-read at the first handshake after its files change, and on SIGHUP.
+    """
+    root = ctx.find_root().params
+    serve(
+        Settings(
+            tls_cert=tls_cert,
+            tls_key=tls_key,
+            host=host,
+            port=port,
+            kubeconfig=kubeconfig or _path(root.get("kubeconfig")),
+            context=context or _text(root.get("context")),
+            log_level=log_level.value,
+        )
+    )
+
+
+def _path(value: Any) -> Path | None:
+    """A global `--kubeconfig` (the root's), if the CLI has one."""
+    return Path(value) if isinstance(value, str | Path) and str(value) else None
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None

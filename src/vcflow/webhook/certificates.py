@@ -1,0 +1,94 @@
+"""The webhook's TLS certificate and key, re-read when they change (cert-manager rotates
+the Secret; the kubelet swaps the mounted files): every TLS handshake first compares the
+files' identity (inode, size, mtime) with the loaded one's and, if either changed, loads
+them into a fresh context that this and every later connection uses. SIGHUP re-reads them
+at once. A pair that does not load (half-written, key and certificate apart) is logged and
+the previous one kept. Used by `webhook.serve`.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import ssl
+import threading
+from pathlib import Path
+
+from vcflow.api.errors import VcflowError
+
+log = logging.getLogger("vcflow.webhook")
+Stamp = tuple[tuple[int, int, int], ...]
+
+
+class CertificateError(VcflowError):
+    """The certificate or key given at the start cannot be loaded."""
+
+
+class Certificates:
+    """The serving context (`context`, handed to the server once) and the pair in use."""
+
+    def __init__(self, cert: Path, key: Path) -> None:
+        self.cert, self.key = cert, key
+        # reentrant: SIGHUP's handler runs in the event loop's thread, perhaps inside a
+        # handshake's `current` (a plain lock would deadlock there)
+        self._lock = threading.RLock()
+        self._stamp = self._files_stamp()
+        try:
+            self.context = self._load()
+        except (OSError, ssl.SSLError) as exc:
+            raise CertificateError(
+                f"cannot load the TLS certificate {cert} or key {key}: {exc}"
+            ) from None
+        self.context.sni_callback = self._on_hello  # (called with or without SNI)
+        self._current = self.context
+
+    def reload(self) -> bool:
+        """Load the files now (SIGHUP); False, the old pair kept, if they do not load."""
+        with self._lock:
+            self._stamp = self._files_stamp()
+            return self._swap()
+
+    def current(self) -> ssl.SSLContext:
+        """The context of the pair in use, re-read first if the files changed."""
+        with self._lock:
+            stamp = self._files_stamp()
+            if stamp != self._stamp:
+                self._stamp = stamp
+                self._swap()
+            return self._current
+
+    def _on_hello(self, connection: ssl.SSLObject, _name: str | None, _ctx: object) -> None:
+        found = self.current()
+        if found is not connection.context:
+            connection.context = found
+
+    def _swap(self) -> bool:
+        try:
+            self._current = self._load()
+        except (OSError, ssl.SSLError) as exc:
+            log.warning(
+                "cannot reload the TLS certificate %s or key %s (serving the previous one): %s",
+                self.cert,
+                self.key,
+                exc,
+            )
+            return False
+        log.info("TLS certificate %s reloaded", self.cert)
+        return True
+
+    def _load(self) -> ssl.SSLContext:
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.minimum_version = ssl.TLSVersion.TLSv1_2
+        context.load_cert_chain(str(self.cert), str(self.key))
+        return context
+
+    def _files_stamp(self) -> Stamp:
+        found = []
+        for path in (self.cert, self.key):
+            try:
+                st = os.stat(path)  # (through the kubelet's ..data link: a swap is a new inode)
+            except OSError:
+                found.append((0, 0, 0))
+                continue
+            found.append((st.st_ino, st.st_size, st.st_mtime_ns))
+        return tuple(found)
