@@ -12,7 +12,7 @@ import pytest
 from vcflow.api import permissions, resources
 from vcflow.api.permissions import Rule
 
-from .rendered import NAMESPACE, base, one
+from .rendered import NAMESPACE, REPO, base, one
 
 Grant = tuple[str, str, str]  # (apiGroup, resource, verb)
 
@@ -99,3 +99,26 @@ def test_the_table_names_the_kinds_vcflow_serves_by_their_api_names() -> None:
     assert (resources.JOBFLOWS.group, "jobflows/status", "patch") in table
     assert ("", "pods", "create") not in table  # Volcano's job controller makes the pods
     assert not {g for g in table if g[1] in ("secrets", "configmaps")}
+
+
+def _doc_tables() -> list[list[tuple[str, str, tuple[str, ...], str]]]:
+    """The RBAC tables of docs/kubernetes.md's "RBAC explained", in order."""
+    text = (REPO / "docs" / "kubernetes.md").read_text()
+    section = text.split("## RBAC explained", 1)[1].split("\n## ", 1)[0]
+    tables: list[list[tuple[str, str, tuple[str, ...], str]]] = []
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if line.startswith("| API group |"):
+            tables.append([])
+        elif line.startswith("| ") and len(cells) == 4 and not line.startswith("| ---"):
+            group = "" if cells[0] == "(core)" else cells[0]
+            tables[-1].append((group, cells[1], tuple(cells[2].split(", ")), cells[3]))
+    return tables
+
+
+def test_the_docs_rbac_tables_are_the_table() -> None:
+    wanted = [
+        [(r.group, r.resource, r.verbs, r.why) for r in table]
+        for table in (permissions.OPERATOR, permissions.OPERATOR_NAMESPACED, permissions.WEBHOOK)
+    ]
+    assert _doc_tables() == wanted

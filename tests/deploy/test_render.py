@@ -104,6 +104,13 @@ def test_the_validation_refuses_what_the_api_server_refuses(
         kubernetes_validate.validate(obj, OLDEST, strict=True)
 
 
+def test_every_object_fits_client_side_apply() -> None:
+    """`kubectl apply` (client side) keeps the whole object in an annotation, and the
+    API server refuses annotations over 256 KiB: every object stays well under."""
+    for obj in base():
+        assert len(json.dumps(obj, separators=(",", ":"))) < 200_000, _name(obj)
+
+
 def test_the_images_are_tagged_with_pyprojects_version() -> None:
     version = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]
     deployments = [o for o in base() if o["kind"] == "Deployment"]
