@@ -46,6 +46,11 @@ OPERATOR: tuple[Rule, ...] = (
         "create, retry and delete a flow's vcjobs",
     ),
     _of(resources.VCJOBS, ("get",), "read a vcjob's status", "status"),
+    _of(
+        resources.COMMANDS,
+        ("create",),
+        "terminate a vcjob past its deadline (a TerminateJob Command, as vcctl sends)",
+    ),
     _of(resources.PODS, READ, "probes read the pod IPs of a target's tasks"),
     Rule("", "events", ("create", "patch"), "events (core/v1, older clusters)"),
     Rule("events.k8s.io", "events", ("create", "patch"), "events (events.k8s.io/v1)"),
