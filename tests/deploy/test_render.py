@@ -141,13 +141,21 @@ def test_the_webhook_deployment_serves_the_services_port_with_the_secrets_certif
     assert main["command"] == [
         "vcflow",
         "webhook",
-        "--tls-cert",
-        "/tls/tls.crt",
-        "--tls-key",
-        "/tls/tls.key",
-        "--port",
-        "8443",
+        "--tls-cert=/tls/tls.crt",
+        "--tls-key=/tls/tls.key",
+        "--host=0.0.0.0",  # the default is 127.0.0.1; the Service reaches the pod's IP
+        "--port=8443",
     ]
+    assert main["livenessProbe"]["httpGet"] == {
+        "path": "/healthz",
+        "port": "https",
+        "scheme": "HTTPS",
+    }
+    assert main["readinessProbe"]["httpGet"] == {
+        "path": "/readyz",
+        "port": "https",
+        "scheme": "HTTPS",
+    }
     assert main["ports"] == [{"name": "https", "containerPort": 8443, "protocol": "TCP"}]
     (mount,) = [m for m in main["volumeMounts"] if m["mountPath"] == "/tls"]
     (volume,) = [v for v in pod["volumes"] if v["name"] == mount["name"]]

@@ -32,7 +32,10 @@ def webhook(
     tls_key: Annotated[
         Path, typer.Option("--tls-key", metavar="FILE", help="TLS private key (PEM).")
     ],
-    host: Annotated[str, typer.Option("--host", help="Address to listen on.")] = "0.0.0.0",
+    host: Annotated[
+        str,
+        typer.Option("--host", help="Address to listen on (in a pod: 0.0.0.0, for the Service)."),
+    ] = "127.0.0.1",
     port: Annotated[
         int, typer.Option("--port", help="Port (0: a free one).", min=0, max=65535)
     ] = 8443,
