@@ -46,7 +46,7 @@ KUBE_CANNOT: dict[str, str] = {
     "test_bind_runs_no_admission": _ADMIT,
     "test_admit_false_skips_admission": _ADMIT,
     "test_template_create_applies_crd_defaults": _ADMIT,
-    "test_the_controllers_own_writes_are_not_bounded": _ADMIT,
+    "test_internal_writes_are_not_bounded": _ADMIT,
     "test_apply_reads_each_namespaces_templates_once": (
         "the server's admission reads the templates; the client cannot count its reads"
     ),

@@ -1,7 +1,8 @@
 """The store refuses an object a user writes (create, update, apply) larger than 1.5 MiB as
 JSON, as the Kubernetes API does (etcd's default limit): a template with a 100 MB argument
-grew vcflow.db to 1.1 GB. The controllers' own writes are not bounded by it; an Event never
-carries a whole object (its message is cut at 1 kB)."""
+grew vcflow.db to 1.1 GB. A status write is refused too, as etcd refuses it on a cluster
+(a controller must keep its statuses smaller: docs/status-size.md); internal writes are not
+bounded; an Event never carries a whole object (its message is cut at 1 kB)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from vcflow.api.clock import FakeClock
 from vcflow.api.errors import ValidationFailed
 from vcflow.api.event import Event
 from vcflow.api.jobtemplate import JobTemplate
-from vcflow.api.vcjob import VCJob
+from vcflow.api.vcjob import VCJob, VCJobStatus
 from vcflow.store.engine import StoreEngine
 from vcflow.store.events import MAX_MESSAGE, Recorder
 
@@ -59,10 +60,24 @@ def test_an_update_and_an_apply_are_refused_too_and_nothing_is_half_applied(
     assert [e.name for e in store.events_since(0)] == ["t"]
 
 
-def test_the_controllers_own_writes_are_not_bounded(store: StoreEngine) -> None:
+def test_a_status_write_past_the_limit_is_refused_and_changes_nothing(
+    store: StoreEngine,
+) -> None:
     job = store.create(vcjob("j"))
     status = {"state": {"phase": "Running", "message": HUGE}}
-    store.update_status_data(VCJob, "default", job.name, status)  # no error
+    with pytest.raises(ValidationFailed) as error:
+        store.update_status_data(VCJob, "default", job.name, status)
+    (found,) = error.value.errors
+    assert (found.kind, found.name) == ("Job", "j")
+    assert "more than 1,572,864 (1.5 MiB)" in found.message
+    job.status = VCJobStatus.from_dict(status)
+    with pytest.raises(ValidationFailed):
+        store.update_status(job)
+    assert store.get(VCJob, "default", "j").status is None
+    assert [e.name for e in store.events_since(0)] == ["j"]
+
+
+def test_internal_writes_are_not_bounded(store: StoreEngine) -> None:
     store.create(big("internal"), admit=False)
 
 

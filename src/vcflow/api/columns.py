@@ -61,7 +61,10 @@ def _phase(obj: Resource, now: datetime) -> str:
 def _flow_jobs(obj: Resource, now: datetime) -> str:
     if not isinstance(obj, JobFlow):
         return ""
-    done = len(obj.status.completed_jobs or []) if obj.status else 0
+    status = obj.status
+    done = len(status.completed_jobs or []) if status else 0
+    if status is not None and status.compact_job_status is not None:  # (listed partly)
+        done = status.compact_job_status.counts.get("completedJobs", 0)
     return f"{done}/{len(obj.flows)}"
 
 

@@ -10,7 +10,8 @@ Callers catch by branch (httpx habit)::
     ├── StoreError              the store refused or failed an operation
     │   ├── NotFound
     │   ├── AlreadyExists
-    │   └── Conflict            a write against a stale resourceVersion
+    │   ├── Conflict            a write against a stale resourceVersion
+    │   └── UnreadableStatus    a stored status this vcflow cannot read back
     └── RuntimeFailure          local execution could not do what it was asked
 
 FieldError is data, not an exception: admission returns lists of them and the caller decides
@@ -135,6 +136,11 @@ class AlreadyExists(StoreError):
 
 class Conflict(StoreError):
     """A write carried a resourceVersion older than the stored one."""
+
+
+class UnreadableStatus(StoreError):
+    """A stored status this vcflow cannot read back (a `compactJobStatus` of another
+    version, or corrupt): the flow is not reconciled from it, and its sync is retried."""
 
 
 class RuntimeFailure(VcflowError):

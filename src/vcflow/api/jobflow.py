@@ -175,6 +175,20 @@ class FlowState(WireModel):
     message: str | None = None
 
 
+class CompactJobStatus(WireModel):
+    """vcflow: all job records of a flow too big for Volcano's layout (docs/status-size.md)."""
+
+    # Present only then; `data` holds every status list, `jobStatusList` item and
+    # `conditions` entry (`api.compactstatus`), and Volcano's fields the entries users act on.
+
+    version: int
+    encoding: str
+    #: how many items `data` holds of each field it replaces (`jobStatusList`,
+    #: `conditions`, `completedJobs`, ...): what Volcano's layout would list
+    counts: dict[str, int]
+    data: str
+
+
 class JobFlowStatus(WireModel):
     pending_jobs: list[str] | None = None
     running_jobs: list[str] | None = None
@@ -187,6 +201,8 @@ class JobFlowStatus(WireModel):
     state: FlowState | None = None
     #: vcflow: the last `vcflow retry` request carried out (the annotation's JSON)
     last_retry: str | None = None
+    #: vcflow: the records of a flow too big for Volcano's layout (docs/status-size.md)
+    compact_job_status: CompactJobStatus | None = None
 
     @property
     def phase(self) -> str:

@@ -2,8 +2,9 @@
 
 Name, namespace, labels, annotations, kind and metadata; a `Spec:` summary and `Status:`
 (`sections.py`: for flows the per-job table from `status.conditions`, Waiting entries with
-their reason and message, and the job lists); then `Events:` — the stored Events whose
-involvedObject is this object (same kind, name and uid). Reads only.
+their reason and message, and the job lists, every record of a compact status expanded);
+then `Events:` — the stored Events whose involvedObject is this object (same kind, name and
+uid). Reads only.
 """
 
 from __future__ import annotations

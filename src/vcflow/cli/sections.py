@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 
-from vcflow.api import clock, printable
-from vcflow.api.jobflow import Flow, JobFlow, Probe, RetryPolicy
+from vcflow.api import clock, compactstatus, printable
+from vcflow.api.jobflow import Flow, JobFlow, JobFlowStatus, Probe, RetryPolicy
 from vcflow.api.jobtemplate import JobTemplate
 from vcflow.api.vcjob import JobSpec, VCJob
 from vcflow.cli import output
@@ -148,13 +148,16 @@ def _flow_status(flow: JobFlow, text: Text, now: datetime | None) -> None:
     if due is not None and flow.phase not in ("Succeed", "Failed"):
         left = f" (in {_in((due - now).total_seconds())})" if now is not None else ""
         pairs.append(("Deadline", clock.rfc3339(due) + left))
+    if status is not None and status.compact_job_status is not None:
+        status, stored = _expanded(status)
+        pairs.append(("Stored As", stored))
     text.fields(pairs, 1)
     if status is None:
         return
     conditions = status.conditions or {}
     if conditions:
         text.heading("Jobs", 1)
-        order = [e.name for e in flow.flows]
+        order = {e.name: n for n, e in enumerate(flow.flows)}
         names = sorted(conditions, key=lambda job: _entry_rank(flow.name, job, order))
         rows = [
             [
@@ -201,9 +204,21 @@ def _in(seconds: float) -> str:
     return f"{whole // 60}m{whole % 60}s" if whole >= 60 else f"{whole}s"
 
 
-def _entry_rank(flow: str, job: str, order: list[str]) -> tuple[int, str]:
+def _entry_rank(flow: str, job: str, order: dict[str, int]) -> tuple[int, str]:
     entry = job.removeprefix(f"{flow}-")
-    return (order.index(entry) if entry in order else len(order), job)
+    return (order.get(entry, len(order)), job)
+
+
+def _expanded(status: JobFlowStatus) -> tuple[JobFlowStatus, str]:
+    """A compact status with every record back in Volcano's fields (`describe` shows them
+    all; `get -o yaml` the stored form), and what to say of how it is stored."""
+    field = status.compact_job_status
+    count = field.counts.get("jobStatusList", 0) if field is not None else 0
+    try:
+        full = JobFlowStatus.model_validate(compactstatus.expand(status.to_dict()))
+    except compactstatus.Unreadable as exc:
+        return status, f"compact, unreadable ({exc}): only the entries shown as stored"
+    return full, f"compact (status.compactJobStatus: {count:,} job records, all shown here)"
 
 
 def job_spec_section(spec: JobSpec | None, text: Text) -> None:

@@ -38,7 +38,14 @@ from typing import Any
 
 from vcflow.api import clock as clocks
 from vcflow.api import names
-from vcflow.api.errors import AlreadyExists, Conflict, InputError, NotFound, StoreError
+from vcflow.api.errors import (
+    AlreadyExists,
+    Conflict,
+    InputError,
+    NotFound,
+    StoreError,
+    ValidationFailed,
+)
 from vcflow.api.jobflow import Condition, JobFlow
 from vcflow.api.jobtemplate import JobTemplate
 from vcflow.api.meta import Resource
@@ -452,7 +459,7 @@ class FlowController:
             del self.dirty[key]
             try:
                 wrote |= self._write_status(key)
-            except (Conflict, StoreError) as exc:
+            except (Conflict, StoreError, ValidationFailed) as exc:  # (too large: refused)
                 self._failed(key, exc)
         now = time.perf_counter()
         if wrote:
@@ -515,8 +522,8 @@ class FlowController:
                 )
                 flow.status = status
                 self.store.update_status(flow)
-        except StoreError:
-            pass  # the store itself is failing; the retry will try again
+        except (StoreError, ValidationFailed):
+            pass  # the store itself is failing (or refuses the status); the retry goes on
 
 
 def _rv(obj: JobFlow) -> int:

@@ -16,8 +16,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from vcflow.api import clock as clocks
-from vcflow.api import names
-from vcflow.api.jobflow import JobFlow
+from vcflow.api import compactstatus, names
+from vcflow.api.jobflow import JobFlow, JobFlowStatus
 from vcflow.api.phases import FINISHED_JOB_PHASES, FlowPhase, JobPhase
 from vcflow.api.vcjob import VCJob
 
@@ -166,7 +166,7 @@ class Progress:
                 or (dep is not None and dep.outcome)
             )
         # what the flow recorded of its jobs (those deleted since are seen no more)
-        for item in (flow.status.job_status_list if flow.status else None) or []:
+        for item in (_records(flow.status).job_status_list if flow.status else None) or []:
             known = row.jobs.get(item.name)
             if known is not None and item.state:
                 known.phase = item.state
@@ -268,7 +268,7 @@ class Progress:
         """Take in what the flow says of its entries: why they wait (its `Waiting`
         conditions, row 18), a retry that waits (`Backoff`), a `Skipped` entry, the attempt."""
         row = self.flows.get(flow.key)
-        status = flow.status
+        status = _records(flow.status) if flow.status else None
         if row is None:
             return
         conditions = (status.conditions if status else None) or {}
@@ -348,3 +348,13 @@ def _condition_reason(job: VCJob) -> tuple[str, str] | None:
     if not reason:
         return None
     return str(reason), str(extra.get("message") or "")
+
+
+def _records(status: JobFlowStatus) -> JobFlowStatus:
+    """A compact status with every record in Volcano's fields (as stored if unreadable)."""
+    if status.compact_job_status is None:
+        return status
+    try:
+        return JobFlowStatus.model_validate(compactstatus.expand(status.to_dict()))
+    except compactstatus.Unreadable:
+        return status

@@ -15,7 +15,7 @@ Pure: no I/O; time arrives as `now`. SEMANTICS rows 4–9, 12, 16, 18, 20 are de
 with its parts: `entries` (an entry, its state, the wording of outcomes), `readiness` (the
 counting), `history` (jobStatusList), `attempts` and `retryrequest` (retries, `vcflow
 retry`), `probing` (probe rounds), `restore` (a stored status read back), `flowstatus` (the
-status rendered).
+status rendered), `statusfit` (its form: Volcano's layout or the compact one).
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ from vcflow.reconcile import attempts, flowstatus, history, probes, retry, retry
 from vcflow.reconcile import jobs as jobbuild
 from vcflow.reconcile import phase as phases
 from vcflow.reconcile import restore as restoring
+from vcflow.reconcile import statusfit as fitting
 from vcflow.reconcile.entries import (
     BACKOFF,
     CREATE_FAILED,
@@ -135,6 +136,7 @@ class FlowIndex:
         self.expired = False  # the flow's activeDeadlineSeconds passed
         self.deadline_at: datetime | None = None
         self._building = True  # until plan() has seen every job: no stop verdict yet
+        self._rest = fitting.RestSize()
         for entry in build_entries(flow):
             self.entries[entry.name] = entry
             self.by_job[entry.job] = entry
@@ -414,8 +416,9 @@ class FlowIndex:
         controller compares with the last status written, and validates only to write it.
 
         The result shares the history items with the index; they are never changed in
-        place (copy on write), so a rendered status stays as rendered."""
-        return flowstatus.render(self)
+        place (copy on write), so a rendered status stays as rendered. In the compact form
+        when it outgrows Volcano's layout (`statusfit`)."""
+        return fitting.fit(flowstatus.render(self), rest=self._rest.of(self.flow))
 
     # -- timers ----------------------------------------------------------------------------
 

@@ -1,13 +1,15 @@
 """What a stored JobFlow status tells a new `FlowIndex` (a restarted controller, a resync):
 each entry's outcome (row 16: remembered even when its vcjob is gone), a Skipped entry, the
 attempt of its vcjob and a retry that waits (`jobStatusList[].nextAttemptTime`, so the
-schedule is kept), and a flow that ended by its deadline. Pure; `FlowIndex.restore` calls it.
+schedule is kept), and a flow that ended by its deadline; a compact status is read through
+its `compactJobStatus` (`api.compactstatus`). Pure; `FlowIndex.restore` calls it.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from vcflow.api import compactstatus
 from vcflow.api.jobflow import JobFlowStatus
 from vcflow.reconcile import timers
 from vcflow.reconcile.entries import (
@@ -26,6 +28,8 @@ if TYPE_CHECKING:
 def restore(index: FlowIndex, status: JobFlowStatus | None) -> None:
     if status is None:
         return
+    if status.compact_job_status is not None:  # every record, from the compact form
+        status = JobFlowStatus.model_validate(compactstatus.expand(status.to_dict()))
     state = status.state
     if state is not None and state.reason == DEADLINE_EXCEEDED:
         index.expired = True

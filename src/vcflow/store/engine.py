@@ -27,7 +27,9 @@ construction, and the rules live in one place:
   before the first write, in one transaction; `unchanged` objects are not written.
 - size: an object a reviewed write (create, update, apply) would store larger than
   `bounds.MAX_OBJECT_BYTES` as JSON is refused (ValidationFailed), as the Kubernetes API
-  refuses one; status, binding and internal writes are the controllers' and not bounded.
+  refuses one; so is a status write (etcd refuses every request that large, a status
+  subresource write too: a controller must keep its statuses smaller, docs/status-size.md).
+  Binding and internal writes are not bounded.
 """
 
 from __future__ import annotations
@@ -143,7 +145,7 @@ class StoreEngine(Backend):
             old = wire.loads(row.data)
             data = wire.merged_status(old, new)
             model = _with_status(info, base, row, new) or _model_of(info, data)
-            return self._replace(info, row, old, model, data)
+            return self._replace(info, row, old, model, data, bounded=True)
 
     def bind(
         self, namespace: str, name: str, node_name: str, *, uid: str = "", base: Pod | None = None
