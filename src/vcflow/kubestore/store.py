@@ -17,7 +17,11 @@ collection); where the protocol promises more than the Kubernetes API gives:
 - events come from one watch stream per kind (`watching`); a watch from resourceVersion 0
   starts with the current objects as ADDED, as Kubernetes' does.
 Writes without a resourceVersion ("unconditional") read the object and write with its
-resourceVersion, re-reading and retrying up to `RETRIES` times on 409 Conflict.
+resourceVersion, re-reading and retrying up to `RETRIES` times on 409 Conflict — but for
+status writes: a JSON merge patch of the status subresource (`statuspatch`), from the
+status the caller's `base` holds (else the stored one), with the caller's resourceVersion
+as its precondition if it gives one; a concurrent spec write does not make it fail. An
+unconditional one over a status another writer changed since `base` merges into theirs.
 """
 
 from __future__ import annotations
@@ -44,8 +48,8 @@ from vcflow.api.jobtemplate import JobTemplate
 from vcflow.api.meta import Resource
 from vcflow.api.pod import Pod
 from vcflow.kubestore import status as statuses
-from vcflow.kubestore import watching
-from vcflow.kubestore.client import KubeClient, Response, Unreachable
+from vcflow.kubestore import statuspatch, watching
+from vcflow.kubestore.client import MERGE_PATCH, KubeClient, Response, Unreachable
 from vcflow.kubestore.status import Forbidden
 from vcflow.store import wire
 from vcflow.store.base import (
@@ -217,15 +221,17 @@ class KubeStore:
         if "status" in obj.model_fields_set and obj.to_dict().get("status"):
             wanted = wire.status_of(obj).get("status")
             if created.to_dict().get("status") != wanted:
-                return cast(
-                    R,
-                    self._put_status(
-                        self.kinds.of(obj),
-                        created.to_dict(),
-                        wanted,
-                        created.metadata.resource_version,
-                    ),
+                meta = created.metadata
+                written = self._write_status(
+                    self.kinds.of(obj),
+                    meta.namespace,
+                    meta.name,
+                    wanted,
+                    meta.resource_version,
+                    meta.uid,
+                    created,
                 )
+                return cast(R, written)
         return created
 
     def _create(self, obj: R, *, dry_run: bool) -> R:
@@ -289,6 +295,9 @@ class KubeStore:
         raise AssertionError("unreachable")
 
     def update_status(self, obj: R) -> R:
+        """A merge patch of the status subresource from the stored status to `obj`'s (read
+        first: `obj` is not known to be the stored object); `obj`'s resourceVersion, if
+        any, is sent as the precondition."""
         info = self.kinds.of(obj)
         meta = obj.metadata
         status = wire.status_of(obj).get("status")
@@ -310,9 +319,13 @@ class KubeStore:
         uid: str = "",
         base: R | None = None,
     ) -> R:
+        """A merge patch of the status subresource from `base`'s status (the caller's copy
+        of the object: nothing is read first) or, without `base`, the stored status."""
         info, _ = self._kind(kind)
         value = None if status is None else dict(status)
-        return cast(R, self._write_status(info, namespace, name, value, resource_version, uid))
+        return cast(
+            R, self._write_status(info, namespace, name, value, resource_version, uid, base)
+        )
 
     def _write_status(
         self,
@@ -322,41 +335,50 @@ class KubeStore:
         status: Any,
         resource_version: str,
         uid: str,
+        base: Resource | None = None,
     ) -> Resource:
-        """PUT `.../status` (the status subresource: the server keeps everything else) of
-        the object with `status`; without a resourceVersion, re-read and retried on 409."""
+        """PATCH `.../status` with a JSON merge patch (`statuspatch`): only the status goes,
+        so a concurrent write of the spec or metadata is no conflict, and nothing else of
+        the object can be overwritten. `resource_version` and `uid`, when given, go in the
+        patch's metadata as preconditions (409 Conflict when stale)."""
         namespace = namespace or apinames.DEFAULT_NAMESPACE
-        for attempt in range(RETRIES):
+        if base is not None and (base.namespace or namespace, base.name) == (namespace, name):
+            old = wire.status_of(base).get("status")
+        else:
             stored = self._get_data(info, namespace, name)
             meta = stored["metadata"]
             if uid and meta.get("uid") != uid:
-                raise Conflict(
-                    f"{info.describe(namespace, name)}: uid {uid} is not the stored "
-                    f"object's ({meta.get('uid')}): it was deleted and created again"
-                )
-            rv = resource_version or str(meta.get("resourceVersion") or "")
-            if stored.get("status") == status and rv == meta.get("resourceVersion"):
+                raise self._recreated(info, namespace, name, uid, str(meta.get("uid")))
+            old = stored.get("status")
+            same_rv = resource_version in ("", meta.get("resourceVersion"))
+            if old == status and same_rv:
                 return self._model(info, stored)  # nothing to write
-            try:
-                return self._put_status(info, stored, status, rv)
-            except Conflict:
-                if resource_version or attempt == RETRIES - 1:
-                    raise
-        raise AssertionError("unreachable")
-
-    def _put_status(self, info: KindInfo, stored: dict[str, Any], status: Any, rv: str) -> Resource:
-        body = dict(stored)
-        body["metadata"] = {**stored["metadata"], "resourceVersion": rv}
-        if status is None:
-            body.pop("status", None)
-        else:
-            body["status"] = status
-        meta = body["metadata"]
-        path = self._resource(info).path(meta["namespace"], meta["name"], "status")
-        response = self._call(
-            info, "PUT", path, namespace=meta["namespace"], name=meta["name"], body=body
-        )
+        body = statuspatch.status_patch(old, status, resource_version=resource_version, uid=uid)
+        path = self._resource(info).path(namespace, name, "status")
+        try:
+            response = self._call(
+                info,
+                "PATCH",
+                path,
+                namespace=namespace,
+                name=name,
+                body=body,
+                content_type=MERGE_PATCH,
+            )
+        except Conflict:
+            if uid:  # say so when the object was deleted and created again
+                current = self._get_data(info, namespace, name)["metadata"].get("uid")
+                if current != uid:
+                    raise self._recreated(info, namespace, name, uid, str(current)) from None
+            raise
         return self._model(info, response.json())
+
+    @staticmethod
+    def _recreated(info: KindInfo, namespace: str, name: str, uid: str, stored: str) -> Conflict:
+        return Conflict(
+            f"{info.describe(namespace, name)}: uid {uid} is not the stored "
+            f"object's ({stored}): it was deleted and created again"
+        )
 
     def bind(
         self, namespace: str, name: str, node_name: str, *, uid: str = "", base: Pod | None = None
