@@ -22,6 +22,7 @@ import kubernetes.config
 import urllib3
 
 from vcflow.api.errors import StoreError
+from vcflow.kubestore.ratelimit import DEFAULT_BURST, DEFAULT_QPS, TokenBucket
 
 #: seconds a request may take (connect and read) unless a call says otherwise
 DEFAULT_TIMEOUT = 30.0
@@ -49,14 +50,21 @@ class Response:
 
 
 class KubeClient:
-    """Requests to one API server (`configuration.host`)."""
+    """Requests to one API server (`configuration.host`), at most `qps` a second on average
+    after a `burst` (`ratelimit`; `qps <= 0`: no limit); an open stream is not limited."""
 
     def __init__(
-        self, configuration: kubernetes.client.Configuration, *, timeout: float = DEFAULT_TIMEOUT
+        self,
+        configuration: kubernetes.client.Configuration,
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        qps: float = DEFAULT_QPS,
+        burst: int = DEFAULT_BURST,
     ) -> None:
         configuration.retries = False  # a refused connection fails at once, not after 3 tries
         self.configuration = configuration
         self.timeout = timeout
+        self.limiter = TokenBucket(qps, burst)
         self._api = kubernetes.client.ApiClient(configuration)
         self._api.user_agent = "vcflow"
 
@@ -69,6 +77,8 @@ class KubeClient:
         ca_file: str | None = None,
         insecure: bool = False,
         timeout: float = DEFAULT_TIMEOUT,
+        qps: float = DEFAULT_QPS,
+        burst: int = DEFAULT_BURST,
     ) -> KubeClient:
         """A server named by URL (`--server`), with an optional bearer token and CA file."""
         configuration = kubernetes.client.Configuration()
@@ -79,7 +89,7 @@ class KubeClient:
         if ca_file:
             configuration.ssl_ca_cert = ca_file
         configuration.verify_ssl = not insecure
-        return cls(configuration, timeout=timeout)
+        return cls(configuration, timeout=timeout, qps=qps, burst=burst)
 
     @classmethod
     def from_kubeconfig(
@@ -88,6 +98,8 @@ class KubeClient:
         *,
         context: str | None = None,
         timeout: float = DEFAULT_TIMEOUT,
+        qps: float = DEFAULT_QPS,
+        burst: int = DEFAULT_BURST,
     ) -> KubeClient:
         """The cluster of a kubeconfig file (default: $KUBECONFIG or ~/.kube/config)."""
         configuration = kubernetes.client.Configuration()
@@ -97,10 +109,16 @@ class KubeClient:
             )
         except (kubernetes.config.ConfigException, OSError) as exc:
             raise StoreError(f"cannot load kubeconfig {path or '(default)'}: {exc}") from None
-        return cls(configuration, timeout=timeout)
+        return cls(configuration, timeout=timeout, qps=qps, burst=burst)
 
     @classmethod
-    def in_cluster(cls, *, timeout: float = DEFAULT_TIMEOUT) -> KubeClient:
+    def in_cluster(
+        cls,
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        qps: float = DEFAULT_QPS,
+        burst: int = DEFAULT_BURST,
+    ) -> KubeClient:
         """The API server of the pod this process runs in (its service account)."""
         configuration = kubernetes.client.Configuration()
         try:
@@ -109,7 +127,7 @@ class KubeClient:
             )
         except kubernetes.config.ConfigException as exc:
             raise StoreError(f"not running in a Kubernetes pod: {exc}") from None
-        return cls(configuration, timeout=timeout)
+        return cls(configuration, timeout=timeout, qps=qps, burst=burst)
 
     @property
     def url(self) -> str:
@@ -187,6 +205,7 @@ class KubeClient:
             auth_settings=["BearerToken"],
         )
         seconds = self.timeout if timeout is None else timeout
+        self.limiter.take()  # (a stream takes one token to open; what it reads takes none)
         try:
             response = self._api.call_api(
                 method, url, header_params=headers, body=body, _request_timeout=seconds
