@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 import kubernetes.client
 import kubernetes.config
 import urllib3
+import yaml
 
 from vcflow.api.errors import StoreError
 from vcflow.kubestore.ratelimit import DEFAULT_BURST, DEFAULT_QPS, TokenBucket
@@ -103,12 +104,15 @@ class KubeClient:
     ) -> KubeClient:
         """The cluster of a kubeconfig file (default: $KUBECONFIG or ~/.kube/config)."""
         configuration = kubernetes.client.Configuration()
+        if path is not None:
+            _check_kubeconfig(path, context)
         try:
             kubernetes.config.load_kube_config(  # type: ignore[no-untyped-call]
                 config_file=path, context=context, client_configuration=configuration
             )
-        except (kubernetes.config.ConfigException, OSError) as exc:
-            raise StoreError(f"cannot load kubeconfig {path or '(default)'}: {exc}") from None
+        except (kubernetes.config.ConfigException, OSError, yaml.YAMLError) as exc:
+            text = " ".join(str(exc).split())
+            raise StoreError(f"cannot load kubeconfig {path or '(default)'}: {text}") from None
         return cls(configuration, timeout=timeout, qps=qps, burst=burst)
 
     @classmethod
@@ -238,6 +242,29 @@ class KubeClient:
 
     def close(self) -> None:
         self._api.close()  # type: ignore[no-untyped-call]
+
+
+def _check_kubeconfig(path: str, context: str | None) -> None:
+    """One line, as kubectl says it, for a kubeconfig that cannot be read, is not YAML, or
+    lacks the context asked for (the loader's own messages are not for users)."""
+    try:
+        with open(path, encoding="utf-8") as opened:
+            found = yaml.safe_load(opened)
+    except OSError as exc:
+        words = (exc.strerror or type(exc).__name__).lower()
+        raise StoreError(f"cannot read kubeconfig {path}: {words}") from None
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (line {mark.line + 1})" if mark is not None else ""
+        raise StoreError(f"kubeconfig {path} is not YAML{where}") from None
+    if not isinstance(found, dict):
+        raise StoreError(f"kubeconfig {path} holds no configuration")
+    contexts = [c.get("name") for c in found.get("contexts") or () if isinstance(c, dict)]
+    wanted = context or found.get("current-context")
+    if not wanted:
+        raise StoreError(f"kubeconfig {path}: no current-context; name one with --context")
+    if wanted not in contexts:
+        raise StoreError(f'kubeconfig {path}: context "{wanted}" does not exist')
 
 
 _WARNING = re.compile(r'\s*\d{3}\s+\S+\s+"((?:[^"\\]|\\.)*)"')
