@@ -14,8 +14,10 @@ collection); where the protocol promises more than the Kubernetes API gives:
   an object admission refuses fails the batch before anything is written.
 - `admit=False` cannot skip the server's admission; it is ignored.
 - resourceVersions are the server's: increasing, not gap-free (etcd revisions).
-- events come from one watch stream per kind (`watching`); a watch from resourceVersion 0
-  starts with the current objects as ADDED, as Kubernetes' does.
+- events come from one persistent watch stream per kind (`informer`), started when the
+  kind is first read, answering `events_since`, `poll_events` and `wait` from what has
+  arrived (the store's own writes waited for); a watch from resourceVersion 0 starts with
+  the current objects as ADDED, as Kubernetes' does.
 Writes without a resourceVersion ("unconditional") read the object and write with its
 resourceVersion, re-reading and retrying up to `RETRIES` times on 409 Conflict — but for
 status writes: a JSON merge patch of the status subresource (`statuspatch`), from the
@@ -28,7 +30,6 @@ from __future__ import annotations
 
 import builtins
 import threading
-import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, cast
@@ -50,6 +51,7 @@ from vcflow.api.pod import Pod
 from vcflow.kubestore import status as statuses
 from vcflow.kubestore import statuspatch, watching
 from vcflow.kubestore.client import MERGE_PATCH, KubeClient, Response, Unreachable
+from vcflow.kubestore.informer import Informer
 from vcflow.kubestore.status import Forbidden
 from vcflow.store import wire
 from vcflow.store.base import (
@@ -72,7 +74,8 @@ from vcflow.store.base import (
 RETRIES = 5
 #: objects per list page (`limit`; the rest through `continue`)
 PAGE = 500
-#: seconds a kind's watch stream may stay silent before `events_since` takes it as caught up
+#: seconds a kind's one-off stream may stay silent before it is taken as caught up (reads
+#: from before the persistent watches began)
 CATCH_UP_IDLE = 0.5
 #: kinds written first in an apply (others refer to them by name)
 _FIRST = (JobTemplate,)
@@ -85,6 +88,7 @@ class KubeStore:
         self.client = client
         self.kinds = kinds.copy() if kinds is not None else default_kinds()
         self._local = threading.local()
+        self.informer = Informer(client)
 
     def __enter__(self) -> KubeStore:
         return self
@@ -93,6 +97,7 @@ class KubeStore:
         self.close()
 
     def close(self) -> None:
+        self.informer.stop()
         self.client.close()
 
     @property
@@ -133,7 +138,16 @@ class KubeStore:
         )
         if not response.ok:
             raise statuses.error_for(response, kind=info.kind, namespace=namespace, name=name)
+        if method != "GET" and ("dryRun", "All") not in query:
+            self._wrote(info, response)
         return response
+
+    def _wrote(self, info: KindInfo, response: Response) -> None:
+        """Note the resourceVersion of a write, so reads wait for its watch event."""
+        meta = response.json().get("metadata") if response.data else None
+        rv = meta.get("resourceVersion") if isinstance(meta, dict) else None
+        if isinstance(rv, str) and rv.isdigit():
+            self.informer.wrote(info.model, int(rv))
 
     def _model(self, info: KindInfo, data: Any) -> Resource:
         if isinstance(data, dict):
@@ -574,13 +588,28 @@ class KubeStore:
         namespace: str | None = None,
         limit: int | None = None,
     ) -> builtins.list[WatchEvent]:
-        found, _ = self._events_after(since_rv, kinds, namespace)
+        """The events after `since_rv` up to the server's current resourceVersion, from the
+        persistent watches (`informer`; a kind whose stream stays silent CATCH_UP_IDLE
+        seconds is taken as caught up), else from streams of their own when the watches do
+        not reach back that far. `poll_events` is the watchers' cheaper read."""
+        watched = self._watched(kinds)
+        latest = self.resource_version()
+        if since_rv > latest:
+            raise Expired(
+                f"resourceVersion {since_rv} is newer than the store's ({latest}): list "
+                "again and watch from the current resourceVersion"
+            )
+        found = self.informer.events(
+            watched, since_rv, namespace, latest=latest, idle=CATCH_UP_IDLE
+        )
+        if found is None:
+            found, _ = self._caught_up(since_rv, watched, namespace)
         return found[:limit] if limit is not None else found
 
-    def _events_after(
-        self, since_rv: int, kinds: Iterable[type[Resource]] | None, namespace: str | None
+    def _caught_up(
+        self, since_rv: int, watched: Sequence[watching.Watched], namespace: str | None
     ) -> tuple[builtins.list[WatchEvent], int]:
-        watched = self._watched(kinds)
+        """The events after `since_rv` read from one-off streams (`watching.catch_up`)."""
         latest = self.resource_version()
         if since_rv > latest:
             raise Expired(
@@ -597,17 +626,23 @@ class KubeStore:
     def poll_events(
         self, since_rv: int, kinds: Iterable[type[Resource]]
     ) -> tuple[builtins.list[WatchEvent], int]:
-        found, latest = self._events_after(since_rv, kinds, None)
+        """What arrived on the persistent watches of `kinds` since the poll that returned
+        `since_rv` (the store's own writes waited for, no request made), as an informer
+        sees it: another client's write comes when its event does."""
+        watched = self._watched(kinds)
+        polled = self.informer.poll(watched, since_rv)
+        if polled is not None:
+            return polled
+        found, latest = self._caught_up(since_rv, watched, None)
         return found, max(latest, found[-1].resource_version if found else since_rv)
 
     def wait(self, since_rv: int, timeout: float) -> bool:
-        """True once a write after `since_rv` is seen (any kind), False after `timeout`."""
+        """True once an event after `since_rv` arrives on the persistent watches (of the
+        kinds read so far; every kind when none was), or this store wrote after it; False
+        after `timeout`."""
         if getattr(self._local, "depth", 0):
             raise RuntimeError("Store.wait inside a transaction would never see a commit")
-        deadline = time.monotonic() + timeout
-        for _ in watching.follow(self.client, self._watched(None), None, since_rv, timeout):
-            return True
-        return time.monotonic() < deadline and self.resource_version() > since_rv
+        return self.informer.wait(self._watched(None), since_rv, timeout)
 
     def watch(
         self,

@@ -52,7 +52,7 @@ def _query(since_rv: int, seconds: int) -> list[tuple[str, str]]:
     ]
 
 
-def _frames(
+def frames(
     client: KubeClient,
     kind: Watched,
     namespace: str | None,
@@ -110,7 +110,7 @@ def catch_up(
 
     def read(index: int) -> None:
         try:
-            for _, rv, event in _frames(
+            for _, rv, event in frames(
                 client, kinds[index], namespace, since_rv, seconds=1, read_timeout=idle
             ):
                 if event is not None:
@@ -153,7 +153,7 @@ def follow(
         try:
             while not done.is_set():
                 try:
-                    for _, frame_rv, event in _frames(
+                    for _, frame_rv, event in frames(
                         client,
                         kind,
                         namespace,
