@@ -14,6 +14,8 @@ collection); where the protocol promises more than the Kubernetes API gives:
   an object admission refuses fails the batch before anything is written.
 - `admit=False` cannot skip the server's admission; it is ignored.
 - resourceVersions are the server's: increasing, not gap-free (etcd revisions).
+- Events (core v1 `Event`s, as the controllers' Recorder makes them) go through the
+  events API, `events.k8s.io/v1`, converted both ways (`eventsapi`).
 - events come from one persistent watch stream per kind (`informer`), started when the
   kind is first read, answering `events_since`, `poll_events` and `wait` from what has
   arrived (the store's own writes waited for); a watch from resourceVersion 0 starts with
@@ -44,12 +46,13 @@ from vcflow.api.errors import (
     StoreError,
     ValidationFailed,
 )
+from vcflow.api.event import Event
 from vcflow.api.jobflow import JobFlow
 from vcflow.api.jobtemplate import JobTemplate
 from vcflow.api.meta import Resource
 from vcflow.api.pod import Pod
+from vcflow.kubestore import eventsapi, statuspatch, watching
 from vcflow.kubestore import status as statuses
-from vcflow.kubestore import statuspatch, watching
 from vcflow.kubestore.client import MERGE_PATCH, KubeClient, Response, Unreachable
 from vcflow.kubestore.informer import Informer
 from vcflow.kubestore.status import Forbidden
@@ -84,8 +87,16 @@ _FIRST = (JobTemplate,)
 class KubeStore:
     """The Store protocol over the Kubernetes API (see the module docstring)."""
 
-    def __init__(self, client: KubeClient, *, kinds: KindRegistry | None = None) -> None:
+    def __init__(
+        self,
+        client: KubeClient,
+        *,
+        kinds: KindRegistry | None = None,
+        reporting_instance: str | None = None,
+    ) -> None:
+        """`reporting_instance`: the Events' `reportingInstance` (default: vcflow-<host>)."""
         self.client = client
+        self.reporting_instance = reporting_instance or eventsapi.default_instance()
         self.kinds = kinds.copy() if kinds is not None else default_kinds()
         self._local = threading.local()
         self.informer = Informer(client)
@@ -110,6 +121,8 @@ class KubeStore:
         self.kinds.register(model, defaulter=defaulter)
 
     def _resource(self, info: KindInfo) -> resources.APIResource:
+        if info.model is Event:
+            return resources.EVENTS_V1  # (the events API; `eventsapi` converts)
         try:
             return resources.of_model(info.model)
         except KeyError:
@@ -150,6 +163,8 @@ class KubeStore:
             self.informer.wrote(info.model, int(rv))
 
     def _model(self, info: KindInfo, data: Any) -> Resource:
+        if info.model is Event and isinstance(data, dict):
+            data = eventsapi.incoming(data)
         if isinstance(data, dict):
             data.setdefault("apiVersion", info.api_version)
             data.setdefault("kind", info.kind)
@@ -251,7 +266,7 @@ class KubeStore:
     def _create(self, obj: R, *, dry_run: bool) -> R:
         info = self.kinds.of(obj)
         namespace = obj.namespace or apinames.DEFAULT_NAMESPACE
-        body = wire.incoming(obj)
+        body = self._outgoing(info, wire.incoming(obj))
         body.setdefault("metadata", {})["namespace"] = namespace
         for key in wire.SERVER_FIELDS:
             body["metadata"].pop(key, None)
@@ -266,8 +281,14 @@ class KubeStore:
         """PUT the object (its status is the server's to keep); without a resourceVersion,
         against the stored one (`RETRIES`)."""
         info = self.kinds.of(obj)
-        body = wire.incoming(obj)
+        body = self._outgoing(info, wire.incoming(obj))
         return cast(R, self._put(info, body, obj.metadata.resource_version, obj.metadata.uid))
+
+    def _outgoing(self, info: KindInfo, body: dict[str, Any]) -> dict[str, Any]:
+        """The body of a write: an Event in the events API's shape (`eventsapi`)."""
+        if info.model is Event:
+            return eventsapi.outgoing(body, instance=self.reporting_instance)
+        return body
 
     def _put(
         self,
@@ -578,7 +599,10 @@ class KubeStore:
             infos = [i for i in self.kinds.all() if _served(i)]
         else:
             infos = [self.kinds.of_model(k) for k in kinds]
-        return [watching.Watched(i, self._resource(i)) for i in infos]
+        return [
+            watching.Watched(i, self._resource(i), eventsapi.incoming if i.model is Event else None)
+            for i in infos
+        ]
 
     def events_since(
         self,

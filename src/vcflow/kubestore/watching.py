@@ -20,6 +20,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from vcflow.api import resources
 from vcflow.kubestore import status as statuses
@@ -37,10 +38,12 @@ _TYPES = {"ADDED": EventType.ADDED, "MODIFIED": EventType.MODIFIED, "DELETED": E
 
 @dataclass(frozen=True)
 class Watched:
-    """One kind to watch: its store kind and its API resource."""
+    """One kind to watch: its store kind, its API resource and what turns the objects the
+    server sends into the kind's wire form (None: they are)."""
 
     info: KindInfo
     resource: resources.APIResource
+    convert: Callable[[dict[str, Any]], dict[str, Any]] | None = None
 
 
 def _query(since_rv: int, seconds: int) -> list[tuple[str, str]]:
@@ -82,6 +85,8 @@ def frames(
             event_type = _TYPES.get(str(type_))
             if event_type is None:
                 continue
+            if kind.convert is not None:
+                obj = kind.convert(obj)
             obj.setdefault("apiVersion", kind.info.api_version)
             obj.setdefault("kind", kind.info.kind)
             event = WatchEvent(
