@@ -298,12 +298,11 @@ class KubeStore:
         uid: str,
         *,
         dry_run: bool = False,
-        subresource: str = "",
     ) -> Resource:
         meta = body.setdefault("metadata", {})
         namespace = meta.get("namespace") or apinames.DEFAULT_NAMESPACE
         name = str(meta.get("name") or "")
-        path = self._resource(info).path(namespace, name, subresource)
+        path = self._resource(info).path(namespace, name)
         query = [("dryRun", "All")] if dry_run else []
         for attempt in range(RETRIES):
             rv = resource_version

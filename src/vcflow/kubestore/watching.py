@@ -1,11 +1,13 @@
 """Watch streams of the Kubernetes API as the store's WatchEvents: one stream per kind
-(`?watch=true&resourceVersion=N&allowWatchBookmarks=true`), merged. Used by `store`.
+(`?watch=true&resourceVersion=N&allowWatchBookmarks=true`), merged. Used by `store`;
+`frames` (one stream's events and bookmarks) also by `informer`, the persistent watches.
 
-- `catch_up`: the events after a resourceVersion up to the server's current one, without
-  blocking for long: each kind's stream is read (all at once, on threads) until it shows an
-  event or a BOOKMARK at or past that resourceVersion, ends, or stays silent for `idle`
-  seconds — the Kubernetes API has no "events so far" call, and kube-apiserver sends
-  bookmarks only now and then, so a silent stream is taken as caught up.
+- `catch_up`: the events after a resourceVersion up to the server's current one (reads
+  from before the persistent watches began), without blocking for long: each kind's
+  stream is read (all at once, on threads) until it shows an event or a BOOKMARK at or
+  past that resourceVersion, ends, or stays silent for `idle` seconds — the Kubernetes API
+  has no "events so far" call, and kube-apiserver sends bookmarks only now and then, so a
+  silent stream is taken as caught up.
 - `follow`: the events as they come, a stream reopened from its last resourceVersion when
   the server ends it; ends after `timeout` seconds without one.
 A resourceVersion the server no longer keeps (HTTP 410, or a watch's ERROR event with a
