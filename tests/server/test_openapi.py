@@ -84,12 +84,13 @@ def test_every_patch_operation_takes_field_validation(client: Client) -> None:
 
 def test_v3_index_names_each_group_version_by_its_hash(client: Client) -> None:
     index = client.get("/openapi/v3").json()["paths"]
-    assert set(index) == {
+    assert {
         "api/v1",
         "apis/flow.volcano.sh/v1alpha1",
         "apis/batch.volcano.sh/v1alpha1",
         "apis/bus.volcano.sh/v1alpha1",
-    }
+        "apis/events.k8s.io/v1",
+    } <= set(index)
     url = index["apis/flow.volcano.sh/v1alpha1"]["serverRelativeURL"]
     assert url.startswith("/openapi/v3/apis/flow.volcano.sh/v1alpha1?hash=")
     answer = client.get(url)

@@ -1,5 +1,7 @@
 """Kubernetes-style Events (`v1 Event`): what controllers tell users about an object, shown
-by `describe` and asserted by the conformance cases (`Created`, `SyncJobFlow`)."""
+by `describe` and asserted by the conformance cases (`Created`, `SyncJobFlow`). The fields
+of the events API (`eventTime`, `series`, `action`, `reportingComponent`...) are core v1's
+too: `api.eventsv1` converts one shape to the other."""
 
 from __future__ import annotations
 
@@ -20,6 +22,14 @@ class ObjectReference(WireModel):
 
 class EventSource(WireModel):
     component: str | None = None
+    host: str | None = None
+
+
+class EventSeries(WireModel):
+    """A repeated event: how many times, and when last (`MicroTime`)."""
+
+    count: int = 0
+    last_observed_time: str | None = None
 
 
 class Event(Resource):
@@ -33,3 +43,10 @@ class Event(Resource):
     first_timestamp: str | None = None
     last_timestamp: str | None = None
     source: EventSource | None = None
+    # the events API's (events.k8s.io/v1), kept in core v1 under these names
+    event_time: str | None = None
+    series: EventSeries | None = None
+    action: str | None = None
+    related: ObjectReference | None = None
+    reporting_component: str | None = None
+    reporting_instance: str | None = None

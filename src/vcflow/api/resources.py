@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from vcflow.api import config, names
 from vcflow.api.command import Command
 from vcflow.api.event import Event
+from vcflow.api.eventsv1 import EventV1
 from vcflow.api.jobflow import JobFlow
 from vcflow.api.jobtemplate import JobTemplate
 from vcflow.api.meta import Resource
@@ -74,6 +75,8 @@ VCJOBS = APIResource(
 COMMANDS = APIResource(Command, "bus.volcano.sh", "v1alpha1", "Command", "commands")
 PODS = APIResource(Pod, "", "v1", "Pod", "pods", ("po",), ("status", "log", "binding"))
 EVENTS = APIResource(Event, "", "v1", "Event", "events", ("ev",))
+#: the events API: served from the core Events' storage (server.eventsv1), as kube does
+EVENTS_V1 = APIResource(EventV1, "events.k8s.io", "v1", "Event", "events", ("ev",))
 CONFIGMAPS = APIResource(config.ConfigMap, "", "v1", "ConfigMap", "configmaps", ("cm",))
 SECRETS = APIResource(config.Secret, "", "v1", "Secret", "secrets")
 
@@ -86,8 +89,11 @@ ALL: tuple[APIResource, ...] = (
     EVENTS,
     CONFIGMAPS,
     SECRETS,
+    EVENTS_V1,
 )
 _BY_MODEL = {resource.model: resource for resource in ALL}
+#: resources served from another resource's storage (their routes are their own)
+STORED_AS = {EVENTS_V1: EVENTS}
 _BY_PATH = {(r.group, r.version, r.plural): r for r in ALL}
 
 

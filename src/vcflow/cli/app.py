@@ -85,6 +85,8 @@ GLOBAL_OPTIONS = {
     "-s": 1,
     "--certificate-authority": 1,
     "--insecure-skip-tls-verify": 0,
+    "--kubeconfig": 1,
+    "--context": 1,
 }
 #: verb options users put before the verb too (`vcflow -n team get jf`)
 VERB_OPTIONS = {"-n": 1, "--namespace": 1}
@@ -220,8 +222,27 @@ def _root(
             help="Do not verify an https --server's certificate (insecure).",
         ),
     ] = False,
+    kubeconfig: Annotated[
+        str | None,
+        typer.Option(
+            "--kubeconfig",
+            metavar="FILE",
+            help="Talk to the cluster of this kubeconfig file (its current context) through "
+            "the Kubernetes API instead of the state directory, as kubectl does.",
+        ),
+    ] = None,
+    context: Annotated[
+        str | None,
+        typer.Option(
+            "--context", metavar="NAME", help="The kubeconfig context to use (--kubeconfig)."
+        ),
+    ] = None,
 ) -> None:
+    if context and not kubeconfig:
+        raise typer.BadParameter("needs --kubeconfig", param_hint="'--context'")
     ctx.meta[VERBOSE] = verbose
+    ctx.meta[remote.KUBECONFIG] = kubeconfig
+    ctx.meta[remote.CONTEXT] = context
     ctx.meta[options.STATE_DIR] = state_dir
     ctx.meta[remote.SERVER] = server_url
     ctx.meta[remote.CA_FILE] = certificate_authority

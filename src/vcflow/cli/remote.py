@@ -1,11 +1,14 @@
 """Which store a verb talks to: the state directory's own (embedded), or a server's over the
 Kubernetes API (`kubestore.KubeStore`) — remote mode.
 
-Remote mode is on when `--server URL` (or VCFLOW_SERVER) is given, with the bearer token
-of VCFLOW_TOKEN; or when a `vcflow server` owns the state directory: its `server.json`
-names the URL, token file and CA file, and the server holds `controller.lock` with role
-`server`. In remote mode the server's controllers do the work: writers never reconcile
-in-process. Used by every verb through `reading` / `writing`.
+Remote mode is on when `--kubeconfig F` is given (its current context, or `--context
+NAME`: a cluster, as kubectl reaches it; `--server` then overrides its URL); when `--server
+URL` (or VCFLOW_SERVER) is given, with the bearer token of VCFLOW_TOKEN; or when a `vcflow
+server` owns the state directory: its `server.json` names the URL, token file and CA
+file, and the server holds `controller.lock` with role `server`. KUBECONFIG and
+~/.kube/config are never read unasked: without `--kubeconfig` the CLI stays embedded.
+In remote mode the server's controllers do the work: writers never reconcile in-process.
+Used by every verb through `reading` / `writing`.
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ from vcflow.server import advertise
 from vcflow.store.base import Store
 
 SERVER = "vcflow.server"  # keys in the click context's `meta`
+KUBECONFIG = "vcflow.kubeconfig"
+CONTEXT = "vcflow.context"
 CA_FILE = "vcflow.certificate_authority"
 INSECURE = "vcflow.insecure"
 SERVER_ENV = "VCFLOW_SERVER"
@@ -35,17 +40,27 @@ TOKEN_ENV = "VCFLOW_TOKEN"
 
 @dataclass(frozen=True)
 class Remote:
+    """A server by URL, or (`kubeconfig`) the cluster of a kubeconfig's context, its URL
+    overridden by `url` if given."""
+
     url: str
     token: str | None = None
     ca_file: str | None = None
     insecure: bool = False
+    kubeconfig: str | None = None
+    context: str | None = None
 
     def connect(self) -> KubeStore:
-        return KubeStore(
-            KubeClient.for_url(
-                self.url, token=self.token, ca_file=self.ca_file, insecure=self.insecure
+        if self.kubeconfig is None:
+            return KubeStore(
+                KubeClient.for_url(
+                    self.url, token=self.token, ca_file=self.ca_file, insecure=self.insecure
+                )
             )
-        )
+        client = KubeClient.from_kubeconfig(self.kubeconfig, context=self.context)
+        if self.url:
+            client.configuration.host = self.url.rstrip("/")
+        return KubeStore(client)
 
 
 def remote_of(ctx: typer.Context) -> Remote | None:
@@ -54,6 +69,13 @@ def remote_of(ctx: typer.Context) -> Remote | None:
     token = os.environ.get(TOKEN_ENV) or None
     ca_file = ctx.meta.get(CA_FILE)
     insecure = bool(ctx.meta.get(INSECURE))
+    kubeconfig, context = ctx.meta.get(KUBECONFIG), ctx.meta.get(CONTEXT)
+    if isinstance(kubeconfig, str) and kubeconfig:
+        return Remote(
+            url if isinstance(url, str) else "",
+            kubeconfig=kubeconfig,
+            context=context if isinstance(context, str) and context else None,
+        )
     if isinstance(url, str) and url:
         return Remote(url, token, ca_file if isinstance(ca_file, str) else None, insecure)
     return owning_server(options.state_dir(ctx), token=token)

@@ -211,7 +211,7 @@ def _follow_remote(
         with signals.stop_on_signals() as stop, live_view or nullcontext():
             result = follow.run(stop=stop, on_tick=tick)
     runview.report(result, sys.stdout)
-    where = f"in the server ({server.url}); `vcflow get jobflows` shows them"
+    where = f"in the server ({store.url}); `vcflow get jobflows` shows them"
     if result.ending is Ending.INTERRUPTED:
         typer.echo(f"interrupted: stopped following; the flows go on {where}", err=True)
     elif result.ending is Ending.TIMEOUT:

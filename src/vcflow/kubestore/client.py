@@ -20,8 +20,10 @@ from urllib.parse import urlsplit
 import kubernetes.client
 import kubernetes.config
 import urllib3
+import yaml
 
 from vcflow.api.errors import StoreError
+from vcflow.kubestore.ratelimit import DEFAULT_BURST, DEFAULT_QPS, TokenBucket
 
 #: seconds a request may take (connect and read) unless a call says otherwise
 DEFAULT_TIMEOUT = 30.0
@@ -49,14 +51,21 @@ class Response:
 
 
 class KubeClient:
-    """Requests to one API server (`configuration.host`)."""
+    """Requests to one API server (`configuration.host`), at most `qps` a second on average
+    after a `burst` (`ratelimit`; `qps <= 0`: no limit); an open stream is not limited."""
 
     def __init__(
-        self, configuration: kubernetes.client.Configuration, *, timeout: float = DEFAULT_TIMEOUT
+        self,
+        configuration: kubernetes.client.Configuration,
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        qps: float = DEFAULT_QPS,
+        burst: int = DEFAULT_BURST,
     ) -> None:
         configuration.retries = False  # a refused connection fails at once, not after 3 tries
         self.configuration = configuration
         self.timeout = timeout
+        self.limiter = TokenBucket(qps, burst)
         self._api = kubernetes.client.ApiClient(configuration)
         self._api.user_agent = "vcflow"
 
@@ -69,6 +78,8 @@ class KubeClient:
         ca_file: str | None = None,
         insecure: bool = False,
         timeout: float = DEFAULT_TIMEOUT,
+        qps: float = DEFAULT_QPS,
+        burst: int = DEFAULT_BURST,
     ) -> KubeClient:
         """A server named by URL (`--server`), with an optional bearer token and CA file."""
         configuration = kubernetes.client.Configuration()
@@ -79,7 +90,7 @@ class KubeClient:
         if ca_file:
             configuration.ssl_ca_cert = ca_file
         configuration.verify_ssl = not insecure
-        return cls(configuration, timeout=timeout)
+        return cls(configuration, timeout=timeout, qps=qps, burst=burst)
 
     @classmethod
     def from_kubeconfig(
@@ -88,19 +99,30 @@ class KubeClient:
         *,
         context: str | None = None,
         timeout: float = DEFAULT_TIMEOUT,
+        qps: float = DEFAULT_QPS,
+        burst: int = DEFAULT_BURST,
     ) -> KubeClient:
         """The cluster of a kubeconfig file (default: $KUBECONFIG or ~/.kube/config)."""
         configuration = kubernetes.client.Configuration()
+        if path is not None:
+            _check_kubeconfig(path, context)
         try:
             kubernetes.config.load_kube_config(  # type: ignore[no-untyped-call]
                 config_file=path, context=context, client_configuration=configuration
             )
-        except (kubernetes.config.ConfigException, OSError) as exc:
-            raise StoreError(f"cannot load kubeconfig {path or '(default)'}: {exc}") from None
-        return cls(configuration, timeout=timeout)
+        except (kubernetes.config.ConfigException, OSError, yaml.YAMLError) as exc:
+            text = " ".join(str(exc).split())
+            raise StoreError(f"cannot load kubeconfig {path or '(default)'}: {text}") from None
+        return cls(configuration, timeout=timeout, qps=qps, burst=burst)
 
     @classmethod
-    def in_cluster(cls, *, timeout: float = DEFAULT_TIMEOUT) -> KubeClient:
+    def in_cluster(
+        cls,
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        qps: float = DEFAULT_QPS,
+        burst: int = DEFAULT_BURST,
+    ) -> KubeClient:
         """The API server of the pod this process runs in (its service account)."""
         configuration = kubernetes.client.Configuration()
         try:
@@ -109,7 +131,7 @@ class KubeClient:
             )
         except kubernetes.config.ConfigException as exc:
             raise StoreError(f"not running in a Kubernetes pod: {exc}") from None
-        return cls(configuration, timeout=timeout)
+        return cls(configuration, timeout=timeout, qps=qps, burst=burst)
 
     @property
     def url(self) -> str:
@@ -187,6 +209,7 @@ class KubeClient:
             auth_settings=["BearerToken"],
         )
         seconds = self.timeout if timeout is None else timeout
+        self.limiter.take()  # (a stream takes one token to open; what it reads takes none)
         try:
             response = self._api.call_api(
                 method, url, header_params=headers, body=body, _request_timeout=seconds
@@ -219,6 +242,29 @@ class KubeClient:
 
     def close(self) -> None:
         self._api.close()  # type: ignore[no-untyped-call]
+
+
+def _check_kubeconfig(path: str, context: str | None) -> None:
+    """One line, as kubectl says it, for a kubeconfig that cannot be read, is not YAML, or
+    lacks the context asked for (the loader's own messages are not for users)."""
+    try:
+        with open(path, encoding="utf-8") as opened:
+            found = yaml.safe_load(opened)
+    except OSError as exc:
+        words = (exc.strerror or type(exc).__name__).lower()
+        raise StoreError(f"cannot read kubeconfig {path}: {words}") from None
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (line {mark.line + 1})" if mark is not None else ""
+        raise StoreError(f"kubeconfig {path} is not YAML{where}") from None
+    if not isinstance(found, dict):
+        raise StoreError(f"kubeconfig {path} holds no configuration")
+    contexts = [c.get("name") for c in found.get("contexts") or () if isinstance(c, dict)]
+    wanted = context or found.get("current-context")
+    if not wanted:
+        raise StoreError(f"kubeconfig {path}: no current-context; name one with --context")
+    if wanted not in contexts:
+        raise StoreError(f'kubeconfig {path}: context "{wanted}" does not exist')
 
 
 _WARNING = re.compile(r'\s*\d{3}\s+\S+\s+"((?:[^"\\]|\\.)*)"')

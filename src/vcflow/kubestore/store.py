@@ -14,17 +14,24 @@ collection); where the protocol promises more than the Kubernetes API gives:
   an object admission refuses fails the batch before anything is written.
 - `admit=False` cannot skip the server's admission; it is ignored.
 - resourceVersions are the server's: increasing, not gap-free (etcd revisions).
-- events come from one watch stream per kind (`watching`); a watch from resourceVersion 0
-  starts with the current objects as ADDED, as Kubernetes' does.
+- Events (core v1 `Event`s, as the controllers' Recorder makes them) go through the
+  events API, `events.k8s.io/v1`, converted both ways (`eventsapi`).
+- events come from one persistent watch stream per kind (`informer`), started when the
+  kind is first read, answering `events_since`, `poll_events` and `wait` from what has
+  arrived (the store's own writes waited for); a watch from resourceVersion 0 starts with
+  the current objects as ADDED, as Kubernetes' does.
 Writes without a resourceVersion ("unconditional") read the object and write with its
-resourceVersion, re-reading and retrying up to `RETRIES` times on 409 Conflict.
+resourceVersion, re-reading and retrying up to `RETRIES` times on 409 Conflict — but for
+status writes: a JSON merge patch of the status subresource (`statuspatch`), from the
+status the caller's `base` holds (else the stored one), with the caller's resourceVersion
+as its precondition if it gives one; a concurrent spec write does not make it fail. An
+unconditional one over a status another writer changed since `base` merges into theirs.
 """
 
 from __future__ import annotations
 
 import builtins
 import threading
-import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, cast
@@ -39,13 +46,15 @@ from vcflow.api.errors import (
     StoreError,
     ValidationFailed,
 )
+from vcflow.api.event import Event
 from vcflow.api.jobflow import JobFlow
 from vcflow.api.jobtemplate import JobTemplate
 from vcflow.api.meta import Resource
 from vcflow.api.pod import Pod
+from vcflow.kubestore import eventsapi, statuspatch, watching
 from vcflow.kubestore import status as statuses
-from vcflow.kubestore import watching
-from vcflow.kubestore.client import KubeClient, Response, Unreachable
+from vcflow.kubestore.client import MERGE_PATCH, KubeClient, Response, Unreachable
+from vcflow.kubestore.informer import Informer
 from vcflow.kubestore.status import Forbidden
 from vcflow.store import wire
 from vcflow.store.base import (
@@ -68,7 +77,8 @@ from vcflow.store.base import (
 RETRIES = 5
 #: objects per list page (`limit`; the rest through `continue`)
 PAGE = 500
-#: seconds a kind's watch stream may stay silent before `events_since` takes it as caught up
+#: seconds a kind's one-off stream may stay silent before it is taken as caught up (reads
+#: from before the persistent watches began)
 CATCH_UP_IDLE = 0.5
 #: kinds written first in an apply (others refer to them by name)
 _FIRST = (JobTemplate,)
@@ -77,10 +87,19 @@ _FIRST = (JobTemplate,)
 class KubeStore:
     """The Store protocol over the Kubernetes API (see the module docstring)."""
 
-    def __init__(self, client: KubeClient, *, kinds: KindRegistry | None = None) -> None:
+    def __init__(
+        self,
+        client: KubeClient,
+        *,
+        kinds: KindRegistry | None = None,
+        reporting_instance: str | None = None,
+    ) -> None:
+        """`reporting_instance`: the Events' `reportingInstance` (default: vcflow-<host>)."""
         self.client = client
+        self.reporting_instance = reporting_instance or eventsapi.default_instance()
         self.kinds = kinds.copy() if kinds is not None else default_kinds()
         self._local = threading.local()
+        self.informer = Informer(client)
 
     def __enter__(self) -> KubeStore:
         return self
@@ -89,6 +108,7 @@ class KubeStore:
         self.close()
 
     def close(self) -> None:
+        self.informer.stop()
         self.client.close()
 
     @property
@@ -101,6 +121,8 @@ class KubeStore:
         self.kinds.register(model, defaulter=defaulter)
 
     def _resource(self, info: KindInfo) -> resources.APIResource:
+        if info.model is Event:
+            return resources.EVENTS_V1  # (the events API; `eventsapi` converts)
         try:
             return resources.of_model(info.model)
         except KeyError:
@@ -129,9 +151,20 @@ class KubeStore:
         )
         if not response.ok:
             raise statuses.error_for(response, kind=info.kind, namespace=namespace, name=name)
+        if method != "GET" and ("dryRun", "All") not in query:
+            self._wrote(info, response)
         return response
 
+    def _wrote(self, info: KindInfo, response: Response) -> None:
+        """Note the resourceVersion of a write, so reads wait for its watch event."""
+        meta = response.json().get("metadata") if response.data else None
+        rv = meta.get("resourceVersion") if isinstance(meta, dict) else None
+        if isinstance(rv, str) and rv.isdigit():
+            self.informer.wrote(info.model, int(rv))
+
     def _model(self, info: KindInfo, data: Any) -> Resource:
+        if info.model is Event and isinstance(data, dict):
+            data = eventsapi.incoming(data)
         if isinstance(data, dict):
             data.setdefault("apiVersion", info.api_version)
             data.setdefault("kind", info.kind)
@@ -217,21 +250,23 @@ class KubeStore:
         if "status" in obj.model_fields_set and obj.to_dict().get("status"):
             wanted = wire.status_of(obj).get("status")
             if created.to_dict().get("status") != wanted:
-                return cast(
-                    R,
-                    self._put_status(
-                        self.kinds.of(obj),
-                        created.to_dict(),
-                        wanted,
-                        created.metadata.resource_version,
-                    ),
+                meta = created.metadata
+                written = self._write_status(
+                    self.kinds.of(obj),
+                    meta.namespace,
+                    meta.name,
+                    wanted,
+                    meta.resource_version,
+                    meta.uid,
+                    created,
                 )
+                return cast(R, written)
         return created
 
     def _create(self, obj: R, *, dry_run: bool) -> R:
         info = self.kinds.of(obj)
         namespace = obj.namespace or apinames.DEFAULT_NAMESPACE
-        body = wire.incoming(obj)
+        body = self._outgoing(info, wire.incoming(obj))
         body.setdefault("metadata", {})["namespace"] = namespace
         for key in wire.SERVER_FIELDS:
             body["metadata"].pop(key, None)
@@ -246,8 +281,14 @@ class KubeStore:
         """PUT the object (its status is the server's to keep); without a resourceVersion,
         against the stored one (`RETRIES`)."""
         info = self.kinds.of(obj)
-        body = wire.incoming(obj)
+        body = self._outgoing(info, wire.incoming(obj))
         return cast(R, self._put(info, body, obj.metadata.resource_version, obj.metadata.uid))
+
+    def _outgoing(self, info: KindInfo, body: dict[str, Any]) -> dict[str, Any]:
+        """The body of a write: an Event in the events API's shape (`eventsapi`)."""
+        if info.model is Event:
+            return eventsapi.outgoing(body, instance=self.reporting_instance)
+        return body
 
     def _put(
         self,
@@ -257,12 +298,11 @@ class KubeStore:
         uid: str,
         *,
         dry_run: bool = False,
-        subresource: str = "",
     ) -> Resource:
         meta = body.setdefault("metadata", {})
         namespace = meta.get("namespace") or apinames.DEFAULT_NAMESPACE
         name = str(meta.get("name") or "")
-        path = self._resource(info).path(namespace, name, subresource)
+        path = self._resource(info).path(namespace, name)
         query = [("dryRun", "All")] if dry_run else []
         for attempt in range(RETRIES):
             rv = resource_version
@@ -289,6 +329,9 @@ class KubeStore:
         raise AssertionError("unreachable")
 
     def update_status(self, obj: R) -> R:
+        """A merge patch of the status subresource from the stored status to `obj`'s (read
+        first: `obj` is not known to be the stored object); `obj`'s resourceVersion, if
+        any, is sent as the precondition."""
         info = self.kinds.of(obj)
         meta = obj.metadata
         status = wire.status_of(obj).get("status")
@@ -310,9 +353,13 @@ class KubeStore:
         uid: str = "",
         base: R | None = None,
     ) -> R:
+        """A merge patch of the status subresource from `base`'s status (the caller's copy
+        of the object: nothing is read first) or, without `base`, the stored status."""
         info, _ = self._kind(kind)
         value = None if status is None else dict(status)
-        return cast(R, self._write_status(info, namespace, name, value, resource_version, uid))
+        return cast(
+            R, self._write_status(info, namespace, name, value, resource_version, uid, base)
+        )
 
     def _write_status(
         self,
@@ -322,41 +369,50 @@ class KubeStore:
         status: Any,
         resource_version: str,
         uid: str,
+        base: Resource | None = None,
     ) -> Resource:
-        """PUT `.../status` (the status subresource: the server keeps everything else) of
-        the object with `status`; without a resourceVersion, re-read and retried on 409."""
+        """PATCH `.../status` with a JSON merge patch (`statuspatch`): only the status goes,
+        so a concurrent write of the spec or metadata is no conflict, and nothing else of
+        the object can be overwritten. `resource_version` and `uid`, when given, go in the
+        patch's metadata as preconditions (409 Conflict when stale)."""
         namespace = namespace or apinames.DEFAULT_NAMESPACE
-        for attempt in range(RETRIES):
+        if base is not None and (base.namespace or namespace, base.name) == (namespace, name):
+            old = wire.status_of(base).get("status")
+        else:
             stored = self._get_data(info, namespace, name)
             meta = stored["metadata"]
             if uid and meta.get("uid") != uid:
-                raise Conflict(
-                    f"{info.describe(namespace, name)}: uid {uid} is not the stored "
-                    f"object's ({meta.get('uid')}): it was deleted and created again"
-                )
-            rv = resource_version or str(meta.get("resourceVersion") or "")
-            if stored.get("status") == status and rv == meta.get("resourceVersion"):
+                raise self._recreated(info, namespace, name, uid, str(meta.get("uid")))
+            old = stored.get("status")
+            same_rv = resource_version in ("", meta.get("resourceVersion"))
+            if old == status and same_rv:
                 return self._model(info, stored)  # nothing to write
-            try:
-                return self._put_status(info, stored, status, rv)
-            except Conflict:
-                if resource_version or attempt == RETRIES - 1:
-                    raise
-        raise AssertionError("unreachable")
-
-    def _put_status(self, info: KindInfo, stored: dict[str, Any], status: Any, rv: str) -> Resource:
-        body = dict(stored)
-        body["metadata"] = {**stored["metadata"], "resourceVersion": rv}
-        if status is None:
-            body.pop("status", None)
-        else:
-            body["status"] = status
-        meta = body["metadata"]
-        path = self._resource(info).path(meta["namespace"], meta["name"], "status")
-        response = self._call(
-            info, "PUT", path, namespace=meta["namespace"], name=meta["name"], body=body
-        )
+        body = statuspatch.status_patch(old, status, resource_version=resource_version, uid=uid)
+        path = self._resource(info).path(namespace, name, "status")
+        try:
+            response = self._call(
+                info,
+                "PATCH",
+                path,
+                namespace=namespace,
+                name=name,
+                body=body,
+                content_type=MERGE_PATCH,
+            )
+        except Conflict:
+            if uid:  # say so when the object was deleted and created again
+                current = self._get_data(info, namespace, name)["metadata"].get("uid")
+                if current != uid:
+                    raise self._recreated(info, namespace, name, uid, str(current)) from None
+            raise
         return self._model(info, response.json())
+
+    @staticmethod
+    def _recreated(info: KindInfo, namespace: str, name: str, uid: str, stored: str) -> Conflict:
+        return Conflict(
+            f"{info.describe(namespace, name)}: uid {uid} is not the stored "
+            f"object's ({stored}): it was deleted and created again"
+        )
 
     def bind(
         self, namespace: str, name: str, node_name: str, *, uid: str = "", base: Pod | None = None
@@ -542,7 +598,10 @@ class KubeStore:
             infos = [i for i in self.kinds.all() if _served(i)]
         else:
             infos = [self.kinds.of_model(k) for k in kinds]
-        return [watching.Watched(i, self._resource(i)) for i in infos]
+        return [
+            watching.Watched(i, self._resource(i), eventsapi.incoming if i.model is Event else None)
+            for i in infos
+        ]
 
     def events_since(
         self,
@@ -552,13 +611,28 @@ class KubeStore:
         namespace: str | None = None,
         limit: int | None = None,
     ) -> builtins.list[WatchEvent]:
-        found, _ = self._events_after(since_rv, kinds, namespace)
+        """The events after `since_rv` up to the server's current resourceVersion, from the
+        persistent watches (`informer`; a kind whose stream stays silent CATCH_UP_IDLE
+        seconds is taken as caught up), else from streams of their own when the watches do
+        not reach back that far. `poll_events` is the watchers' cheaper read."""
+        watched = self._watched(kinds)
+        latest = self.resource_version()
+        if since_rv > latest:
+            raise Expired(
+                f"resourceVersion {since_rv} is newer than the store's ({latest}): list "
+                "again and watch from the current resourceVersion"
+            )
+        found = self.informer.events(
+            watched, since_rv, namespace, latest=latest, idle=CATCH_UP_IDLE
+        )
+        if found is None:
+            found, _ = self._caught_up(since_rv, watched, namespace)
         return found[:limit] if limit is not None else found
 
-    def _events_after(
-        self, since_rv: int, kinds: Iterable[type[Resource]] | None, namespace: str | None
+    def _caught_up(
+        self, since_rv: int, watched: Sequence[watching.Watched], namespace: str | None
     ) -> tuple[builtins.list[WatchEvent], int]:
-        watched = self._watched(kinds)
+        """The events after `since_rv` read from one-off streams (`watching.catch_up`)."""
         latest = self.resource_version()
         if since_rv > latest:
             raise Expired(
@@ -575,17 +649,23 @@ class KubeStore:
     def poll_events(
         self, since_rv: int, kinds: Iterable[type[Resource]]
     ) -> tuple[builtins.list[WatchEvent], int]:
-        found, latest = self._events_after(since_rv, kinds, None)
+        """What arrived on the persistent watches of `kinds` since the poll that returned
+        `since_rv` (the store's own writes waited for, no request made), as an informer
+        sees it: another client's write comes when its event does."""
+        watched = self._watched(kinds)
+        polled = self.informer.poll(watched, since_rv)
+        if polled is not None:
+            return polled
+        found, latest = self._caught_up(since_rv, watched, None)
         return found, max(latest, found[-1].resource_version if found else since_rv)
 
     def wait(self, since_rv: int, timeout: float) -> bool:
-        """True once a write after `since_rv` is seen (any kind), False after `timeout`."""
+        """True once an event after `since_rv` arrives on the persistent watches (of the
+        kinds read so far; every kind when none was), or this store wrote after it; False
+        after `timeout`."""
         if getattr(self._local, "depth", 0):
             raise RuntimeError("Store.wait inside a transaction would never see a commit")
-        deadline = time.monotonic() + timeout
-        for _ in watching.follow(self.client, self._watched(None), None, since_rv, timeout):
-            return True
-        return time.monotonic() < deadline and self.resource_version() > since_rv
+        return self.informer.wait(self._watched(None), since_rv, timeout)
 
     def watch(
         self,

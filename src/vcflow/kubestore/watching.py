@@ -1,11 +1,13 @@
 """Watch streams of the Kubernetes API as the store's WatchEvents: one stream per kind
-(`?watch=true&resourceVersion=N&allowWatchBookmarks=true`), merged. Used by `store`.
+(`?watch=true&resourceVersion=N&allowWatchBookmarks=true`), merged. Used by `store`;
+`frames` (one stream's events and bookmarks) also by `informer`, the persistent watches.
 
-- `catch_up`: the events after a resourceVersion up to the server's current one, without
-  blocking for long: each kind's stream is read (all at once, on threads) until it shows an
-  event or a BOOKMARK at or past that resourceVersion, ends, or stays silent for `idle`
-  seconds — the Kubernetes API has no "events so far" call, and kube-apiserver sends
-  bookmarks only now and then, so a silent stream is taken as caught up.
+- `catch_up`: the events after a resourceVersion up to the server's current one (reads
+  from before the persistent watches began), without blocking for long: each kind's
+  stream is read (all at once, on threads) until it shows an event or a BOOKMARK at or
+  past that resourceVersion, ends, or stays silent for `idle` seconds — the Kubernetes API
+  has no "events so far" call, and kube-apiserver sends bookmarks only now and then, so a
+  silent stream is taken as caught up.
 - `follow`: the events as they come, a stream reopened from its last resourceVersion when
   the server ends it; ends after `timeout` seconds without one.
 A resourceVersion the server no longer keeps (HTTP 410, or a watch's ERROR event with a
@@ -20,6 +22,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from vcflow.api import resources
 from vcflow.kubestore import status as statuses
@@ -37,10 +40,12 @@ _TYPES = {"ADDED": EventType.ADDED, "MODIFIED": EventType.MODIFIED, "DELETED": E
 
 @dataclass(frozen=True)
 class Watched:
-    """One kind to watch: its store kind and its API resource."""
+    """One kind to watch: its store kind, its API resource and what turns the objects the
+    server sends into the kind's wire form (None: they are)."""
 
     info: KindInfo
     resource: resources.APIResource
+    convert: Callable[[dict[str, Any]], dict[str, Any]] | None = None
 
 
 def _query(since_rv: int, seconds: int) -> list[tuple[str, str]]:
@@ -52,7 +57,7 @@ def _query(since_rv: int, seconds: int) -> list[tuple[str, str]]:
     ]
 
 
-def _frames(
+def frames(
     client: KubeClient,
     kind: Watched,
     namespace: str | None,
@@ -82,6 +87,8 @@ def _frames(
             event_type = _TYPES.get(str(type_))
             if event_type is None:
                 continue
+            if kind.convert is not None:
+                obj = kind.convert(obj)
             obj.setdefault("apiVersion", kind.info.api_version)
             obj.setdefault("kind", kind.info.kind)
             event = WatchEvent(
@@ -110,7 +117,7 @@ def catch_up(
 
     def read(index: int) -> None:
         try:
-            for _, rv, event in _frames(
+            for _, rv, event in frames(
                 client, kinds[index], namespace, since_rv, seconds=1, read_timeout=idle
             ):
                 if event is not None:
@@ -153,7 +160,7 @@ def follow(
         try:
             while not done.is_set():
                 try:
-                    for _, frame_rv, event in _frames(
+                    for _, frame_rv, event in frames(
                         client,
                         kind,
                         namespace,

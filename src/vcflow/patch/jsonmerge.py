@@ -18,3 +18,19 @@ def merge_patch(target: Any, patch: Any) -> Any:
         else:
             result[key] = merge_patch(result.get(key), value)
     return result
+
+
+def merge_diff(old: Any, new: Any) -> Any:
+    """The RFC 7386 merge patch that turns `old` into `new` (`merge_patch(old, result) ==
+    new`): objects key by key, `null` for a key `new` lacks, anything else whole. A value
+    `new` holds as `null` cannot be said in a merge patch; wire-form objects hold none.
+    Pure."""
+    if not isinstance(new, dict) or not isinstance(old, dict):
+        return new
+    found: dict[str, Any] = {key: None for key in old if key not in new}
+    for key, value in new.items():
+        if key not in old:
+            found[key] = value
+        elif old[key] != value:
+            found[key] = merge_diff(old[key], value)
+    return found

@@ -21,6 +21,7 @@ from starlette.routing import BaseRoute, Route
 from vcflow.api import resources
 from vcflow.api.resources import APIResource
 from vcflow.controller.observer import Observer
+from vcflow.server import eventsv1
 from vcflow.server.auth import BearerAuth
 from vcflow.server.routes import Api, View, WatchView, resource_routes
 from vcflow.server.status import ApiError
@@ -78,12 +79,17 @@ def create_app(
     if token is not None:
         stack.append(Middleware(BearerAuth, token=token))
     app = Starlette(
-        routes=[*health, *extra_routes, *resource_routes(api, served)],
+        routes=[*health, *extra_routes, *resource_routes(api, served), *_shared(api, served)],
         middleware=stack,
         exception_handlers={HTTPException: _http_error},
     )
     app.state.api = api
     return app
+
+
+def _shared(api: Api, served: Sequence[APIResource]) -> list[BaseRoute]:
+    """The routes of the resources served from another's storage (the events API)."""
+    return eventsv1.routes(api) if resources.EVENTS_V1 in served else []
 
 
 async def _ok(request: Request) -> Response:

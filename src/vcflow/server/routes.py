@@ -20,7 +20,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 
-from vcflow.api import printable
+from vcflow.api import printable, resources
 from vcflow.api.errors import VcflowError
 from vcflow.api.resources import APIResource
 from vcflow.server import listing, objects, podlogs, requests, status, watching
@@ -66,6 +66,8 @@ def resource_routes(api: Api, served: Sequence[APIResource]) -> list[BaseRoute]:
     """Every route of every resource in `served`."""
     found: list[BaseRoute] = []
     for resource in served:
+        if resource in resources.STORED_AS:
+            continue  # (its own routes: `eventsv1`)
         collection = f"{resource.prefix}/namespaces/{{namespace}}/{resource.plural}"
         found.append(_route(api, resource, f"{resource.prefix}/{resource.plural}", _collection))
         found.append(_route(api, resource, collection, _collection))

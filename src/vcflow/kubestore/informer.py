@@ -1,0 +1,265 @@
+"""Persistent watches, as client-go's informers keep them: one watch stream per kind, in a
+background thread, started the first time a kind is asked for and resumed from the last
+resourceVersion it saw (bookmarks included) whenever the server ends it; a network error
+is retried with backoff. What arrives is kept, so `KubeStore.events_since` answers from
+memory and `wait` blocks on a condition instead of opening streams at every poll. Used
+by `store`; stopped by `KubeStore.close()`.
+
+- A 410 (the resourceVersion is compacted) is raised as `Expired` by the next read, and
+  every watch is dropped: the caller lists again and the watches start over from there.
+- A kind's events are complete up to its stream's resourceVersion, which is all a stream
+  says: `poll` keeps, per resume point it hands out (as far as the store has seen, other
+  kinds included), how far each kind was delivered (`_cursors`), so a kind whose stream
+  lags another's loses no event and repeats none. (A resume point no longer kept is read
+  by resourceVersion alone: a lagging stream's events before it would be missed.)
+- Read-your-writes: a read waits (a little) until each kind's stream has passed the
+  store's own last write of it (`written`).
+"""
+
+from __future__ import annotations
+
+import bisect
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from vcflow.api.meta import Resource
+from vcflow.kubestore.client import KubeClient, Unreachable
+from vcflow.kubestore.watching import READ_TIMEOUT, STREAM_SECONDS, Watched, frames
+from vcflow.store.base import Expired, WatchEvent
+
+#: seconds a read waits for the streams to bring the store's own writes
+OWN_WRITES_WAIT = 10.0
+#: bytes of events kept per kind; past it the older half is dropped (reads from before
+#: it open a stream of their own, as without a watch)
+KEPT_BYTES = 64 * 1024 * 1024
+#: resume points whose per-kind positions are kept (one per watcher is enough)
+CURSORS = 64
+#: seconds between two tries of a stream that could not connect (doubling up to the last)
+BACKOFF = (0.1, 5.0)
+
+Positions = dict[type[Resource], int]
+
+
+@dataclass
+class _Feed:
+    """One kind's watch: its events (in stream order, so by resourceVersion), how far the
+    stream is complete (`progress`), what was dropped (`floor`: events after it are all
+    here) and the error that ended it."""
+
+    kind: Watched
+    floor: int
+    progress: int
+    events: list[WatchEvent] = field(default_factory=list)
+    rvs: list[int] = field(default_factory=list)
+    size: int = 0
+    error: BaseException | None = None
+
+    def after(self, rv: int) -> list[WatchEvent]:
+        """The events after `rv`, each a new WatchEvent (parsed anew when read: one reader
+        cannot change what the next one sees)."""
+        return [
+            WatchEvent(e.type, e.model, e.namespace, e.name, e.resource_version, e.raw)
+            for e in self.events[bisect.bisect_right(self.rvs, rv) :]
+        ]
+
+    def add(self, event: WatchEvent) -> None:
+        self.events.append(event)
+        self.rvs.append(event.resource_version)
+        self.size += len(event.raw)
+        if self.size > KEPT_BYTES and len(self.events) > 1:
+            half = len(self.events) // 2
+            self.floor = self.rvs[half - 1]
+            self.size -= sum(len(e.raw) for e in self.events[:half])
+            del self.events[:half], self.rvs[:half]
+
+
+class Informer:
+    """The persistent watches of one KubeStore (see the module docstring)."""
+
+    def __init__(self, client: KubeClient, namespace: str | None = None) -> None:
+        self.client = client
+        self.namespace = namespace
+        self.written: Positions = {}  # the resourceVersion of the store's last write, by kind
+        self._feeds: dict[type[Resource], _Feed] = {}
+        self._cursors: OrderedDict[tuple[tuple[str, ...], int], Positions] = OrderedDict()
+        self._changed = threading.Condition()
+        self._generation = 0  # bumped when every watch is dropped (410, close)
+        self._stopped = False
+
+    # --- reads ------------------------------------------------------------------------
+
+    def events(
+        self,
+        kinds: Sequence[Watched],
+        since_rv: int,
+        namespace: str | None,
+        *,
+        latest: int = 0,
+        idle: float = 0.0,
+    ) -> list[WatchEvent] | None:
+        """The events of `kinds` after `since_rv`, by resourceVersion; None when some kind's
+        watch does not reach back that far (the caller reads them otherwise). With
+        `latest` (the server's resourceVersion), first waits up to `idle` seconds for every
+        kind's stream to pass it: a quiet kind's stream says nothing until a bookmark."""
+        with self._changed:
+            feeds = self._ready(kinds, since_rv)
+            if feeds is None:
+                return None
+            if latest:
+                self._changed.wait_for(
+                    lambda: all(f.error is not None or f.progress >= latest for f in feeds), idle
+                )
+                self._raise(feeds)
+            found = [e for feed in feeds for e in feed.after(since_rv)]
+        return _sorted(found, namespace)
+
+    def poll(self, kinds: Sequence[Watched], since_rv: int) -> tuple[list[WatchEvent], int] | None:
+        """`Store.poll_events`: the events of `kinds` after `since_rv` and the resume point,
+        each kind from where the previous poll that handed out `since_rv` left it."""
+        key = tuple(sorted(f"{k.info.api_version}/{k.info.kind}" for k in kinds))
+        with self._changed:
+            feeds = self._ready(kinds, since_rv)
+            if feeds is None:
+                return None
+            at = self._cursors.get((key, since_rv), {})
+            found: list[WatchEvent] = []
+            positions: Positions = {}
+            for feed in feeds:
+                model = feed.kind.info.model
+                start = at.get(model, since_rv)
+                if start < feed.floor:
+                    return None
+                found.extend(feed.after(start))
+                positions[model] = max(start, feed.progress)
+            # as far as this store has seen (other kinds too: their events are not read
+            # again); each kind resumes from its own position, kept under that point
+            seen = [f.progress for f in self._feeds.values()]
+            resume = max([since_rv, *positions.values(), *seen, *self.written.values()])
+            self._cursors[(key, resume)] = positions
+            self._cursors.move_to_end((key, resume))
+            while len(self._cursors) > CURSORS:
+                self._cursors.popitem(last=False)
+        return _sorted(found, None), resume
+
+    def wait(self, kinds: Sequence[Watched], since_rv: int, timeout: float) -> bool:
+        """True once an event after `since_rv` arrived on any watch (the kinds read so far;
+        `kinds` when none is), or the store wrote after it; False after `timeout`."""
+        with self._changed:
+            if max(self.written.values(), default=0) > since_rv:
+                return True
+            if not self._feeds:
+                self._start(kinds, since_rv)
+
+            def arrived() -> bool:
+                return self._stopped or any(
+                    f.error is not None or bool(f.rvs and f.rvs[-1] > since_rv)
+                    for f in self._feeds.values()
+                )
+
+            return self._changed.wait_for(arrived, timeout)
+
+    def wrote(self, model: type[Resource], rv: int) -> None:
+        with self._changed:
+            self.written[model] = max(self.written.get(model, 0), rv)
+
+    def _ready(self, kinds: Sequence[Watched], since_rv: int) -> list[_Feed] | None:
+        """The feeds of `kinds` (started from `since_rv` if new), once each has passed the
+        store's own last write of its kind; None if one starts after `since_rv`. Raises
+        the error that ended a watch (Expired: every watch is dropped). Holds the lock."""
+        self._start(kinds, since_rv)
+        feeds = [self._feeds[k.info.model] for k in kinds]
+        if any(since_rv < feed.floor for feed in feeds):
+            return None
+
+        def caught_up() -> bool:
+            return all(
+                f.error is not None or f.progress >= self.written.get(f.kind.info.model, 0)
+                for f in feeds
+            )
+
+        self._changed.wait_for(caught_up, OWN_WRITES_WAIT)
+        self._raise(feeds)
+        return feeds
+
+    def _raise(self, feeds: Sequence[_Feed]) -> None:
+        """The error that ended a watch (Expired: every watch is dropped). Holds the lock."""
+        for feed in feeds:
+            if feed.error is not None:
+                error = feed.error
+                if isinstance(error, Expired):
+                    self._drop()
+                raise error
+
+    # --- the watches ------------------------------------------------------------------
+
+    def _start(self, kinds: Iterable[Watched], since_rv: int) -> None:
+        for kind in kinds:
+            if kind.info.model in self._feeds or self._stopped:
+                continue
+            feed = _Feed(kind, floor=since_rv, progress=since_rv)
+            self._feeds[kind.info.model] = feed
+            thread = threading.Thread(
+                target=self._pump,
+                args=(feed, self._generation),
+                name=f"watch {kind.info.kind}",
+                daemon=True,
+            )
+            thread.start()
+
+    def _live(self, generation: int) -> bool:
+        return not self._stopped and generation == self._generation
+
+    def _pump(self, feed: _Feed, generation: int) -> None:
+        """Watch `feed`'s kind until stopped, resuming from its progress."""
+        backoff = BACKOFF[0]
+        while self._live(generation):
+            try:
+                for _, rv, event in frames(
+                    self.client,
+                    feed.kind,
+                    self.namespace,
+                    feed.progress,
+                    seconds=STREAM_SECONDS,
+                    read_timeout=READ_TIMEOUT,
+                ):
+                    with self._changed:
+                        if not self._live(generation):
+                            return
+                        if event is not None:
+                            feed.add(event)
+                        feed.progress = max(feed.progress, rv)
+                        self._changed.notify_all()
+                    backoff = BACKOFF[0]
+            except TimeoutError:
+                continue  # silent for READ_TIMEOUT: reopened from where it was
+            except Unreachable:
+                with self._changed:
+                    self._changed.wait_for(lambda: not self._live(generation), backoff)
+                backoff = min(BACKOFF[1], backoff * 2)
+            except BaseException as exc:  # (410 Expired, 401, 403...: the reader sees it)
+                with self._changed:
+                    if self._live(generation):
+                        feed.error = exc
+                    self._changed.notify_all()
+                return
+
+    def _drop(self) -> None:
+        """Forget every watch (their threads end at their next frame). Holds the lock."""
+        self._generation += 1
+        self._feeds.clear()
+        self._cursors.clear()
+        self._changed.notify_all()
+
+    def stop(self) -> None:
+        with self._changed:
+            self._stopped = True
+            self._drop()
+
+
+def _sorted(found: list[WatchEvent], namespace: str | None) -> list[WatchEvent]:
+    if namespace is not None:
+        found = [e for e in found if e.namespace == namespace]
+    found.sort(key=lambda e: e.resource_version)
+    return found
