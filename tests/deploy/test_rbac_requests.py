@@ -10,6 +10,7 @@ test_rbac.py) let the operator do its work on a cluster with RBAC.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import parse_qs
@@ -120,11 +121,15 @@ def flow_phase(engine: MemoryStore) -> str:
     return str(status.state.phase) if status is not None else ""
 
 
-def settle_until(manager: Manager, check: Any, what: str) -> None:
-    for _ in range(100):
+def settle_until(manager: Manager, check: Any, what: str, seconds: float = 20.0) -> None:
+    """Settle until `check()` holds; the KubeStore's watches deliver the writes made behind
+    the API asynchronously, so between two settles it waits for the next event."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
         manager.settle()
         if check():
             return
+        manager.store.wait(manager.store.resource_version(), 0.05)
     pytest.fail(f"never: {what}")
 
 
@@ -142,13 +147,19 @@ def test_the_controllers_ask_only_for_what_the_operators_roles_grant(
     settle_until(manager, lambda: names() == {"f-a", "f-b", "f-c"}, "f-b and f-c created")
     set_phase(engine, "f-b", "Failed")  # retried: deleted, then created again
     set_phase(engine, "f-c", "Running")
-    manager.settle()  # b's backoff starts
-    clock.advance(10)  # past b's backoff and c's deadline
-    second = lambda: any(  # noqa: E731
-        j.metadata.annotations.get("vcflow.io/attempt") == "2" for j in engine.list(VCJob)
-    )
-    settle_until(manager, second, "f-b's second attempt")
-    assert engine.list(resources.COMMANDS.model), "no TerminateJob for f-c"
+
+    def second() -> bool:
+        """Time goes on (past b's backoff and c's deadline) until b's second attempt: the
+        watches bring f-b's failure when they do, and its backoff starts from then."""
+        clock.advance(1)
+        return any(
+            j.metadata.annotations.get("vcflow.io/attempt") == "2" for j in engine.list(VCJob)
+        )
+
+    def terminated() -> bool:
+        return second() and bool(engine.list(resources.COMMANDS.model))
+
+    settle_until(manager, terminated, "f-b's second attempt and a TerminateJob for f-c")
     set_phase(engine, "f-b", "Completed")
     set_phase(engine, "f-c", "Terminated")
     settle_until(manager, lambda: flow_phase(engine) in ("Succeed", "Failed"), "the flow's end")

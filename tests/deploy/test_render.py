@@ -44,6 +44,7 @@ def test_the_base_renders_every_object() -> None:
         "Deployment/vcflow-operator",
         "Deployment/vcflow-webhook",
         "Namespace/vcflow-system",
+        "PodDisruptionBudget/vcflow-webhook",
         "Role/vcflow-operator-leader-election",
         "RoleBinding/vcflow-operator-leader-election",
         "Service/vcflow-webhook",
@@ -160,6 +161,10 @@ def test_the_webhook_deployment_serves_the_services_port_with_the_secrets_certif
     (mount,) = [m for m in main["volumeMounts"] if m["mountPath"] == "/tls"]
     (volume,) = [v for v in pod["volumes"] if v["name"] == mount["name"]]
     assert volume["secret"]["secretName"] == "vcflow-webhook-tls"
+    assert main["lifecycle"]["preStop"]["exec"]["command"] == ["sleep", "5"]
+    budget = one(base(), "PodDisruptionBudget", "vcflow-webhook")
+    assert budget["spec"]["selector"] == deployment["spec"]["selector"]
+    assert budget["spec"]["minAvailable"] == 1 < deployment["spec"]["replicas"]
     service = one(base(), "Service", "vcflow-webhook")
     assert service["spec"]["selector"] == deployment["spec"]["selector"]["matchLabels"]
     assert service["spec"]["ports"] == [
