@@ -13,9 +13,11 @@ import time
 from typing import Any
 
 import httpx
+from tests.store.kubeserver import Served
 
-from vcflow.api.config import ConfigMap
+from vcflow.api.config import ConfigMap, Secret
 from vcflow.api.meta import ObjectMeta
+from vcflow.server import watching
 from vcflow.server.app import create_app
 from vcflow.store import MemoryStore, SqliteStore
 
@@ -277,3 +279,41 @@ def test_a_list_or_watch_of_one_name_reads_only_that_object() -> None:
     assert counting.lists == 0
     every = client.get("/api/v1/configmaps", params={"fieldSelector": "metadata.name=b"}).json()
     assert [o["metadata"]["name"] for o in every["items"]] == ["b"]  # (all namespaces: a list)
+
+
+def test_a_watch_bookmarks_as_soon_as_it_has_caught_up() -> None:
+    """A watch from a resourceVersion, with bookmarks, sends the events after it and then a
+    BOOKMARK at the store's current resourceVersion at once, even when the latest write is
+    of another kind: a client reading up to a resourceVersion (KubeStore.events_since)
+    knows it has every event, without waiting for the periodic bookmark or for silence."""
+    store = MemoryStore()
+    first = store.create(ConfigMap(metadata=ObjectMeta(name="a", namespace="default")))
+    store.create(ConfigMap(metadata=ObjectMeta(name="b", namespace="default")))
+    latest = store.create(Secret(metadata=ObjectMeta(name="s", namespace="default")))
+    served = Served(create_app(store))
+    try:
+        began = time.monotonic()
+        query = {
+            "watch": "true",
+            "allowWatchBookmarks": "true",
+            "resourceVersion": first.metadata.resource_version,
+        }
+        frames = []
+        with (
+            httpx.Client(base_url=served.url, timeout=DEADLINE) as client,
+            client.stream("GET", CONFIGMAPS, params=query) as answer,
+        ):
+            for line in answer.iter_lines():
+                if line:
+                    frames.append(json.loads(line))
+                if len(frames) == 2:
+                    break
+        waited = time.monotonic() - began
+    finally:
+        served.stop()
+    assert [(f["type"], f["object"]["metadata"].get("name")) for f in frames] == [
+        ("ADDED", "b"),
+        ("BOOKMARK", None),
+    ]
+    assert frames[1]["object"]["metadata"]["resourceVersion"] == latest.metadata.resource_version
+    assert waited < watching.BOOKMARK_EVERY, waited

@@ -16,7 +16,9 @@ from vcflow.api.vcjob import VCJob
 from vcflow.store import MemoryStore, SqliteStore
 from vcflow.store.engine import StoreEngine
 
-BACKENDS = ["memory", "sqlite", "kube"]
+from . import kmock_cannot
+
+BACKENDS = ["memory", "sqlite", "kube", "kmock"]
 
 #: Contract tests that cannot hold over the Kubernetes API ("kube": a `KubeStore` talking
 #: to `vcflow server`'s application), and why. Each is run on the other backends.
@@ -78,28 +80,41 @@ KUBE_CANNOT: dict[str, str] = {
 }
 
 
+#: Contract tests that cannot hold on kmock's KubernetesEmulator ("kmock": a `KubeStore`
+#: talking to it), and why (kmock_cannot.py): those of KUBE_CANNOT with their reasons, and
+#: the emulator's own.
+KMOCK_CANNOT: dict[str, str] = {**KUBE_CANNOT, **kmock_cannot.KMOCK_CANNOT}
+#: backend → the tests left out on it
+CANNOT: dict[str, dict[str, str]] = {"kube": KUBE_CANNOT, "kmock": KMOCK_CANNOT}
+
+
 def make_store(backend: str, tmp_path: Path, clock: FakeClock, **options: Any) -> StoreEngine:
-    """A fresh store of `backend`; "kube" is a server around a fresh memory store (a
-    `KubeStore`, typed here as the engine it stands in for)."""
+    """A fresh store of `backend`; "kube" is a server around a fresh memory store, "kmock"
+    a fresh KubernetesEmulator (each a `KubeStore`, typed here as the engine it stands in
+    for)."""
     if backend == "memory":
         return MemoryStore(clock=clock, **options)
     if backend == "kube":
         from .kubeserver import KubeBackend
 
         return cast(StoreEngine, KubeBackend(MemoryStore(clock=clock, **options)))
+    if backend == "kmock":
+        from .kmockserver import KmockBackend
+
+        return cast(StoreEngine, KmockBackend())
     return SqliteStore.in_state_dir(tmp_path / "state", clock=clock, **options)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Leave out, on the kube backend only, the contract tests that cannot hold over the
-    Kubernetes API (KUBE_CANNOT says why for each): they are not run there, so they are not
-    reported as skipped either; every one of them runs on the other backends."""
+    """Leave out, on the kube and kmock backends only, the contract tests that cannot hold
+    there (CANNOT says why for each): they are not run there, so they are not reported as
+    skipped either; every one of them runs on the other backends."""
     kept: list[pytest.Item] = []
     left_out: list[pytest.Item] = []
     for item in items:
         callspec = getattr(item, "callspec", None)
-        on_kube = callspec is not None and callspec.params.get("backend") == "kube"
-        if on_kube and item.name.partition("[")[0] in KUBE_CANNOT:
+        backend = callspec.params.get("backend") if callspec is not None else None
+        if item.name.partition("[")[0] in CANNOT.get(str(backend), {}):
             left_out.append(item)
         else:
             kept.append(item)

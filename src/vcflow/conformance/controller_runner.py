@@ -1,7 +1,9 @@
 """Controller cases, run for real: vcflow's admission, memory store and controllers (runtime
-`none`: vcjob phases change only by the case's `set_phase`), with a virtual clock. Each step's
-actions are applied as one batch, the controllers settle, then `expect_vcflow`/`expect` is
-checked (`expectations.py`)."""
+`none`: vcjob phases change only by the case's `set_phase`, a status write of the vcjob as
+Volcano's job controller makes it), with a virtual clock. Each step's actions are applied as
+one batch, the controllers settle, then `expect_vcflow`/`expect` is checked
+(`expectations.py`). With a `serve` (`world.Serve`) the controllers and the actions go
+through the store it gives, e.g. the Kubernetes API in front of the memory store."""
 
 from __future__ import annotations
 
@@ -17,15 +19,19 @@ from vcflow.api.vcjob import JobState, VCJob, VCJobStatus
 from vcflow.conformance import expectations
 from vcflow.conformance.cases import Case, CaseError, Step, vcflow_steps
 from vcflow.conformance.results import Failed, Passed, Result
-from vcflow.conformance.world import World
+from vcflow.conformance.world import Serve, World, direct
 
 KINDS: dict[str, type[Resource]] = {"Job": VCJob, "JobFlow": JobFlow, "JobTemplate": JobTemplate}
 
 
-def run_controller(case: Case) -> Result:
+def run_controller(case: Case, *, serve: Serve = direct) -> Result:
     namespace = str(case.data.get("namespace") or "default")
-    world = World(namespace)
     steps = vcflow_steps(case)
+    with World(namespace, serve) as world:
+        return _run_steps(world, case, steps)
+
+
+def _run_steps(world: World, case: Case, steps: list[Step]) -> Result:
     for step in steps:
         before = expectations.flow_statuses(world)
         world.manager.flows.last_error = None
@@ -64,7 +70,7 @@ def _apply(
         world.wait(float(arg))
     elif verb == "fail_creates":
         count = arg.get("count")
-        world.store.faults[str(arg["job"])] = (str(arg["message"]), count)
+        world.harness.faults[str(arg["job"])] = (str(arg["message"]), count)
     else:
         raise CaseError(f"unknown action {verb!r}")
 

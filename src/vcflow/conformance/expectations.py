@@ -143,7 +143,7 @@ def _vcjob(world: World, name: str, want: Mapping[str, Any]) -> list[str]:
         if have != exp:
             out.append(f"vcjob {name} ownerReferences {have} != {exp}")
     if "submitted_spec" in want:
-        have_spec = world.store.submitted.get(name)
+        have_spec = world.harness.submitted.get(name)
         if have_spec != want["submitted_spec"]:
             out.append(f"vcjob {name} submitted spec {have_spec} != {want['submitted_spec']}")
     return out

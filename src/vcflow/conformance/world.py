@@ -1,9 +1,13 @@
 """The controller harness's world: a memory store with the faults and records the cases need
 (`fail_creates`, the spec of each vcjob create), the controllers, and a virtual clock. No
-pod runs here, so no probe connection succeeds (`prober.Unreachable`)."""
+pod runs here, so no probe connection succeeds (`prober.Unreachable`). The controllers talk
+to the memory store itself, or — with a `Serve` — to the store an API server in front of it
+gives them (the Kubernetes backend: a `KubeStore` over `vcflow server`'s app)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from contextlib import AbstractContextManager, ExitStack, nullcontext
 from typing import Any, TypeVar
 
 from vcflow.api.clock import FakeClock
@@ -12,6 +16,7 @@ from vcflow.api.meta import Resource
 from vcflow.api.vcjob import VCJob
 from vcflow.controller.manager import Manager
 from vcflow.controller.prober import Unreachable
+from vcflow.store.base import Store
 from vcflow.store.memory import MemoryStore
 
 R = TypeVar("R", bound=Resource)
@@ -38,13 +43,38 @@ class HarnessStore(MemoryStore):
         return created
 
 
+#: The store the controllers and the case's actions use, given the harness store behind it
+#: (entered for the case, exited after it). The default is the harness store itself; the
+#: Kubernetes backend serves it as the Kubernetes API and returns a client store of that
+#: API. Whoever serves it must use the harness store as it is: its faults and records are
+#: the case's, and its clock (the world's virtual clock) stamps every object.
+Serve = Callable[[HarnessStore], AbstractContextManager[Store]]
+
+
+def direct(harness: HarnessStore) -> AbstractContextManager[Store]:
+    """The harness store itself (the memory backend)."""
+    return nullcontext(harness)
+
+
 class World:
-    def __init__(self, namespace: str) -> None:
+    def __init__(self, namespace: str, serve: Serve = direct) -> None:
         self.namespace = namespace
         self.clock = FakeClock()
-        self.store = HarnessStore(self.clock)
-        self.manager = Manager(self.store, self.clock, prober=Unreachable())
-        self.manager.start()
+        self.harness = HarnessStore(self.clock)
+        self._exits = ExitStack()
+        self.store: Store = self._exits.enter_context(serve(self.harness))
+        try:
+            self.manager = Manager(self.store, self.clock, prober=Unreachable())
+            self.manager.start()
+        except BaseException:
+            self._exits.close()
+            raise
+
+    def __enter__(self) -> World:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._exits.close()
 
     def settle(self) -> None:
         self.manager.settle()

@@ -3,10 +3,12 @@
 resourceVersion (unset or "0", or `sendInitialEvents=true`: every current object as ADDED
 first, the latter closed by kube's `initial-events-end` BOOKMARK), filtered by the list's
 selectors as kube's watch cache filters them (an object that stops matching is DELETED,
-one that starts to match ADDED), with BOOKMARKs when asked, until `timeoutSeconds`, the
-client leaves or the server stops. A resourceVersion the store's event log no longer
-reaches is answered, as kube-apiserver does, with one ERROR event carrying a 410 Expired
-Status, then the end; one the store has not reached yet is waited for (`wait_fresh`).
+one that starts to match ADDED), with BOOKMARKs when asked (one as soon as the stream has
+caught up with the store, then one every BOOKMARK_EVERY seconds of quiet), until
+`timeoutSeconds`, the client leaves or the server stops. A resourceVersion the store's
+event log no longer reaches is answered, as kube-apiserver does, with one ERROR event
+carrying a 410 Expired Status, then the end; one the store has not reached yet is waited
+for (`wait_fresh`).
 """
 
 from __future__ import annotations
@@ -99,6 +101,7 @@ async def stream(
     else:
         since = given if given is not None else await run_in_threadpool(store.resource_version)
     bookmarked = time.monotonic()
+    caught_up = False  # a bookmark is sent when the stream first catches up with the store
     kinds = (resource.model,)
     while not stopping() and (end is None or time.monotonic() < end):
         try:
@@ -112,8 +115,12 @@ async def stream(
                 yield chunk
         since = resume
         now = time.monotonic()
-        if options.bookmarks and now - bookmarked >= BOOKMARK_EVERY:
-            bookmarked = now
+        # Caught up (a page not full): a bookmark tells the client so at once — a client
+        # reading the events up to a resourceVersion (KubeStore.events_since) stops on it
+        # rather than waiting for silence. Kubernetes lets a server send one at any time.
+        catching_up = not caught_up and len(found) < PAGE
+        if options.bookmarks and (catching_up or now - bookmarked >= BOOKMARK_EVERY):
+            caught_up, bookmarked = True, now
             yield _line("BOOKMARK", _bookmark(resource, since))
         if not found:
             await asyncio.sleep(POLL)
