@@ -73,6 +73,20 @@ class FieldError:
             origin=origin if origin is not None and not self.origin.source else self.origin,
         )
 
+    def bare(self, *, path: bool = True) -> str:
+        """The message without the object it is about, for answers that name the object
+        already (an API Status, an AdmissionReview); `path=False` leaves the field out too."""
+        return str(
+            replace(
+                self,
+                kind="",
+                namespace="",
+                name="",
+                origin=Origin(),
+                path=self.path if path else "",
+            )
+        )
+
     def __str__(self) -> str:
         parts: list[str] = []
         where = str(self.origin)

@@ -23,7 +23,7 @@ from vcflow.api.resources import APIResource
 from vcflow.patch.jsonmerge import merge_patch
 from vcflow.server import status
 from vcflow.server.requests import DeleteOptions, WriteOptions, to_object
-from vcflow.server.status import ApiError, line
+from vcflow.server.status import ApiError
 from vcflow.store import admit
 from vcflow.store.base import Store
 from vcflow.store.engine import generated_name
@@ -218,7 +218,7 @@ def _review(
         warnings = [w for w in warnings if w not in unknown]
     if errors:
         raise ValidationFailed(errors)
-    return tuple(line(w, path=f'"{w.path}"' not in w.message) for w in warnings)
+    return tuple(w.bare(path=f'"{w.path}"' not in w.message) for w in warnings)
 
 
 def _check_namespace(obj: Resource, namespace: str) -> None:

@@ -7,7 +7,6 @@ the routes and the auth middleware.
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 from starlette.responses import JSONResponse
@@ -18,7 +17,6 @@ from vcflow.api.errors import (
     FieldError,
     InputError,
     NotFound,
-    Origin,
     ValidationFailed,
     VcflowError,
 )
@@ -118,7 +116,7 @@ def invalid(resource: APIResource, name: str, errors: list[FieldError]) -> ApiEr
     A refusal about no field (a DELETE review's) is kube admission's 403 Forbidden,
     `plural.group "name" is forbidden: <each error>`: kubectl prints a 422's causes as
     `field: message`, which a cause without a field would make `: message`."""
-    lines = [line(e) for e in errors]
+    lines = [e.bare() for e in errors]
     if errors and not any(e.path for e in errors):
         resource_name = f"{resource.plural}.{resource.group}" if resource.group else resource.plural
         message = f'{resource_name} "{name}" is forbidden: ' + "; ".join(lines)
@@ -126,17 +124,11 @@ def invalid(resource: APIResource, name: str, errors: list[FieldError]) -> ApiEr
     kind = f"{resource.kind}.{resource.group}" if resource.group else resource.kind
     details = _details(resource, name, resource.kind)
     details["causes"] = [
-        {"reason": "FieldValueInvalid", "message": line(e, path=False), "field": e.path}
+        {"reason": "FieldValueInvalid", "message": e.bare(path=False), "field": e.path}
         for e in errors
     ]
     message = f'{kind} "{name}" is invalid: ' + "; ".join(lines)
     return ApiError(422, message, details=details)
-
-
-def line(error: FieldError, *, path: bool = True) -> str:
-    """An admission problem without the object it is about (the message names it)."""
-    bare = dataclasses.replace(error, kind="", namespace="", name="", origin=Origin())
-    return str(bare if path else dataclasses.replace(bare, path=""))
 
 
 def _details(resource: APIResource, name: str, kind: str) -> dict[str, Any]:

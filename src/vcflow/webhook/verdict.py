@@ -106,7 +106,7 @@ def _verdict(found: Sequence[FieldError], validation: str) -> Verdict:
         errors += [dataclasses.replace(w, warning=False) for w in unknown]
     if validation != "Warn":
         warnings = [w for w in warnings if w not in unknown]
-    said = tuple(line(w, path=f'"{w.path}"' not in w.message) for w in warnings)
+    said = tuple(w.bare(path=f'"{w.path}"' not in w.message) for w in warnings)
     if errors:
         return dataclasses.replace(refusal(errors), warnings=said)
     return Verdict(True, warnings=said)
@@ -114,13 +114,7 @@ def _verdict(found: Sequence[FieldError], validation: str) -> Verdict:
 
 def refusal(errors: Sequence[FieldError]) -> Verdict:
     """422 Invalid; 403 Forbidden when no error names a field (the vcflow server's codes)."""
-    message = "; ".join(line(e) for e in errors)
+    message = "; ".join(e.bare() for e in errors)
     if any(e.path for e in errors):
         return Verdict(False, 422, "Invalid", message)
     return Verdict(False, 403, "Forbidden", message)
-
-
-def line(error: FieldError, *, path: bool = True) -> str:
-    """An admission problem without the object it is about (the request names it)."""
-    bare = dataclasses.replace(error, kind="", namespace="", name="", origin=Origin())
-    return str(bare if path else dataclasses.replace(bare, path=""))
