@@ -81,15 +81,7 @@ def start_server(tmp_path: Path) -> Iterator[Start]:
             )
         server = Server(proc, where, out, err, token=token)
         started.append(server)
-        end = time.monotonic() + DEADLINE
-        while True:
-            info = _read_json(where / "server.json")
-            if info is not None and info.get("pid") == proc.pid:
-                server.info = info
-                return server
-            if proc.poll() is not None or time.monotonic() > end:
-                pytest.fail(f"the server did not start: {server.output()}")
-            time.sleep(0.05)
+        return up(server, "the server")
 
     yield start
     for server in started:
@@ -99,6 +91,20 @@ def start_server(tmp_path: Path) -> Iterator[Start]:
     for state_dir in {s.state_dir for s in started}:
         stop_pods(state_dir)
         assert not pod_servers(state_dir), "a pod server was left behind"
+
+
+def up(server: Server, what: str) -> Server:
+    """`server` once it has advertised itself (its server.json names its pid); fails the
+    test with its output if it exits or takes longer than DEADLINE."""
+    end = time.monotonic() + DEADLINE
+    while True:
+        info = _read_json(server.state_dir / "server.json")
+        if info is not None and info.get("pid") == server.proc.pid:
+            server.info = info
+            return server
+        if server.proc.poll() is not None or time.monotonic() > end:
+            pytest.fail(f"{what} did not start: {server.output()}")
+        time.sleep(0.05)
 
 
 def _read_json(path: Path) -> dict[str, Any] | None:

@@ -22,7 +22,7 @@ from typing import Any
 import httpx
 import pytest
 import trustme
-from tests.server.conftest import DEADLINE, FLOW, Server, server_command
+from tests.server.conftest import DEADLINE, FLOW, Server, server_command, up
 
 PAYLOADS = Path(__file__).parent.parent / "data" / "admission"
 SERVING = re.compile(r"vcflow webhook: serving (https://\S+) ")
@@ -115,16 +115,7 @@ class Processes:
         state = self.where / f"cluster{len(self.started)}"
         command = server_command(state, "--port", "0", "--runtime", "none", "--controllers", "off")
         proc, out, err = self._popen(command, state.name)
-        server = Server(proc, state, out, err)
-        end = time.monotonic() + DEADLINE
-        while True:
-            info = _read_json(state / "server.json")
-            if info is not None and info.get("pid") == proc.pid:
-                server.info = info
-                return server
-            if proc.poll() is not None or time.monotonic() > end:
-                pytest.fail(f"the cluster did not start: {server.output()}")
-            time.sleep(0.05)
+        return up(Server(proc, state, out, err), "the cluster")
 
     def webhook(self, tls: Tls, kubeconfig: Path, *args: str, wait: bool = True) -> Webhook:
         command = [
@@ -191,11 +182,3 @@ def set_phase(client: httpx.Client, name: str, phase: str) -> None:
         headers={"Content-Type": "application/merge-patch+json"},
     )
     assert patched.status_code == 200, patched.text
-
-
-def _read_json(path: Path) -> dict[str, Any] | None:
-    try:
-        found = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return None
-    return found if isinstance(found, dict) else None

@@ -16,6 +16,7 @@ STATE_DIR = "vcflow.state_dir"  # key in the click context's `meta`
 
 KindArgument = Annotated[str, typer.Argument(metavar="KIND", help=f"Kind: {kinds.HELP}.")]
 
+PortOption = Annotated[int, typer.Option("--port", help="Port (0: a free one).", min=0, max=65535)]
 NamespaceOption = Annotated[
     str,
     typer.Option("-n", "--namespace", metavar="NAMESPACE", help="Namespace of the objects."),

@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 
 from vcflow.cli import options
+from vcflow.cli.options import PortOption
 from vcflow.server import compat
 from vcflow.server.serve import Settings, serve
 
@@ -45,9 +46,7 @@ def server(
         str,
         typer.Option("--host", help="Address to listen on; non-loopback needs a token and TLS."),
     ] = "127.0.0.1",
-    port: Annotated[
-        int, typer.Option("--port", help="Port (0: a free one).", min=0, max=65535)
-    ] = 8700,
+    port: PortOption = 8700,
     runtime: Annotated[
         RuntimeChoice, typer.Option("--runtime", help="Run pods here (local) or not (none).")
     ] = RuntimeChoice.LOCAL,

@@ -9,6 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
+from vcflow.cli.options import PortOption
 from vcflow.webhook.serve import Settings, serve
 
 
@@ -36,9 +37,7 @@ def webhook(
         str,
         typer.Option("--host", help="Address to listen on (in a pod: 0.0.0.0, for the Service)."),
     ] = "127.0.0.1",
-    port: Annotated[
-        int, typer.Option("--port", help="Port (0: a free one).", min=0, max=65535)
-    ] = 8443,
+    port: PortOption = 8443,
     kubeconfig: Annotated[
         Path | None,
         typer.Option(
