@@ -14,6 +14,7 @@ from vcflow.api.jobtemplate import JobTemplate
 from vcflow.api.vcjob import VCJob
 from vcflow.cli.app import app
 from vcflow.controller.manager import Manager
+from vcflow.operator import process
 from vcflow.operator.ratelimit import TokenBucket
 from vcflow.operator.scope import Scoped
 from vcflow.store import MemoryStore
@@ -96,3 +97,14 @@ def test_bad_flags_are_usage_errors(flags: list[str], message: str) -> None:
     result = CliRunner().invoke(app, ["operator", *flags])
     assert result.exit_code == 2
     assert message in result.output
+
+
+def test_in_a_pod_the_service_account_is_used_unless_a_kubeconfig_or_context_is_given(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("KUBERNETES_SERVICE_HOST", "10.0.0.1")
+    assert process.in_cluster(process.Settings())
+    assert not process.in_cluster(process.Settings(kubeconfig="k"))
+    assert not process.in_cluster(process.Settings(context="c"))
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST")
+    assert not process.in_cluster(process.Settings())

@@ -57,12 +57,14 @@ class Settings:
 
 
 def in_cluster(settings: Settings) -> bool:
-    return settings.kubeconfig is None and bool(os.environ.get(IN_CLUSTER_ENV))
+    """In a pod, and neither --kubeconfig nor --context given."""
+    given = settings.kubeconfig is not None or settings.context is not None
+    return not given and bool(os.environ.get(IN_CLUSTER_ENV))
 
 
 def connect(settings: Settings, *, timeout: float | None = None) -> LimitedClient:
     """A client of the cluster: the pod's service account when run in a pod without
-    --kubeconfig, else the kubeconfig (default: $KUBECONFIG or ~/.kube/config)."""
+    --kubeconfig or --context, else the kubeconfig (default: $KUBECONFIG or ~/.kube/config)."""
     options = {} if timeout is None else {"timeout": timeout}
     if in_cluster(settings):
         return cast(LimitedClient, LimitedClient.in_cluster(**options))
