@@ -59,9 +59,11 @@ def _status(job: Seen, phase: str) -> dict[str, Any]:
 
 class FakeVolcano:
     """Plays Volcano's job controller against `url` until `stop`; `step` seconds between
-    two phases of one vcjob."""
+    two phases of one vcjob, `workers` threads patching."""
 
-    def __init__(self, url: str, *, step: float = 0.05, hold: Iterable[str] = ()) -> None:
+    def __init__(
+        self, url: str, *, step: float = 0.05, hold: Iterable[str] = (), workers: int = 4
+    ) -> None:
         self.url = url
         self.step = step
         self.hold = set(hold)
@@ -75,11 +77,13 @@ class FakeVolcano:
         self.watches = 0
         self.client = httpx.Client(base_url=url, timeout=30)
         self.watcher = threading.Thread(target=self._watch, daemon=True)
-        self.stepper = threading.Thread(target=self._steps, daemon=True)
+        #: as Volcano's job controller, several workers; one vcjob's steps stay in order
+        self.steppers = [threading.Thread(target=self._steps, daemon=True) for _ in range(workers)]
 
     def __enter__(self) -> FakeVolcano:
         self.watcher.start()
-        self.stepper.start()
+        for stepper in self.steppers:
+            stepper.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -89,7 +93,8 @@ class FakeVolcano:
         self.done.set()
         with self.lock:
             self.lock.notify_all()
-        self.stepper.join(timeout=10)
+        for stepper in self.steppers:
+            stepper.join(timeout=10)
         self.client.close()
 
     # -- what the tests read ------------------------------------------------------------
@@ -180,6 +185,7 @@ class FakeVolcano:
                 self.errors.append(exc)
                 continue
             with self.lock:
+                self.patches += 1
                 job.phase = phase
                 if phase == "Completed":
                     job.completed_at = time.monotonic()
@@ -189,7 +195,6 @@ class FakeVolcano:
     def _patch(self, job: Seen, phase: str) -> None:
         path = f"/apis/batch.volcano.sh/v1alpha1/namespaces/{job.namespace}/jobs/{job.name}"
         body = json.dumps(_status(job, phase))
-        self.patches += 1
         answer = self.client.patch(f"{path}/status", content=body, headers=MERGE)
         if answer.status_code == 404:
             return  # deleted meanwhile (a flow's retain policy, a retry)
