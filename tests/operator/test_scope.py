@@ -1,6 +1,6 @@
 """`vcflow operator --namespace NS ...`: the controllers over `Scoped` see only those
-namespaces, at the first resync and in the events after it; the client QPS/burst bucket;
-the flags refused as usage errors."""
+namespaces, at the first resync and in the events after it; the in-cluster config; the
+flags refused as usage errors."""
 
 from __future__ import annotations
 
@@ -15,7 +15,6 @@ from vcflow.api.vcjob import VCJob
 from vcflow.cli.app import app
 from vcflow.controller.manager import Manager
 from vcflow.operator import process
-from vcflow.operator.ratelimit import TokenBucket
 from vcflow.operator.scope import Scoped
 from vcflow.store import MemoryStore
 
@@ -57,31 +56,6 @@ def test_no_namespace_means_all() -> None:
     store.apply([template("one"), template("two"), flow("one"), flow("two")])
     Manager(Scoped(store, (), (JobFlow, JobTemplate, VCJob))).settle()
     assert jobs(store) == ["one/f-a", "two/f-a"]
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 0.0
-        self.slept: list[float] = []
-
-    def __call__(self) -> float:
-        return self.now
-
-    def sleep(self, seconds: float) -> None:
-        self.slept.append(round(seconds, 6))
-        self.now += seconds
-
-
-def test_the_bucket_lets_a_burst_through_then_qps_a_second() -> None:
-    clock = Clock()
-    bucket = TokenBucket(qps=10, burst=3, clock=clock, sleep=clock.sleep)
-    assert [bucket.take() for _ in range(3)] == [0, 0, 0]
-    assert round(bucket.take(), 6) == 0.1
-    assert round(bucket.take(), 6) == 0.1
-    clock.now += 10  # idle: the bucket refills up to the burst, no more
-    assert [bucket.take() for _ in range(3)] == [0, 0, 0]
-    assert round(bucket.take(), 6) == 0.1
-    assert TokenBucket(qps=0, burst=1).take() == 0  # no limit
 
 
 @pytest.mark.parametrize(

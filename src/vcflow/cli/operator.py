@@ -14,6 +14,7 @@ import typer
 
 from vcflow.api.errors import InputError
 from vcflow.cli.server import LogLevel
+from vcflow.kubestore.ratelimit import DEFAULT_BURST, DEFAULT_QPS
 from vcflow.operator import process
 from vcflow.operator.election import Timing
 from vcflow.operator.endpoints import parse_address
@@ -42,10 +43,10 @@ def operator(
         typer.Option(
             "--kube-api-qps", help="API requests a second, after the burst (0: no limit)."
         ),
-    ] = 20.0,
+    ] = DEFAULT_QPS,
     burst: Annotated[
         int, typer.Option("--kube-api-burst", help="API requests at once.", min=1)
-    ] = 30,
+    ] = DEFAULT_BURST,
     metrics_addr: Annotated[
         str,
         typer.Option(

@@ -20,16 +20,16 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import cast
 
 from vcflow.api.errors import StoreError
 from vcflow.controller.manager import Manager
 from vcflow.controller.prober import SocketProber
-from vcflow.kubestore import KubeStore
+from vcflow.kubestore import KubeClient, KubeStore
+from vcflow.kubestore.client import DEFAULT_TIMEOUT
+from vcflow.kubestore.ratelimit import DEFAULT_BURST, DEFAULT_QPS
 from vcflow.operator.election import Elector, Timing
 from vcflow.operator.endpoints import Endpoints, Health, parse_address
 from vcflow.operator.podhosts import PodHosts
-from vcflow.operator.ratelimit import LimitedClient, limited
 from vcflow.operator.scope import Scoped
 
 log = logging.getLogger("vcflow.operator")
@@ -46,8 +46,8 @@ class Settings:
     kubeconfig: str | None = None
     context: str | None = None
     namespaces: tuple[str, ...] = ()
-    qps: float = 20.0
-    burst: int = 30
+    qps: float = DEFAULT_QPS
+    burst: int = DEFAULT_BURST
     metrics_addr: str = "127.0.0.1:8080"  # "" or "0": no endpoints
     leader_elect: bool = True
     lease_name: str = "vcflow-operator"
@@ -62,14 +62,19 @@ def in_cluster(settings: Settings) -> bool:
     return not given and bool(os.environ.get(IN_CLUSTER_ENV))
 
 
-def connect(settings: Settings, *, timeout: float | None = None) -> LimitedClient:
+def connect(
+    settings: Settings, *, timeout: float | None = None, limited: bool = True
+) -> KubeClient:
     """A client of the cluster: the pod's service account when run in a pod without
-    --kubeconfig or --context, else the kubeconfig (default: $KUBECONFIG or ~/.kube/config)."""
-    options = {} if timeout is None else {"timeout": timeout}
+    --kubeconfig or --context, else the kubeconfig (default: $KUBECONFIG or ~/.kube/config);
+    with the QPS/burst limit unless not `limited`."""
+    qps, burst = (settings.qps, settings.burst) if limited else (0.0, 1)
+    seconds = DEFAULT_TIMEOUT if timeout is None else timeout
     if in_cluster(settings):
-        return cast(LimitedClient, LimitedClient.in_cluster(**options))
-    found = LimitedClient.from_kubeconfig(settings.kubeconfig, context=settings.context, **options)
-    return cast(LimitedClient, found)
+        return KubeClient.in_cluster(timeout=seconds, qps=qps, burst=burst)
+    return KubeClient.from_kubeconfig(
+        settings.kubeconfig, context=settings.context, timeout=seconds, qps=qps, burst=burst
+    )
 
 
 def lease_namespace(settings: Settings) -> str:
@@ -129,8 +134,7 @@ def _exit_lost(elector: Elector) -> None:
 
 def run(settings: Settings, stopping: threading.Event) -> int:
     """Run the operator until `stopping` is set (see the module docstring); the exit code."""
-    client = limited(connect(settings), settings.qps, settings.burst)
-    store = KubeStore(client)
+    store = KubeStore(connect(settings))
     lease_store: KubeStore | None = None
     health = Health(settings.lease_name)
     endpoints = None
@@ -144,7 +148,7 @@ def run(settings: Settings, stopping: threading.Event) -> int:
         if settings.leader_elect:
             # (a client of its own, unlimited: renewals never queue behind the controllers)
             timeout = max(1.0, settings.timing.renew_deadline / 2)
-            lease_store = KubeStore(connect(settings, timeout=timeout))
+            lease_store = KubeStore(connect(settings, timeout=timeout, limited=False))
             elector = Elector(
                 lease_store,
                 lease_namespace(settings),
