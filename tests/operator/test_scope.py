@@ -41,7 +41,7 @@ def test_only_the_namespaces_given_are_reconciled(namespaces: tuple[str, ...]) -
     store = MemoryStore()
     store.apply([template(ns) for ns in ("one", "two", "three")])
     store.apply([flow("one"), flow("two")])
-    scope = Scoped(store, namespaces, (JobFlow, JobTemplate, VCJob))
+    scope = Scoped(store, namespaces)
     manager = Manager(scope)
     manager.settle()
     assert jobs(store) == ["one/f-a"]
@@ -54,7 +54,7 @@ def test_only_the_namespaces_given_are_reconciled(namespaces: tuple[str, ...]) -
 def test_no_namespace_means_all() -> None:
     store = MemoryStore()
     store.apply([template("one"), template("two"), flow("one"), flow("two")])
-    Manager(Scoped(store, (), (JobFlow, JobTemplate, VCJob))).settle()
+    Manager(Scoped(store, ())).settle()
     assert jobs(store) == ["one/f-a", "two/f-a"]
 
 

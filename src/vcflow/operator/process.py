@@ -169,13 +169,12 @@ def run(settings: Settings, stopping: threading.Event) -> int:
             lost_with = elector
             renewer = _Renewer(elector, lambda: _exit_lost(lost_with))
             renewer.start()
-        scope = Scoped(store, settings.namespaces, ())
+        scope = Scoped(store, settings.namespaces)
         manager = Manager(
             scope,
             prober=SocketProber(hosts=PodHosts(scope)),
             observer=endpoints.controllers.observer if endpoints is not None else None,
         )
-        scope.watched = manager.kinds
         _turn(manager, stopping, health)
         return 0
     finally:

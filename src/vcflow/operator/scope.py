@@ -1,8 +1,8 @@
-"""`Scoped`: the store as the operator's controllers see it: only the namespaces given
-(`vcflow operator --namespace NS ...`; none: all) — a list of all namespaces becomes one list
-per namespace, events of others are dropped — and `wait` watching only the kinds the
-controllers read (a cluster's secrets and configmaps are neither read nor watched). Every
-other call passes through. Used by `process`.
+"""`Scoped`: the store as the operator's controllers see it, only the namespaces given
+(`vcflow operator --namespace NS ...`; none: all): a list of all namespaces becomes one list
+per namespace, and events of other namespaces are dropped. Every other call passes through
+(KubeStore's informer watches each kind the controllers read in all namespaces, so the
+operator's RBAC needs list and watch on those cluster-wide). Used by `process`.
 """
 
 from __future__ import annotations
@@ -26,15 +26,12 @@ from vcflow.store.base import (
 
 
 class Scoped:
-    """`store` limited to `namespaces` (empty: all) and, for `wait`, to `watched` kinds."""
+    """`store` limited to `namespaces` (empty: all)."""
 
-    def __init__(
-        self, store: Store, namespaces: Sequence[str], watched: Sequence[type[Resource]]
-    ) -> None:
+    def __init__(self, store: Store, namespaces: Sequence[str]) -> None:
         self.store = store
         self.kinds: KindRegistry = store.kinds
         self.namespaces = tuple(dict.fromkeys(namespaces))
-        self.watched = tuple(watched)
 
     def _each(self, namespace: str | None) -> tuple[str | None, ...]:
         if not self.namespaces:
@@ -137,20 +134,15 @@ class Scoped:
     def poll_events(
         self, since_rv: int, kinds: Iterable[type[Resource]]
     ) -> tuple[builtins.list[WatchEvent], int]:
-        if not self.namespaces:
-            return self.store.poll_events(since_rv, kinds)
-        latest = self.store.resource_version()  # (taken first: a later write is found next)
-        found = self.events_since(since_rv, kinds=kinds)
-        return found, max(latest, found[-1].resource_version if found else since_rv)
+        """The store's poll (KubeStore: its informer's, from memory), other namespaces'
+        events dropped; the resume point is the store's."""
+        found, resume = self.store.poll_events(since_rv, kinds)
+        if self.namespaces:
+            found = [event for event in found if event.namespace in self.namespaces]
+        return found, resume
 
     def wait(self, since_rv: int, timeout: float) -> bool:
-        """True once a watched kind changed after `since_rv` (in the one namespace given,
-        else in any), False after `timeout`."""
-        one = self.namespaces[0] if len(self.namespaces) == 1 else None
-        events = self.store.watch(self.watched, namespace=one, since_rv=since_rv, timeout=timeout)
-        for _ in events:
-            return True  # (the stream closes as the generator goes)
-        return False
+        return self.store.wait(since_rv, timeout)
 
     def watch(
         self,
