@@ -71,3 +71,35 @@ def test_tcp_connect_succeeds_only_when_something_listens(server: int) -> None:
         f"tcpSocket db:{port}: connection refused",
     )
     assert not prober.check(Check(HTTP, port))[0]
+
+
+class Hosts:
+    """A resolver naming fixed addresses, noting the checks it was asked about."""
+
+    def __init__(self, *hosts: str) -> None:
+        self.found = list(hosts)
+        self.asked: list[Check] = []
+
+    def hosts(self, check: Check) -> list[str]:
+        self.asked.append(check)
+        return self.found
+
+
+def test_with_a_resolver_every_host_it_names_is_checked(server: int) -> None:
+    hosts = Hosts("127.0.0.1", "127.0.0.1")
+    prober = SocketProber(hosts=hosts)
+    check = Check(TCP, server, task="web", namespace="team", job="f-a")
+    assert prober.check(check) == (True, f"tcpSocket web:{server}: connected")
+    assert hosts.asked == [check]
+    with socket.socket() as elsewhere:
+        elsewhere.bind(("127.0.0.2", 0))
+        elsewhere.listen()
+        port = int(elsewhere.getsockname()[1])
+        assert not SocketProber().check(Check(TCP, port))[0]  # (127.0.0.1: nothing there)
+        assert SocketProber(hosts=Hosts("127.0.0.2")).check(Check(TCP, port))[0]
+        assert not SocketProber(hosts=Hosts("127.0.0.2", "127.0.0.3")).check(Check(TCP, port))[0]
+
+
+def test_with_a_resolver_that_names_no_host_the_check_waits() -> None:
+    ok, note = SocketProber(hosts=Hosts()).check(Check(TCP, 80, task="db"))
+    assert (ok, note) == (False, "tcpSocket db:80: no pod with an IP yet")

@@ -45,6 +45,7 @@ def test_apis_lists_each_group_with_its_preferred_version(client: Client) -> Non
     groups = by_name(body["groups"])
     assert {"flow.volcano.sh", "batch.volcano.sh", "bus.volcano.sh"} <= set(groups)
     assert "events.k8s.io" in groups  # (the events API: core Events' storage)
+    assert "coordination.k8s.io" in groups  # (the Lease, for the operator)
     assert groups["flow.volcano.sh"]["preferredVersion"] == {
         "groupVersion": "flow.volcano.sh/v1alpha1",
         "version": "v1alpha1",

@@ -17,6 +17,7 @@ from tests.server.asgi import Client
 from vcflow.api import clock, columns, resources
 from vcflow.api.event import Event
 from vcflow.api.jobflow import JobFlow
+from vcflow.api.lease import Lease
 from vcflow.api.vcjob import VCJob
 from vcflow.server import tables
 
@@ -86,6 +87,16 @@ def test_vcjob_columns_keep_volcanos_names() -> None:
     job = VCJob.from_dict({"metadata": {"name": "j", "namespace": "default"}})
     (row,) = tables.table(resources.VCJOBS, [job], now=NOW)["rows"]
     assert row["cells"] == ["j", "", "", "", "<unknown>", ""]
+
+
+def test_lease_columns_are_kubectls() -> None:
+    names = [c["name"].upper() for c in tables.column_definitions(resources.LEASES)]
+    assert names == ["NAME", "HOLDER", "AGE"]
+    lease = Lease.from_dict(
+        {"metadata": {"name": "op", "namespace": "default"}, "spec": {"holderIdentity": "h_1"}}
+    )
+    (row,) = tables.table(resources.LEASES, [lease], now=NOW)["rows"]
+    assert row["cells"] == ["op", "h_1", "<unknown>"]
 
 
 def test_a_kind_without_printer_columns_gets_name_and_age() -> None:

@@ -27,6 +27,7 @@ from datetime import datetime
 from vcflow.api import ages, config, resources
 from vcflow.api.event import Event
 from vcflow.api.jobflow import JobFlow
+from vcflow.api.lease import Lease
 from vcflow.api.meta import Resource
 from vcflow.api.pod import Pod
 from vcflow.api.vcjob import VCJob
@@ -136,6 +137,11 @@ def _secret_type(obj: Resource, now: datetime) -> str:
     return (obj.type or config.OPAQUE) if isinstance(obj, config.Secret) else ""
 
 
+def _lease_holder(obj: Resource, now: datetime) -> str:
+    spec = obj.spec if isinstance(obj, Lease) else None
+    return (spec.holder_identity or "") if spec is not None else ""
+
+
 def _event_field(read: Callable[[Event], str]) -> Cell:
     def cell(obj: Resource, now: datetime) -> str:
         return read(obj) if isinstance(obj, Event) else ""
@@ -225,6 +231,7 @@ _COLUMNS: dict[resources.APIResource, tuple[Column, ...]] = {
         Column("Data", _data_count, type="integer"),
         AGE,
     ),
+    resources.LEASES: (NAME, Column("Holder", _lease_holder), AGE),
 }
 
 

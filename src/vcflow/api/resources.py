@@ -13,6 +13,7 @@ from vcflow.api.event import Event
 from vcflow.api.eventsv1 import EventV1
 from vcflow.api.jobflow import JobFlow
 from vcflow.api.jobtemplate import JobTemplate
+from vcflow.api.lease import Lease
 from vcflow.api.meta import Resource
 from vcflow.api.pod import Pod
 from vcflow.api.vcjob import VCJob
@@ -79,6 +80,7 @@ EVENTS = APIResource(Event, "", "v1", "Event", "events", ("ev",))
 EVENTS_V1 = APIResource(EventV1, "events.k8s.io", "v1", "Event", "events", ("ev",))
 CONFIGMAPS = APIResource(config.ConfigMap, "", "v1", "ConfigMap", "configmaps", ("cm",))
 SECRETS = APIResource(config.Secret, "", "v1", "Secret", "secrets")
+LEASES = APIResource(Lease, "coordination.k8s.io", "v1", "Lease", "leases")
 
 ALL: tuple[APIResource, ...] = (
     JOBFLOWS,
@@ -90,6 +92,7 @@ ALL: tuple[APIResource, ...] = (
     CONFIGMAPS,
     SECRETS,
     EVENTS_V1,
+    LEASES,
 )
 _BY_MODEL = {resource.model: resource for resource in ALL}
 #: resources served from another resource's storage (their routes are their own)

@@ -33,6 +33,7 @@ from vcflow.cli import (
     get,
     jobcmd,
     logs,
+    operator,
     options,
     patch,
     remote,
@@ -272,6 +273,7 @@ app.command("run")(run.run)
 app.command("logs")(logs.logs)
 app.command("server")(server.server)
 app.command("webhook")(webhook.webhook)
+app.command("operator")(operator.operator)
 
 
 def main() -> None:

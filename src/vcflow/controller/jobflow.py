@@ -32,7 +32,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -386,10 +386,12 @@ class FlowController:
     def _probe(self, index: reconcile.FlowIndex) -> bool:
         """Run the probe rounds the decision found due; True when one met its dependency."""
         met = False
+        flow = index.flow
         for round_ in index.take_probes():
             ok, note = True, ""
+            job = names.job_name(flow.name, round_.target)
             for check in round_.checks:
-                ok, note = self.prober.check(check)
+                ok, note = self.prober.check(replace(check, namespace=flow.namespace, job=job))
                 if not ok:
                     break
             met |= index.probe_result(round_.entry, round_.target, ok, note, self.clock.now())

@@ -2,13 +2,17 @@
 as `reconcile.probes.Check` describes it (docs/flow-features.md §2). The JobFlow controller
 runs each round a flow's `decide` found due and hands the results back to the index.
 
-`SocketProber` is the real one; a harness without pods gives `Unreachable`.
+`SocketProber` is the real one; a harness without pods gives `Unreachable`. Embedded, a
+check connects to `Check.host` (the pods share this machine's network); the operator gives
+the prober a `HostResolver` that names the pod IPs of the target's task instead.
 """
 
 from __future__ import annotations
 
 import http.client
 import socket
+from collections.abc import Sequence
+from dataclasses import replace
 from typing import Protocol
 
 from vcflow.reconcile.probes import HTTP, Check
@@ -23,11 +27,31 @@ class Prober(Protocol):
         ...
 
 
+class HostResolver(Protocol):
+    def hosts(self, check: Check) -> Sequence[str]:
+        """The addresses to run `check` against (each must pass); none: it cannot run yet."""
+        ...
+
+
 class SocketProber:
-    def __init__(self, timeout: float = TIMEOUT) -> None:
+    def __init__(self, timeout: float = TIMEOUT, *, hosts: HostResolver | None = None) -> None:
         self.timeout = timeout
+        self.resolver = hosts
 
     def check(self, check: Check) -> tuple[bool, str]:
+        if self.resolver is None:
+            return self._one(check)
+        found = self.resolver.hosts(check)
+        if not found:
+            return False, f"{check.label()}: no pod with an IP yet"
+        note = ""
+        for host in found:
+            ok, note = self._one(replace(check, host=host))
+            if not ok:
+                return False, note
+        return True, note
+
+    def _one(self, check: Check) -> tuple[bool, str]:
         if check.kind == HTTP:
             return self._http(check)
         try:

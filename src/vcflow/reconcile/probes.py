@@ -46,6 +46,9 @@ class Check:
     path: str = "/"
     header: tuple[str, str] | None = None
     host: str = LOCAL_HOST
+    #: the target's vcjob, set by the controller shell: where a host resolver finds its pods
+    namespace: str = ""
+    job: str = ""
 
     def label(self) -> str:
         where = f"{self.task}:{self.port}" if self.task else f":{self.port}"

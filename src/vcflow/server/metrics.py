@@ -1,8 +1,9 @@
 """The server's Prometheus metrics, in a registry of each app's own (`Metrics`): flows, jobs
 and running pods by phase (the store's changes since the last scrape), the controllers' sync
 durations, work-queue depths and dependency-met → vcjob-created waits (`Metrics.observer`,
-which the controller manager calls), and the API's request durations by verb, resource and
-code (`Metrics.middleware`, ASGI). The app factory mounts `route()` at `/metrics`.
+which the controller manager calls; `telemetry.controllers`, shared with the operator), and
+the API's request durations by verb, resource and code (`Metrics.middleware`, ASGI). The
+app factory mounts `route()` at `/metrics`.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import json
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Histogram
@@ -33,20 +34,18 @@ from vcflow.api.pod import Pod
 from vcflow.api.vcjob import VCJob
 from vcflow.controller.observer import Observer
 from vcflow.store.base import EventType, Expired, Store
+from vcflow.telemetry.controllers import ControllerMetrics
 
 #: API latency buckets (seconds): kube-apiserver's, up to one minute
 API_BUCKETS = (0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.25, 1.5, 2, 3, 5, 10, 60)
-#: controller and dependency-met wait buckets (seconds)
-CONTROL_BUCKETS = (0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
 _VERBS = {"POST": "POST", "PUT": "PUT", "PATCH": "PATCH"}
 
 
 class _StoreCollector(Collector):
     """Flows and vcjobs by phase, running pods: counted from `_Phases` at each scrape."""
 
-    def __init__(self, store: Store, depths: Callable[[], Mapping[str, int]] | None) -> None:
+    def __init__(self, store: Store) -> None:
         self.phases = _Phases(store)
-        self.depths = depths
 
     def collect(self) -> Iterable[Metric]:
         counts = self.phases.counts()
@@ -63,15 +62,6 @@ class _StoreCollector(Collector):
         running = counts[Pod]["Running"]
         pods = GaugeMetricFamily("vcflow_pods_running", "Pods in phase Running.", value=running)
         yield from (flows, jobs, pods)
-        if self.depths is not None:
-            depth = GaugeMetricFamily(
-                "vcflow_workqueue_depth",
-                "Keys waiting in a controller's work queue (ready or delayed).",
-                labels=["name"],
-            )
-            for name, value in sorted(self.depths().items()):
-                depth.add_metric([name], value)
-            yield depth
 
 
 _COUNTED: tuple[type[Resource], ...] = (JobFlow, VCJob, Pod)
@@ -147,22 +137,6 @@ def _phase(kind: type[Resource], data: dict[str, Any]) -> str:
     return phase if isinstance(phase, str) and phase else "Pending"
 
 
-class _ControllerObserver(Observer):
-    def __init__(self, syncs: Histogram, waits: Histogram, store: _StoreCollector) -> None:
-        self.syncs = syncs
-        self.waits = waits
-        self.store = store
-
-    def attach(self, queue_depths: Callable[[], Mapping[str, int]]) -> None:
-        self.store.depths = queue_depths
-
-    def synced(self, controller: str, seconds: float) -> None:
-        self.syncs.labels(controller).observe(seconds)
-
-    def vcjob_created(self, seconds_since_met: float) -> None:
-        self.waits.observe(seconds_since_met)
-
-
 def request_labels(method: str, path: str, query: str) -> tuple[str, str, bool]:
     """(verb, resource, long-running) of a request, as kube-apiserver labels it: verb
     GET, LIST, WATCH, POST, PUT, PATCH, DELETE, DELETECOLLECTION; resource the plural
@@ -198,7 +172,7 @@ class Metrics:
 
     def __init__(self, store: Store) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
-        self._store = _StoreCollector(store, None)
+        self._store = _StoreCollector(store)
         self.registry.register(self._store)
         self.requests = Histogram(
             "vcflow_api_request_duration_seconds",
@@ -215,23 +189,10 @@ class Metrics:
             ["verb", "resource", "code"],
             registry=self.registry,
         )
-        self.syncs = Histogram(
-            "vcflow_reconcile_duration_seconds",
-            "Durations of one controller sync (one key), by controller.",
-            ["controller"],
-            buckets=CONTROL_BUCKETS,
-            registry=self.registry,
-        )
-        self.waits = Histogram(
-            "vcflow_dependency_met_to_vcjob_created_seconds",
-            "Wait from a flow entry's dependencies being met (its flow first seen, for an "
-            "entry without any) to its vcjob's creation.",
-            buckets=CONTROL_BUCKETS,
-            registry=self.registry,
-        )
+        self.controllers = ControllerMetrics(self.registry)
         #: give this to the controller manager (`Manager(observer=...)`): it reports its
         #: syncs, dependency waits and queue depths here (no manager: no depths shown)
-        self.observer: Observer = _ControllerObserver(self.syncs, self.waits, self._store)
+        self.observer: Observer = self.controllers.observer
 
     def exposition(self) -> bytes:
         return generate_latest(self.registry)

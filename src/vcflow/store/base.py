@@ -21,6 +21,7 @@ from vcflow.api.command import Command
 from vcflow.api.errors import FieldError, InputError, StoreError, ValidationFailed
 from vcflow.api.event import Event
 from vcflow.api.jobtemplate import JobTemplate
+from vcflow.api.lease import Lease
 from vcflow.api.meta import Resource
 from vcflow.api.pod import Pod
 from vcflow.api.vcjob import spec_defaults_applied
@@ -323,6 +324,7 @@ def default_kinds() -> KindRegistry:
         registry.register(model, defaulter=_DEFAULTERS.get(model))
     for model in (Event, Pod, Command):
         registry.register(model)
+    registry.register(Lease)  # (the operator's leader election)
     return registry
 
 

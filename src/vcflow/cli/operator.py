@@ -1,0 +1,132 @@
+"""`vcflow operator`: the JobFlow and JobTemplate controllers of a Kubernetes cluster (see
+`operator.process`); its flags, logging, and SIGTERM/SIGINT as a clean stop (the Lease
+released, exit 0). Exit 1 when the Lease is lost or the cluster cannot be reached."""
+
+from __future__ import annotations
+
+import logging
+import signal
+import threading
+from types import FrameType
+from typing import Annotated, Any
+
+import typer
+
+from vcflow.api.errors import InputError
+from vcflow.cli.server import LogLevel
+from vcflow.kubestore.ratelimit import DEFAULT_BURST, DEFAULT_QPS
+from vcflow.operator import process
+from vcflow.operator.election import Timing
+from vcflow.operator.endpoints import parse_address
+
+
+def operator(
+    ctx: typer.Context,
+    kubeconfig: Annotated[
+        str | None,
+        typer.Option(
+            "--kubeconfig",
+            metavar="FILE",
+            help="Kubeconfig file (default: in-cluster config in a pod, else $KUBECONFIG "
+            "or ~/.kube/config).",
+        ),
+    ] = None,
+    context: Annotated[
+        str | None, typer.Option("--context", help="The kubeconfig context to use.")
+    ] = None,
+    namespace: Annotated[
+        list[str] | None,
+        typer.Option("--namespace", "-n", help="Watch only this namespace (repeat; default: all)."),
+    ] = None,
+    qps: Annotated[
+        float,
+        typer.Option(
+            "--kube-api-qps", help="API requests a second, after the burst (0: no limit)."
+        ),
+    ] = DEFAULT_QPS,
+    burst: Annotated[
+        int, typer.Option("--kube-api-burst", help="API requests at once.", min=1)
+    ] = DEFAULT_BURST,
+    metrics_addr: Annotated[
+        str,
+        typer.Option(
+            "--metrics-addr",
+            metavar="HOST:PORT",
+            help="Where /metrics, /healthz and /readyz listen (0: nowhere).",
+        ),
+    ] = "127.0.0.1:8080",
+    leader_elect: Annotated[
+        bool,
+        typer.Option(
+            "--leader-elect/--no-leader-elect",
+            help="Elect one active replica on a coordination.k8s.io Lease.",
+        ),
+    ] = True,
+    lease_name: Annotated[str, typer.Option("--lease-name", help="The Lease's name.")] = (
+        "vcflow-operator"
+    ),
+    lease_namespace: Annotated[
+        str | None,
+        typer.Option(
+            "--lease-namespace", help="The Lease's namespace (default: the pod's, else default)."
+        ),
+    ] = None,
+    lease_duration: Annotated[
+        float,
+        typer.Option("--lease-duration", help="Seconds a standby waits before taking over."),
+    ] = 15.0,
+    renew_deadline: Annotated[
+        float,
+        typer.Option("--renew-deadline", help="Seconds the leader may fail to renew, then exits."),
+    ] = 10.0,
+    retry_period: Annotated[
+        float, typer.Option("--retry-period", help="Seconds between two lease tries.")
+    ] = 2.0,
+    log_level: Annotated[LogLevel, typer.Option("--log-level")] = LogLevel.INFO,
+) -> None:
+    """Run the JobFlow and JobTemplate controllers against a Kubernetes cluster.
+
+    Volcano's job controller and scheduler run the vcjobs they create. Replicas elect one
+    leader on a Lease; the others wait and take over when it dies. SIGTERM stops cleanly.
+    """
+    timing = Timing(lease_duration, renew_deadline, retry_period)
+    problems = timing.problems() if leader_elect else []
+    if problems:
+        raise typer.BadParameter("; ".join(problems))
+    if metrics_addr not in ("", "0"):
+        try:
+            parse_address(metrics_addr)
+        except InputError as exc:
+            raise typer.BadParameter(str(exc)) from None
+    level = log_level.value.upper() if log_level is not LogLevel.TRACE else "DEBUG"
+    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    root = ctx.find_root().params  # (--kubeconfig and --context are global options too)
+    settings = process.Settings(
+        kubeconfig=kubeconfig or _text(root.get("kubeconfig")),
+        context=context or _text(root.get("context")),
+        namespaces=tuple(namespace or ()),
+        qps=qps,
+        burst=burst,
+        metrics_addr=metrics_addr,
+        leader_elect=leader_elect,
+        lease_name=lease_name,
+        lease_namespace=lease_namespace,
+        timing=timing,
+    )
+    stopping = threading.Event()
+
+    def stop(signum: int, frame: FrameType | None) -> None:
+        stopping.set()
+
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        code = process.run(settings, stopping)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    raise typer.Exit(code)
+
+
+def _text(value: Any) -> str | None:
+    """A global option's value (the root's), if given."""
+    return str(value) if isinstance(value, str) and value else None
