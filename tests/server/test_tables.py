@@ -99,6 +99,26 @@ def test_lease_columns_are_kubectls() -> None:
     assert row["cells"] == ["op", "h_1", "<unknown>"]
 
 
+def test_an_event_of_the_events_api_shows_when_and_how_often_as_kubectl_prints_it() -> None:
+    """An Event written through events.k8s.io/v1 has no first/lastTimestamp or count in its
+    core v1 view: kubectl's printer reads eventTime, the series' last observation and
+    count instead (a singleton counts 1)."""
+    names = [c["name"] for c in tables.column_definitions(resources.EVENTS)]
+    seen, first, count = names.index("Last Seen"), names.index("First Seen"), names.index("Count")
+    at = (NOW - timedelta(seconds=30)).strftime("%Y-%m-%dT%H:%M:%S.000000Z")
+    last = (NOW - timedelta(seconds=5)).strftime("%Y-%m-%dT%H:%M:%S.000000Z")
+    meta = {"name": "e", "namespace": "default"}
+    single = Event.from_dict({"metadata": meta, "eventTime": at, "count": 0})
+    repeated = Event.from_dict(
+        {"metadata": meta, "eventTime": at, "series": {"count": 4, "lastObservedTime": last}}
+    )
+    one, many = (
+        row["cells"] for row in tables.table(resources.EVENTS, [single, repeated], now=NOW)["rows"]
+    )
+    assert (one[seen], one[first], one[count]) == ("30s", "30s", "1")
+    assert (many[seen], many[first], many[count]) == ("5s", "30s", "4")
+
+
 def test_a_kind_without_printer_columns_gets_name_and_age() -> None:
     assert [c.name for c in columns.of(resources.COMMANDS)] == ["Name", "Age"]
 

@@ -14,11 +14,12 @@ UNKNOWN = "<unknown>"
 
 
 def age(timestamp: str | None, now: datetime) -> str:
-    """kubectl's age of an RFC 3339 time: `45s`, `3m12s`, `17m`, `5h3m`, `9h`, `3d4h`, `12d`."""
+    """kubectl's age of an RFC 3339 time or a MicroTime: `45s`, `3m12s`, `17m`, `5h3m`,
+    `9h`, `3d4h`, `12d`."""
     if not timestamp:
         return UNKNOWN
     try:
-        since = clock.parse_rfc3339(timestamp)
+        since = clock.parse_time(timestamp)
     except ValueError:
         return UNKNOWN
     return human_duration((now - since).total_seconds())

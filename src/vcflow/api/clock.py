@@ -70,6 +70,18 @@ def parse_rfc3339(text: str) -> datetime:
     return datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
 
 
+def micro_time(moment: datetime) -> str:
+    """Kubernetes' MicroTime (Leases, the events API): RFC 3339 with microseconds, UTC."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def parse_time(text: str) -> datetime:
+    """A Kubernetes Time or MicroTime (`...:05Z`, `...:05.000123Z`); ValueError otherwise."""
+    if "." not in text:
+        return parse_rfc3339(text)
+    return datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
+
+
 def go_duration(seconds: float) -> str:
     """A duration as Go's `time.Duration.String()` writes it for whole seconds: `2m45s`."""
     total = int(seconds)

@@ -150,7 +150,7 @@ def _event_field(read: Callable[[Event], str]) -> Cell:
 
 
 def _event_last_seen(event: Event, now: datetime) -> str:
-    return ages.age(event.last_timestamp or event.first_timestamp, now)
+    return ages.age(event.last_seen(), now)
 
 
 def _event_cell(read: Callable[[Event, datetime], str]) -> Cell:
@@ -217,11 +217,11 @@ _COLUMNS: dict[resources.APIResource, tuple[Column, ...]] = {
         Column("Message", _event_field(lambda e: e.message)),
         Column(
             "First Seen",
-            _event_cell(lambda e, now: ages.age(e.first_timestamp, now)),
+            _event_cell(lambda e, now: ages.age(e.first_seen(), now)),
             1,
             type="date",
         ),
-        Column("Count", _event_field(lambda e: str(e.count)), 1, type="integer"),
+        Column("Count", _event_field(lambda e: str(e.times())), 1, type="integer"),
         Column("Name", _name, 1, format="name"),
     ),
     resources.CONFIGMAPS: (NAME, Column("Data", _data_count, type="integer"), AGE),

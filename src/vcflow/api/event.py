@@ -50,3 +50,22 @@ class Event(Resource):
     related: ObjectReference | None = None
     reporting_component: str | None = None
     reporting_instance: str | None = None
+
+    def first_seen(self) -> str | None:
+        """When it first happened: `firstTimestamp`, else the events API's `eventTime`
+        (what kubectl prints for an event written through events.k8s.io/v1)."""
+        return self.first_timestamp or self.event_time
+
+    def last_seen(self) -> str | None:
+        """When it last happened, as kubectl's event printer reads it: the series' last
+        observation, else `lastTimestamp`, else the first time."""
+        if self.series is not None and self.series.last_observed_time:
+            return self.series.last_observed_time
+        return self.last_timestamp or self.first_seen()
+
+    def times(self) -> int:
+        """How often it happened: the series' count, else `count` (1 for a singleton of the
+        events API, which sets none)."""
+        if self.series is not None:
+            return self.series.count
+        return self.count or 1

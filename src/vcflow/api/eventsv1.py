@@ -9,12 +9,11 @@ Pure: no I/O, no clock.
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any, Literal
 
 from pydantic import Field
 
-from vcflow.api import names
+from vcflow.api import clock, names
 from vcflow.api.errors import FieldError
 from vcflow.api.event import EventSeries, EventSource, ObjectReference
 from vcflow.api.meta import Resource
@@ -78,9 +77,7 @@ def field_to_core(path: str) -> str:
     return _TO_CORE.get(head, head) + dot + rest
 
 
-def micro_time(moment: datetime) -> str:
-    """Kubernetes' MicroTime: RFC 3339 with microseconds, in UTC."""
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+micro_time = clock.micro_time
 
 
 def create_errors(event: dict[str, Any]) -> list[FieldError]:

@@ -71,7 +71,7 @@ def _events(store: Store, obj: Resource) -> list[Event]:
 def _event_order(event: Event) -> tuple[str, int]:
     """By time, then by when it was stored (timestamps have whole seconds)."""
     rv = event.metadata.resource_version
-    return (event.last_timestamp or event.first_timestamp or "", int(rv) if rv.isdigit() else 0)
+    return (event.last_seen() or "", int(rv) if rv.isdigit() else 0)
 
 
 def render(obj: Resource, events: Sequence[Event], now: datetime) -> str:
@@ -121,8 +121,8 @@ def _event_table(events: Sequence[Event], text: Text, now: datetime) -> None:
     rows = [["-" * len(h) for h in headers]]
     for event in events:
         source = event.source.component if event.source else None
-        when = event.last_timestamp or event.first_timestamp
-        count = f" (x{event.count})" if event.count > 1 else ""
+        when = event.last_seen()
+        count = f" (x{event.times()})" if event.times() > 1 else ""
         rows.append(
             [
                 event.type,

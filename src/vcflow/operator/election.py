@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from vcflow.api import clock as clocks
 from vcflow.api.errors import AlreadyExists, Conflict, NotFound, VcflowError
 from vcflow.api.lease import Lease, LeaseSpec
 from vcflow.api.meta import ObjectMeta
@@ -48,11 +49,6 @@ class Timing:
         if self.renew_deadline <= JITTER * self.retry_period:
             found.append(f"--renew-deadline must be greater than --retry-period x {JITTER}")
         return found
-
-
-def micro_time(moment: datetime) -> str:
-    """Kubernetes MicroTime: `2006-01-02T15:04:05.000000Z`."""
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def _record(spec: LeaseSpec | None) -> tuple[object, ...]:
@@ -137,8 +133,10 @@ class Elector:
         return LeaseSpec(
             holder_identity=self.identity,
             lease_duration_seconds=max(1, round(self.timing.lease_duration)),
-            acquire_time=old.acquire_time if leading and old.acquire_time else micro_time(now),
-            renew_time=micro_time(now),
+            acquire_time=old.acquire_time
+            if leading and old.acquire_time
+            else clocks.micro_time(now),
+            renew_time=clocks.micro_time(now),
             lease_transitions=transitions if leading else transitions + 1,
         )
 
@@ -149,8 +147,8 @@ class Elector:
             spec=LeaseSpec(
                 holder_identity=self.identity,
                 lease_duration_seconds=max(1, round(self.timing.lease_duration)),
-                acquire_time=micro_time(now),
-                renew_time=micro_time(now),
+                acquire_time=clocks.micro_time(now),
+                renew_time=clocks.micro_time(now),
                 lease_transitions=0,
             ),
         )
@@ -209,7 +207,7 @@ class Elector:
         spec = lease.spec or LeaseSpec()
         if (spec.holder_identity or "") != self.identity:
             return False
-        stamp = micro_time(self.now())
+        stamp = clocks.micro_time(self.now())
         wanted = lease.clone()
         wanted.spec = LeaseSpec(
             holder_identity="",
