@@ -121,20 +121,24 @@ class Player:
             assert isinstance(job, VCJob)
             job.status = _status("Running", self._now(), running=1)
             self.store.update_status(job)
-        self.manager.settle()
+        self.settle()
         for job in new:
             self._tick(5)
             fresh = self.store.get(VCJob, job.namespace, job.name)
             seconds = 20 + self.serial % 611
             fresh.status = _status("Completed", self._now(), succeeded=1, duration=f"{seconds}s")
             self.store.update_status(fresh)
-        self.manager.settle()
+        self.settle()
         return bool(new)
 
     def run(self) -> None:
-        self.manager.settle()
+        self.settle()
         while self.step():
             pass
+
+    def settle(self) -> None:
+        """Let the controllers act on what was written (over an API: once they see it)."""
+        self.manager.settle()
 
     def _tick(self, every: int) -> None:
         self.serial += 1
