@@ -48,7 +48,7 @@ from tests.operator.fakevolcano import FakeVolcano
 FLOW = "/apis/flow.volcano.sh/v1alpha1/namespaces/default"
 LAYERS, WIDTH = 5, 4
 ENTRIES = [f"t{layer}{i}" for layer in range(LAYERS) for i in range(WIDTH)]
-_SERVING = re.compile(r"serving /metrics, /healthz, /readyz on (http://\S+)")
+_SERVING = re.compile(r"serving /metrics on (http://\S+)")
 _WAITS = "vcflow_dependency_met_to_vcjob_created_seconds"
 _REQUESTS = re.compile(
     r'^vcflow_api_requests_total\{code="(\d+)",resource="([^"]*)",verb="([A-Z]+)"\} (\S+)$'
@@ -232,8 +232,8 @@ def main() -> None:
                 client.post(f"{FLOW}/jobtemplates", json=template(name)).raise_for_status()
             command = [
                 args.vcflow, "operator", "--kubeconfig", str(root / "state" / "kubeconfig"),
-                "--metrics-addr", "127.0.0.1:0", "--kube-api-qps", str(args.qps),
-                "--log-level", "info",
+                "--health-addr", "0", "--metrics-addr", "127.0.0.1:0",
+                "--kube-api-qps", str(args.qps), "--log-level", "info",
             ]  # fmt: skip
             operator = Process(command, root / "operator.log")
             with FakeVolcano(url, step=0.0) as fake:

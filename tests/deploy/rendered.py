@@ -4,7 +4,9 @@ lookups of the rendered objects by kind and name, for the deploy tests."""
 from __future__ import annotations
 
 import functools
+import os
 import subprocess
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +43,22 @@ def base() -> list[dict[str, Any]]:
 
 def cert_manager() -> list[dict[str, Any]]:
     return list(_rendered("cert-manager"))
+
+
+@functools.cache
+def _with_metrics() -> tuple[dict[str, Any], ...]:
+    with tempfile.TemporaryDirectory() as overlay:
+        relative = {name: os.path.relpath(DEPLOY / name, overlay) for name in (".", "metrics")}
+        (Path(overlay) / "kustomization.yaml").write_text(
+            "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"
+            f"resources: [{relative['.']}]\ncomponents: [{relative['metrics']}]\n"
+        )
+        return tuple(kustomize(Path(overlay)))
+
+
+def with_metrics() -> list[dict[str, Any]]:
+    """deploy/ with the deploy/metrics component, as an overlay of one's own renders it."""
+    return list(_with_metrics())
 
 
 def one(objects: list[dict[str, Any]], kind: str, name: str) -> dict[str, Any]:

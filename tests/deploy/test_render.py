@@ -10,10 +10,12 @@ from __future__ import annotations
 import copy
 import json
 import subprocess
+import sys
 import threading
 import tomllib
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any, ClassVar
 
 import kubernetes_validate
@@ -22,8 +24,18 @@ import yaml
 from tests.server.test_kubectl import kubectl_binary
 
 from vcflow.api import crds
+from vcflow.telemetry.exposure import BadTokenFile, read_token
 
-from .rendered import DEPLOY, NAMESPACE, REPO, base, cert_manager, container, one
+from .rendered import (
+    DEPLOY,
+    NAMESPACE,
+    REPO,
+    base,
+    cert_manager,
+    container,
+    one,
+    with_metrics,
+)
 
 OLDEST = "1.26.0"
 VERSIONS = [OLDEST, kubernetes_validate.latest_version()]
@@ -72,8 +84,11 @@ def test_the_base_holds_the_crds_write_crds_writes() -> None:
 
 
 @pytest.mark.parametrize("version", VERSIONS)
-def test_every_rendered_object_validates_under_kubernetes_schemas(version: str) -> None:
-    for obj in base():
+@pytest.mark.parametrize("rendered", [base, with_metrics], ids=["base", "with-metrics"])
+def test_every_rendered_object_validates_under_kubernetes_schemas(
+    version: str, rendered: Any
+) -> None:
+    for obj in rendered():
         try:
             kubernetes_validate.validate(obj, version, strict=True)
         except kubernetes_validate.ValidationError as error:
@@ -118,6 +133,9 @@ def test_the_images_are_tagged_with_pyprojects_version() -> None:
     assert len(deployments) == 2
     for deployment in deployments:
         assert container(deployment)["image"] == f"ghcr.io/vcflow/vcflow:{version}"
+    metered = one(with_metrics(), "Deployment", "vcflow-operator")
+    (init,) = metered["spec"]["template"]["spec"]["initContainers"]
+    assert init["image"] == container(metered)["image"] == f"ghcr.io/vcflow/vcflow:{version}"
 
 
 def test_the_operator_deployment() -> None:
@@ -125,13 +143,74 @@ def test_the_operator_deployment() -> None:
     pod = deployment["spec"]["template"]["spec"]
     main = container(deployment)
     assert deployment["spec"]["replicas"] == 2
-    assert main["command"] == ["vcflow", "operator", "--leader-elect"]
+    # the kubelet probes the pod IP: the health port listens on every address; /metrics
+    # stays on the pod's loopback (the default 127.0.0.1:8080), so no port is declared
+    assert main["command"] == ["vcflow", "operator", "--leader-elect", "--health-addr=0.0.0.0:8081"]
     assert pod["serviceAccountName"] == "vcflow-operator"
-    assert main["ports"] == [{"name": "metrics", "containerPort": 8080, "protocol": "TCP"}]
-    assert main["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "metrics"}
-    assert main["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "metrics"}
+    assert main["ports"] == [{"name": "health", "containerPort": 8081, "protocol": "TCP"}]
+    assert main["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "health"}
+    assert main["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "health"}
+    assert "annotations" not in deployment["spec"]["template"]["metadata"]
     assert set(main["resources"]) == {"requests", "limits"}
     _assert_restricted(deployment)
+
+
+def test_the_metrics_component_serves_metrics_on_the_pod_ip_with_token_and_tls() -> None:
+    """deploy/metrics: /metrics on 0.0.0.0:8443 with the flags a non-loopback address
+    needs, the token copied owner-only (the operator's own file) from its Secret, the TLS
+    pair from its Secret; nothing else of the base changes."""
+    deployment = one(with_metrics(), "Deployment", "vcflow-operator")
+    pod = deployment["spec"]["template"]["spec"]
+    main = container(deployment)
+    assert main["command"] == [
+        "vcflow", "operator", "--leader-elect", "--health-addr=0.0.0.0:8081",
+        "--metrics-addr=0.0.0.0:8443", "--metrics-token-file=/run/metrics/token",
+        "--metrics-tls-cert=/metrics-tls/tls.crt", "--metrics-tls-key=/metrics-tls/tls.key",
+    ]  # fmt: skip
+    assert sorted(p["name"] for p in main["ports"]) == ["health", "metrics"]
+    assert {"name": "metrics", "containerPort": 8443, "protocol": "TCP"} in main["ports"]
+    assert main["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "health"}
+    annotations = deployment["spec"]["template"]["metadata"]["annotations"]
+    assert annotations["prometheus.io/port"] == "8443"
+    assert annotations["prometheus.io/scheme"] == "https"
+    volumes = {v["name"]: v for v in pod["volumes"]}
+    mounts = {m["mountPath"]: m["name"] for m in main["volumeMounts"]}
+    assert volumes[mounts["/metrics-tls"]]["secret"]["secretName"] == "vcflow-operator-metrics-tls"
+    (init,) = pod["initContainers"]
+    init_mounts = {m["mountPath"]: m["name"] for m in init["volumeMounts"]}
+    token = volumes[init_mounts["/metrics-token"]]["secret"]
+    assert token["secretName"] == "vcflow-operator-metrics-token"
+    assert init_mounts["/run/metrics"] == mounts["/run/metrics"]
+    assert volumes[mounts["/run/metrics"]]["emptyDir"]["medium"] == "Memory"
+    assert "os.umask(0o077)" in init["command"][-1]
+    assert pod["securityContext"]["fsGroup"] == pod["securityContext"]["runAsGroup"]
+    assert init["securityContext"] == main["securityContext"]
+    _assert_restricted(deployment)
+    others = [o for o in with_metrics() if _name(o) != "Deployment/vcflow-operator"]
+    assert others == [o for o in base() if _name(o) != "Deployment/vcflow-operator"]
+
+
+def test_the_metrics_init_containers_copy_is_a_token_file_the_operator_accepts(
+    tmp_path: Path,
+) -> None:
+    """The init container's command, run here on a group-readable Secret-like file: the
+    copy is owner-only, so `--metrics-token-file` (telemetry.exposure.read_token) takes it,
+    where the Secret's own file (root's, 0440) it would refuse."""
+    pod = one(with_metrics(), "Deployment", "vcflow-operator")["spec"]["template"]["spec"]
+    (init,) = pod["initContainers"]
+    secret = tmp_path / "metrics-token"
+    secret.mkdir()
+    (secret / "token").write_text("s3cret\n")
+    (secret / "token").chmod(0o440)
+    run = tmp_path / "run"
+    run.mkdir()
+    script = init["command"][-1].replace("/metrics-token/", f"{secret}/")
+    script = script.replace("/run/metrics/", f"{run}/")
+    assert init["command"][:2] == ["python3", "-c"]
+    subprocess.run([sys.executable, "-c", script], check=True, timeout=60)
+    assert read_token(run / "token") == "s3cret"
+    with pytest.raises(BadTokenFile):
+        read_token(secret / "token")
 
 
 def test_the_webhook_deployment_serves_the_services_port_with_the_secrets_certificate() -> None:

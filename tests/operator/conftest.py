@@ -28,7 +28,8 @@ __all__ = ["start_server"]
 LEASE = "/apis/coordination.k8s.io/v1/namespaces/default/leases/vcflow-operator"
 #: the election's timing in these tests (seconds): duration, renew deadline, retry period
 TIMING = ("--lease-duration", "2", "--renew-deadline", "1.5", "--retry-period", "0.25")
-_SERVING = re.compile(r"serving /metrics, /healthz, /readyz on (http://\S+)")
+_HEALTH = re.compile(r"serving /healthz, /livez, /readyz on (http://\S+)")
+_METRICS = re.compile(r"serving /metrics on (https?://\S+)")
 _IDENTITY = re.compile(r"leader election: (\S+) is a candidate")
 
 
@@ -41,8 +42,13 @@ class Operator:
         return self.log.read_text(errors="replace")
 
     @property
-    def url(self) -> str:
-        found = wait_until(lambda: _SERVING.search(self.output()), "the operator's endpoints")
+    def health_url(self) -> str:
+        found = wait_until(lambda: _HEALTH.search(self.output()), "the operator's health port")
+        return str(found.group(1))
+
+    @property
+    def metrics_url(self) -> str:
+        found = wait_until(lambda: _METRICS.search(self.output()), "the operator's metrics port")
         return str(found.group(1))
 
     @property
@@ -51,7 +57,9 @@ class Operator:
         return str(found.group(1))
 
     def get(self, path: str) -> httpx.Response:
-        return httpx.get(self.url + path, timeout=DEADLINE)
+        """GET `path` on its port: /metrics on the metrics port, the rest on the health one."""
+        url = self.metrics_url if path == "/metrics" else self.health_url
+        return httpx.get(url + path, timeout=DEADLINE)
 
     def kill(self, signum: int = signal.SIGKILL) -> int:
         self.proc.send_signal(signum)
@@ -77,6 +85,7 @@ def start_operator(api: Server, tmp_path: Path) -> Iterator[StartOperator]:
         command = [
             sys.executable, "-m", "vcflow", "operator",
             "--kubeconfig", str(api.state_dir / "kubeconfig"),
+            "--health-addr", "127.0.0.1:0",
             "--metrics-addr", "127.0.0.1:0",
             *TIMING, *flags,
         ]  # fmt: skip

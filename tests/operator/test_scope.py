@@ -64,6 +64,7 @@ def test_no_namespace_means_all() -> None:
         (["--lease-duration", "5", "--renew-deadline", "5"], "--lease-duration must be greater"),
         (["--renew-deadline", "2", "--retry-period", "2"], "--renew-deadline must be greater"),
         (["--metrics-addr", "8080"], "expected HOST:PORT"),
+        (["--health-addr", "8081"], "--health-addr '8081': expected HOST:PORT"),
         (["--kube-api-burst", "0"], "--kube-api-burst"),
     ],
 )

@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 import signal
 import threading
+from pathlib import Path
 from types import FrameType
 from typing import Annotated, Any
 
@@ -17,7 +18,7 @@ from vcflow.cli.server import LogLevel
 from vcflow.kubestore.ratelimit import DEFAULT_BURST, DEFAULT_QPS
 from vcflow.operator import process
 from vcflow.operator.election import Timing
-from vcflow.operator.endpoints import parse_address
+from vcflow.operator.endpoints import parse_address, served
 
 
 def operator(
@@ -47,14 +48,38 @@ def operator(
     burst: Annotated[
         int, typer.Option("--kube-api-burst", help="API requests at once.", min=1)
     ] = DEFAULT_BURST,
+    health_addr: Annotated[
+        str,
+        typer.Option(
+            "--health-addr",
+            metavar="HOST:PORT",
+            help="Where /healthz and /readyz listen, plain HTTP, any address (0: nowhere).",
+        ),
+    ] = "127.0.0.1:8081",
     metrics_addr: Annotated[
         str,
         typer.Option(
             "--metrics-addr",
             metavar="HOST:PORT",
-            help="Where /metrics, /healthz and /readyz listen (0: nowhere).",
+            help="Where /metrics listens (0: nowhere); non-loopback needs a token and TLS.",
         ),
     ] = "127.0.0.1:8080",
+    metrics_token_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--metrics-token-file",
+            metavar="FILE",
+            help="Bearer token /metrics wants (owner-only file).",
+        ),
+    ] = None,
+    metrics_tls_cert: Annotated[
+        Path | None,
+        typer.Option("--metrics-tls-cert", metavar="FILE", help="/metrics' TLS certificate (PEM)."),
+    ] = None,
+    metrics_tls_key: Annotated[
+        Path | None,
+        typer.Option("--metrics-tls-key", metavar="FILE", help="/metrics' TLS private key (PEM)."),
+    ] = None,
     leader_elect: Annotated[
         bool,
         typer.Option(
@@ -93,11 +118,12 @@ def operator(
     problems = timing.problems() if leader_elect else []
     if problems:
         raise typer.BadParameter("; ".join(problems))
-    if metrics_addr not in ("", "0"):
-        try:
-            parse_address(metrics_addr)
-        except InputError as exc:
-            raise typer.BadParameter(str(exc)) from None
+    for flag, address in (("--health-addr", health_addr), ("--metrics-addr", metrics_addr)):
+        if served(address):
+            try:
+                parse_address(address, flag)
+            except InputError as exc:
+                raise typer.BadParameter(str(exc)) from None
     level = log_level.value.upper() if log_level is not LogLevel.TRACE else "DEBUG"
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     root = ctx.find_root().params  # (--kubeconfig and --context are global options too)
@@ -107,7 +133,11 @@ def operator(
         namespaces=tuple(namespace or ()),
         qps=qps,
         burst=burst,
+        health_addr=health_addr,
         metrics_addr=metrics_addr,
+        metrics_token_file=metrics_token_file,
+        metrics_tls_cert=metrics_tls_cert,
+        metrics_tls_key=metrics_tls_key,
         leader_elect=leader_elect,
         lease_name=lease_name,
         lease_namespace=lease_namespace,

@@ -1,14 +1,19 @@
-"""The operator's HTTP endpoints on `--metrics-addr`: `/metrics` (Prometheus: the
-controllers' series of `telemetry.controllers`, as `vcflow server` shows them, and
-client-go's `leader_election_master_status`), `/healthz` (the process answers) and
-`/readyz` (`Health.ready`). A stdlib HTTP server on a thread of its own; `process` owns it.
+"""The operator's HTTP endpoints, each a stdlib HTTP server on a thread of its own, which
+`process` opens and closes: the health port (`--health-addr`: `/healthz`, `/livez`,
+`/readyz`, plain HTTP on any address, as kubelet probes on the pod IP need) and the metrics
+port (`--metrics-addr`: `/metrics`, on loopback unless a bearer token and TLS guard it, the
+rule of `telemetry.exposure` that `vcflow server` keeps too).
 """
 
 from __future__ import annotations
 
+import logging
+import ssl
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 from prometheus_client import CollectorRegistry
 from prometheus_client.core import GaugeMetricFamily, Metric
@@ -17,6 +22,16 @@ from prometheus_client.registry import Collector
 
 from vcflow.api.errors import InputError
 from vcflow.telemetry.controllers import ControllerMetrics
+from vcflow.telemetry.exposure import BearerToken, is_loopback, read_token
+
+log = logging.getLogger("vcflow.operator")
+#: seconds a connection may take to send its request (a TLS handshake included)
+REQUEST_TIMEOUT = 10.0
+#: a route's answer: status code, body, content type
+Answer = tuple[int, bytes, str]
+TEXT = "text/plain; charset=utf-8"
+#: the address flags and their defaults
+DEFAULTS = {"--health-addr": "127.0.0.1:8081", "--metrics-addr": "127.0.0.1:8080"}
 
 
 class Health:
@@ -42,6 +57,18 @@ class Health:
             return True, "standby"
         return False, "not synced"
 
+    def routes(self) -> dict[str, Callable[[], Answer]]:
+        """The health port's: nothing but whether the process answers and is ready."""
+
+        def alive() -> Answer:
+            return 200, b"ok", TEXT
+
+        def readyz() -> Answer:
+            ok, why = self.ready()
+            return 200 if ok else 503, why.encode(), TEXT
+
+        return {"/healthz": alive, "/livez": alive, "/readyz": readyz}
+
 
 class _Leader(Collector):
     def __init__(self, health: Health) -> None:
@@ -57,36 +84,108 @@ class _Leader(Collector):
         yield gauge
 
 
-def parse_address(text: str) -> tuple[str, int]:
-    """`HOST:PORT` (port 0: any free one); InputError naming the flag otherwise."""
-    host, sep, port = text.rpartition(":")
-    if not sep or not port.isdigit() or int(port) > 65535:
-        raise InputError(f"--metrics-addr {text!r}: expected HOST:PORT, e.g. 127.0.0.1:8080")
-    return host.strip("[]") or "0.0.0.0", int(port)
+class Metrics:
+    """`/metrics` (Prometheus): the controllers' series of `telemetry.controllers`, as
+    `vcflow server` shows them, and client-go's `leader_election_master_status`."""
 
-
-class Endpoints:
-    """The HTTP server; `start()` listens, `close()` stops it."""
-
-    def __init__(self, address: tuple[str, int], health: Health) -> None:
-        self.health = health
+    def __init__(self, health: Health) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
         self.controllers = ControllerMetrics(self.registry)
         self.registry.register(_Leader(health))
+
+    def routes(self) -> dict[str, Callable[[], Answer]]:
+        return {"/metrics": lambda: (200, generate_latest(self.registry), CONTENT_TYPE_LATEST)}
+
+
+def served(text: str) -> bool:
+    """An address flag's value other than `0` (or empty): off."""
+    return text not in ("", "0")
+
+
+def parse_address(text: str, flag: str = "--metrics-addr") -> tuple[str, int]:
+    """`HOST:PORT` (port 0: any free one); InputError naming the flag otherwise."""
+    host, sep, port = text.rpartition(":")
+    if not sep or not port.isdigit() or int(port) > 65535:
+        raise InputError(f"{flag} {text!r}: expected HOST:PORT, e.g. {DEFAULTS[flag]}")
+    return host.strip("[]") or "0.0.0.0", int(port)
+
+
+@dataclass(frozen=True)
+class Guard:
+    """What a port asks of a client: a bearer token and TLS, or neither (loopback only)."""
+
+    token: BearerToken | None = None
+    tls: ssl.SSLContext | None = None
+
+
+def metrics_guard(
+    host: str, token_file: Path | None, tls_cert: Path | None, tls_key: Path | None
+) -> Guard:
+    """The metrics port's guard; InputError (one line) unless the host is loopback or the
+    token file and the TLS pair are all given and load."""
+    if (tls_cert is None) != (tls_key is None):
+        raise InputError(
+            "--metrics-tls-cert and --metrics-tls-key go together: give both or neither"
+        )
+    if not is_loopback(host) and (token_file is None or tls_cert is None):
+        raise InputError(
+            f"refusing to serve /metrics on {host}: a non-loopback --metrics-addr needs "
+            "--metrics-token-file and --metrics-tls-cert/--metrics-tls-key "
+            "(or listen on 127.0.0.1)"
+        )
+    token = BearerToken(read_token(token_file)) if token_file is not None else None
+    tls = None
+    if tls_cert is not None and tls_key is not None:
         try:
-            self.server = ThreadingHTTPServer(address, self._handler())
+            tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            tls.minimum_version = ssl.TLSVersion.TLSv1_2
+            tls.load_cert_chain(tls_cert, tls_key)
+        except (OSError, ssl.SSLError) as exc:
+            raise InputError(
+                f"cannot load the TLS certificate {tls_cert} or key {tls_key}: {exc}"
+            ) from None
+    return Guard(token, tls)
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        # (a client that hangs up or fails the TLS handshake: no traceback on stderr)
+        log.debug("endpoint: a request from %s failed", client_address, exc_info=True)
+
+
+class Listener:
+    """One port: its routes behind its guard. `start()` serves, `close()` stops."""
+
+    def __init__(
+        self,
+        flag: str,
+        address: tuple[str, int],
+        routes: Mapping[str, Callable[[], Answer]],
+        guard: Guard | None = None,
+    ) -> None:
+        self.guard = guard or Guard()
+        try:
+            self.server = _Server(address, _handler(routes, self.guard))
         except OSError as exc:
             where = f"{address[0]}:{address[1]}"
-            raise InputError(f"--metrics-addr {where}: {exc.strerror or exc}") from None
-        self.server.daemon_threads = True
+            raise InputError(f"{flag} {where}: {exc.strerror or exc}") from None
+        if self.guard.tls is not None:  # (the handshake runs in the request's own thread)
+            self.server.socket = self.guard.tls.wrap_socket(
+                self.server.socket, server_side=True, do_handshake_on_connect=False
+            )
+        self.paths = ", ".join(routes)
         self.thread = threading.Thread(
-            target=self.server.serve_forever, name="vcflow-operator-http", daemon=True
+            target=self.server.serve_forever, name=f"vcflow-operator{flag[1:]}", daemon=True
         )
 
     @property
     def url(self) -> str:
         host, port = self.server.server_address[:2]
-        return f"http://{host!s}:{port}"
+        shown = f"[{host!s}]" if ":" in str(host) else str(host)
+        scheme = "https" if self.guard.tls is not None else "http"
+        return f"{scheme}://{shown}:{port}"
 
     def start(self) -> None:
         self.thread.start()
@@ -95,30 +194,37 @@ class Endpoints:
         self.server.shutdown()
         self.server.server_close()
 
-    def _handler(self) -> type[BaseHTTPRequestHandler]:
-        endpoints = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                path = self.path.split("?", 1)[0]
-                if path == "/metrics":
-                    self._send(200, generate_latest(endpoints.registry), CONTENT_TYPE_LATEST)
-                elif path in ("/healthz", "/livez"):
-                    self._send(200, b"ok")
-                elif path == "/readyz":
-                    ok, why = endpoints.health.ready()
-                    self._send(200 if ok else 503, why.encode())
-                else:
-                    self._send(404, b"not found")
+def _handler(
+    routes: Mapping[str, Callable[[], Answer]], guard: Guard
+) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        timeout = REQUEST_TIMEOUT
 
-            def _send(self, code: int, body: bytes, kind: str = "text/plain") -> None:
-                self.send_response(code)
-                self.send_header("Content-Type", kind)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
+        def do_GET(self) -> None:
+            if guard.token is not None:
+                given = self.headers.get("Authorization", "").encode("latin-1", "replace")
+                if not guard.token.admits(given):
+                    self._send(401, b"Unauthorized", TEXT, {"WWW-Authenticate": "Bearer"})
+                    return
+            route = routes.get(self.path.split("?", 1)[0])
+            if route is None:
+                self._send(404, b"not found", TEXT)
+                return
+            self._send(*route())
 
-            def log_message(self, format: str, *args: object) -> None:
-                return  # (scrapes every few seconds: no line each)
+        def _send(
+            self, code: int, body: bytes, kind: str, headers: Mapping[str, str] | None = None
+        ) -> None:
+            self.send_response(code)
+            self.send_header("Content-Type", kind)
+            self.send_header("Content-Length", str(len(body)))
+            for key, value in (headers or {}).items():
+                self.send_header(key, value)
+            self.end_headers()
+            self.wfile.write(body)
 
-        return Handler
+        def log_message(self, format: str, *args: object) -> None:
+            return  # (probes and scrapes every few seconds: no line each)
+
+    return Handler

@@ -1,7 +1,8 @@
-"""`vcflow operator`'s process: connect (in-cluster config in a pod, else the kubeconfig),
-serve /metrics, /healthz and /readyz, win the Lease (`election`), then turn the JobFlow and
-JobTemplate controllers (`controller.manager.Manager`, as embedded) over `KubeStore` until
-told to stop; Volcano's job controller runs the vcjobs they create.
+"""`vcflow operator`'s process: open the health and metrics ports (`endpoints`: the metrics
+port's guard checked first), connect (in-cluster config in a pod, else the kubeconfig), win
+the Lease (`election`), then turn the JobFlow and JobTemplate controllers
+(`controller.manager.Manager`, as embedded) over `KubeStore` until told to stop; Volcano's
+job controller runs the vcjobs they create.
 
 While leading, a renewer thread renews the Lease every retry period; when it cannot within
 the renew deadline it gives leadership up the way client-go's users do: the process exits
@@ -20,6 +21,7 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from vcflow.api.errors import StoreError
 from vcflow.controller.manager import Manager
@@ -28,7 +30,14 @@ from vcflow.kubestore import KubeClient, KubeStore
 from vcflow.kubestore.client import DEFAULT_TIMEOUT
 from vcflow.kubestore.ratelimit import DEFAULT_BURST, DEFAULT_QPS
 from vcflow.operator.election import Elector, Timing
-from vcflow.operator.endpoints import Endpoints, Health, parse_address
+from vcflow.operator.endpoints import (
+    Health,
+    Listener,
+    Metrics,
+    metrics_guard,
+    parse_address,
+    served,
+)
 from vcflow.operator.podhosts import PodHosts
 from vcflow.operator.scope import Scoped
 
@@ -48,7 +57,11 @@ class Settings:
     namespaces: tuple[str, ...] = ()
     qps: float = DEFAULT_QPS
     burst: int = DEFAULT_BURST
-    metrics_addr: str = "127.0.0.1:8080"  # "" or "0": no endpoints
+    health_addr: str = "127.0.0.1:8081"  # "" or "0": no health port
+    metrics_addr: str = "127.0.0.1:8080"  # "" or "0": no metrics port
+    metrics_token_file: Path | None = None
+    metrics_tls_cert: Path | None = None
+    metrics_tls_key: Path | None = None
     leader_elect: bool = True
     lease_name: str = "vcflow-operator"
     lease_namespace: str | None = None  # None: the pod's namespace in a cluster, else default
@@ -132,16 +145,53 @@ def _exit_lost(elector: Elector) -> None:
     os._exit(LOST)  # (no write after losing the lease: the new leader resyncs)
 
 
+def listen(settings: Settings, health: Health, metrics: Metrics) -> list[Listener]:
+    """The health and metrics ports, serving; InputError (nothing left open) if the
+    metrics port's guard refuses the address, its files do not load, or a port is taken."""
+    guard = None
+    if served(settings.metrics_addr):
+        host = parse_address(settings.metrics_addr)[0]
+        guard = metrics_guard(
+            host,
+            settings.metrics_token_file,
+            settings.metrics_tls_cert,
+            settings.metrics_tls_key,
+        )
+    opened: list[Listener] = []
+    try:
+        if served(settings.health_addr):
+            address = parse_address(settings.health_addr, "--health-addr")
+            opened.append(Listener("--health-addr", address, health.routes()))
+        if guard is not None:
+            address = parse_address(settings.metrics_addr)
+            opened.append(Listener("--metrics-addr", address, metrics.routes(), guard))
+    except BaseException:
+        for listener in opened:
+            listener.server.server_close()
+        raise
+    for listener in opened:
+        listener.start()
+        log.info("serving %s on %s", listener.paths, listener.url)
+    return opened
+
+
 def run(settings: Settings, stopping: threading.Event) -> int:
     """Run the operator until `stopping` is set (see the module docstring); the exit code."""
+    health = Health(settings.lease_name)
+    metrics = Metrics(health)
+    listeners = listen(settings, health, metrics)
+    try:
+        return _run(settings, stopping, health, metrics if served(settings.metrics_addr) else None)
+    finally:
+        for listener in listeners:
+            listener.close()
+
+
+def _run(
+    settings: Settings, stopping: threading.Event, health: Health, metrics: Metrics | None
+) -> int:
     store = KubeStore(connect(settings))
     lease_store: KubeStore | None = None
-    health = Health(settings.lease_name)
-    endpoints = None
-    if settings.metrics_addr not in ("", "0"):
-        endpoints = Endpoints(parse_address(settings.metrics_addr), health)
-        endpoints.start()
-        log.info("serving /metrics, /healthz, /readyz on %s", endpoints.url)
     elector: Elector | None = None
     renewer: _Renewer | None = None
     try:
@@ -173,7 +223,7 @@ def run(settings: Settings, stopping: threading.Event) -> int:
         manager = Manager(
             scope,
             prober=SocketProber(hosts=PodHosts(scope)),
-            observer=endpoints.controllers.observer if endpoints is not None else None,
+            observer=metrics.controllers.observer if metrics is not None else None,
         )
         _turn(manager, stopping, health)
         return 0
@@ -183,8 +233,6 @@ def run(settings: Settings, stopping: threading.Event) -> int:
         if elector is not None and elector.leading:
             elector.release()
         health.leading = False
-        if endpoints is not None:
-            endpoints.close()
         store.close()
         if lease_store is not None:
             lease_store.close()

@@ -11,7 +11,6 @@ removes the advert files and returns. Called by `cli.server`.
 from __future__ import annotations
 
 import contextlib
-import ipaddress
 import logging
 import os
 import signal
@@ -31,7 +30,7 @@ from vcflow.controller.observer import Observer
 from vcflow.local import controlplane, statedir
 from vcflow.server import advertise
 from vcflow.server.app import Extend, Extensions, create_app
-from vcflow.server.auth import read_token
+from vcflow.telemetry.exposure import is_loopback, read_token
 
 log = logging.getLogger("vcflow.server")
 GRACE = 5.0  # seconds open requests get to finish at a stop (streams end at once)
@@ -54,15 +53,6 @@ class Settings:
     tls_cert: Path | None = None
     tls_key: Path | None = None
     log_level: str = "info"
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def check_exposure(settings: Settings) -> None:

@@ -1,0 +1,68 @@
+"""Who may reach a process's HTTP endpoints: the loopback rule (another address needs a
+bearer token and TLS), the owner-only token file, and the bearer check in constant time
+(`hmac.compare_digest`). One rule for `vcflow server` (`server.auth`, `server.serve`) and
+`vcflow operator`'s metrics (`operator.endpoints`).
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import os
+import stat
+from pathlib import Path
+
+from vcflow.api.errors import InputError
+
+
+class BadTokenFile(InputError):
+    """A token file that is unreadable, empty, or others can read."""
+
+
+def is_loopback(host: str) -> bool:
+    """`localhost` or a loopback address (127.0.0.0/8, ::1): reachable from this machine only."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def read_token(path: Path) -> str:
+    """The token in `path` (its first line, stripped); BadTokenFile if the file is not the
+    user's own, owner-only regular file, or holds no token."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError as exc:
+        raise BadTokenFile(f"cannot read token file {path}: {exc.strerror}") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise BadTokenFile(f"token file {path} is not a regular file")
+        if st.st_uid != os.geteuid():
+            raise BadTokenFile(f"token file {path} is not yours (uid {st.st_uid} owns it)")
+        mode = stat.S_IMODE(st.st_mode)
+        if mode & 0o077:
+            raise BadTokenFile(
+                f"permissions {mode:04o} for token file {path} are too open: it must be "
+                f"readable by you only (chmod 600 {path})"
+            )
+        text = os.read(fd, 65536).decode("utf-8", "replace")
+    finally:
+        os.close(fd)
+    token = text.strip().splitlines()[0].strip() if text.strip() else ""
+    if not token or any(c.isspace() or not c.isprintable() for c in token):
+        raise BadTokenFile(f"token file {path} holds no token (one line of printable text)")
+    return token
+
+
+class BearerToken:
+    """`admits(header)`: the Authorization header's bytes are `Bearer TOKEN`, compared in
+    constant time."""
+
+    def __init__(self, token: str) -> None:
+        self._expected = f"Bearer {token}".encode()
+
+    def admits(self, authorization: bytes) -> bool:
+        return hmac.compare_digest(authorization, self._expected)
