@@ -134,7 +134,8 @@ def _exit_lost(elector: Elector) -> None:
 
 def run(settings: Settings, stopping: threading.Event) -> int:
     """Run the operator until `stopping` is set (see the module docstring); the exit code."""
-    store = KubeStore(connect(settings))
+    # reads of the watched kinds from the informer's cache, Events sent in the background
+    store = KubeStore(connect(settings), cached_reads=True, async_events=True)
     lease_store: KubeStore | None = None
     health = Health(settings.lease_name)
     endpoints = None
