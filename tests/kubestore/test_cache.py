@@ -5,6 +5,7 @@ the object, a 410 on the watch lists again. Over `vcflow server`'s app."""
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -19,6 +20,7 @@ from vcflow.api.jobtemplate import JobTemplate
 from vcflow.api.vcjob import VCJob
 from vcflow.kubestore import KubeClient, KubeStore, Unreachable, cache, informer
 from vcflow.store import MemoryStore, wire
+from vcflow.store.base import poll
 
 
 @pytest.fixture
@@ -197,3 +199,40 @@ def test_reads_stay_direct_without_the_option(
     store.get(VCJob, "default", "a")
     store.get(VCJob, "default", "a")
     assert [m for m, _ in sent] == ["GET", "GET"]
+
+
+def test_polls_do_not_wait_for_own_writes_and_lose_nothing(
+    backend: KubeBackend, cached: KubeStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the cache answering reads, a poll hands out what has arrived instead of
+    waiting for the watch to bring the store's own writes; what it has not brought yet
+    comes at a later poll, and `wait` wakes for it."""
+    frames, gate = informer.frames, threading.Event()
+    gate.set()
+
+    def held(*args: Any, **kwargs: Any) -> Any:
+        for frame in frames(*args, **kwargs):
+            gate.wait(30)
+            yield frame
+
+    monkeypatch.setattr(informer, "frames", held)
+    assert _names(cached) == []
+    rv = cached.resource_version()
+    _, rv = poll(cached, rv, (VCJob,))
+    gate.clear()  # the watch brings nothing for now
+    backend.engine.create(vcjob("theirs"))
+    cached.create(vcjob("mine"))
+    began = time.monotonic()
+    found, resume = poll(cached, rv, (VCJob,))
+    assert found == [] and time.monotonic() - began < 1  # not waited for
+    assert _names(cached) == ["mine"]  # (its own write, from the cache)
+    woke: list[bool] = []
+    waiter = threading.Thread(target=lambda: woke.append(cached.wait(resume, 20)))
+    waiter.start()
+    began = time.monotonic()
+    gate.set()
+    waiter.join(25)
+    assert woke == [True] and time.monotonic() - began < 5
+    _until(lambda: len(cached.informer._feeds[VCJob].events) == 2)
+    found, _ = poll(cached, resume, (VCJob,))
+    assert [e.name for e in found] == ["theirs", "mine"]

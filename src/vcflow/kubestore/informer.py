@@ -129,12 +129,16 @@ class Informer:
             found = [e for feed in feeds for e in feed.after(since_rv)]
         return _sorted(found, namespace)
 
-    def poll(self, kinds: Sequence[Watched], since_rv: int) -> tuple[list[WatchEvent], int] | None:
+    def poll(
+        self, kinds: Sequence[Watched], since_rv: int, *, own_writes: bool = True
+    ) -> tuple[list[WatchEvent], int] | None:
         """`Store.poll_events`: the events of `kinds` after `since_rv` and the resume point,
-        each kind from where the previous poll that handed out `since_rv` left it."""
+        each kind from where the previous poll that handed out `since_rv` left it. Not
+        `own_writes`: what has arrived, without waiting for the store's own writes (the
+        cache has them; their events come at a later poll)."""
         key = tuple(sorted(f"{k.info.api_version}/{k.info.kind}" for k in kinds))
         with self._changed:
-            feeds = self._ready(kinds, since_rv)
+            feeds = self._ready(kinds, since_rv, own_writes=own_writes)
             if feeds is None:
                 return None
             at = self._cursors.get((key, since_rv), {})
@@ -159,16 +163,23 @@ class Informer:
 
     def wait(self, kinds: Sequence[Watched], since_rv: int, timeout: float) -> bool:
         """True once an event after `since_rv` arrived on any watch (the kinds read so far;
-        `kinds` when none is), or the store wrote after it; False after `timeout`."""
+        `kinds` when none is) — after where a poll that handed out `since_rv` left that
+        kind, if one did — or the store wrote after it; False after `timeout`."""
         with self._changed:
             if max(self.written.values(), default=0) > since_rv:
                 return True
             if not self._feeds:
                 self._start(kinds, since_rv)
+            left: Positions = {}
+            for (_, resume), positions in self._cursors.items():
+                if resume == since_rv:
+                    for model, rv in positions.items():
+                        left[model] = min(rv, left.get(model, rv))
 
             def arrived() -> bool:
                 return self._stopped or any(
-                    f.error is not None or bool(f.rvs and f.rvs[-1] > since_rv)
+                    f.error is not None
+                    or bool(f.rvs and f.rvs[-1] > left.get(f.kind.info.model, since_rv))
                     for f in self._feeds.values()
                 )
 
@@ -256,7 +267,9 @@ class Informer:
             if cache is not None:
                 cache.remove(key, rv)
 
-    def _ready(self, kinds: Sequence[Watched], since_rv: int) -> list[_Feed] | None:
+    def _ready(
+        self, kinds: Sequence[Watched], since_rv: int, *, own_writes: bool = True
+    ) -> list[_Feed] | None:
         """The feeds of `kinds` (started from `since_rv` if new), once each has passed the
         store's own last write of its kind; None if one starts after `since_rv`. Raises
         the error that ended a watch (Expired: every watch is dropped). Holds the lock."""
@@ -271,7 +284,8 @@ class Informer:
                 for f in feeds
             )
 
-        self._changed.wait_for(caught_up, OWN_WRITES_WAIT)
+        if own_writes:
+            self._changed.wait_for(caught_up, OWN_WRITES_WAIT)
         self._raise(feeds)
         return feeds
 

@@ -761,7 +761,7 @@ class KubeStore:
         `since_rv` (the store's own writes waited for, no request made), as an informer
         sees it: another client's write comes when its event does."""
         watched = self._watched(kinds)
-        polled = self.informer.poll(watched, since_rv)
+        polled = self.informer.poll(watched, since_rv, own_writes=not self.cached)
         if polled is not None:
             return polled
         found, latest = self._caught_up(since_rv, watched, None)
