@@ -39,6 +39,8 @@ SERVICE_ACCOUNT_NAMESPACE = "/var/run/secrets/kubernetes.io/serviceaccount/names
 RESTART_WAIT = 1.0
 #: the process's exit code when it lost the Lease
 LOST = 1
+#: the vcjobs of one flow sync are created this many at a time
+CREATE_WORKERS = 4
 
 
 @dataclass(frozen=True)
@@ -175,8 +177,12 @@ def run(settings: Settings, stopping: threading.Event) -> int:
             scope,
             prober=SocketProber(hosts=PodHosts(scope)),
             observer=endpoints.controllers.observer if endpoints is not None else None,
+            create_workers=CREATE_WORKERS,
         )
-        _turn(manager, stopping, health)
+        try:
+            _turn(manager, stopping, health)
+        finally:
+            manager.flows.close()
         return 0
     finally:
         if renewer is not None:
