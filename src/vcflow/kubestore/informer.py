@@ -13,7 +13,8 @@ by `store`; stopped by `KubeStore.close()`.
   lags another's loses no event and repeats none. (A resume point no longer kept is read
   by resourceVersion alone: a lagging stream's events before it would be missed.)
 - Read-your-writes: a read waits (a little) until each kind's stream has passed the
-  store's own last write of it (`written`).
+  store's own last write of it (`written`); a poll without `own_writes` (the store reads
+  from the cache) does not.
 - With cached reads (`read`), a kind's objects are also kept (`cache.KindCache`): listed
   once, then each event applied as it arrives, under the lock the events are kept under,
   so the cache is never behind the events a watcher has been handed. Dropping the watches

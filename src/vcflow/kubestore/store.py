@@ -33,7 +33,8 @@ Opt-ins of the operator (client-go's informer caches and EventBroadcaster):
   write of this store goes into it at once (if newer), so the caller reads its own writes.
   A write refused with 409 (AlreadyExists, Conflict: the caller's view was stale) re-reads
   the object directly into the cache, so the caller's next read is fresh. Other reads are
-  direct.
+  direct. `poll_events` then does not wait for the watches to bring the store's own writes
+  back (the cache has them): their events come at a later poll.
 - `async_events`: Events are queued to a sender thread (`eventsender`): `create` of an
   Event returns at once, the Event as given.
 """
