@@ -31,7 +31,8 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
@@ -59,6 +60,8 @@ from vcflow.reconcile import flow as reconcile
 from vcflow.reconcile import jobs as jobbuild
 from vcflow.store.base import EventType, Store, WatchEvent
 
+#: what refused a vcjob's create (an outcome of the sync, not its failure)
+_Refusal = AlreadyExists | InputError
 #: Consecutive failures after which a flow gets a Warning event and a condition.
 WARN_AFTER = 16
 #: Seconds of wall time a dirty status waits at most during a burst (unless the last flush
@@ -108,8 +111,13 @@ class FlowController:
         create_batch: int | None = None,
         prober: Prober | None = None,
         observer: Observer | None = None,
+        create_workers: int = 1,
     ) -> None:
         self.store = store
+        #: the vcjobs of one sync are POSTed this many at a time (1: one after another);
+        #: their answers are taken in plan order
+        self.create_workers = create_workers
+        self._pool: ThreadPoolExecutor | None = None
         self.clock = clock
         self.recorder = recorder
         self.observer = observer or Observer()
@@ -361,12 +369,15 @@ class FlowController:
         retry = False
         key = FlowKey(flow.namespace, flow.name)
         with self.store.transaction():
+            ready = []
             for job in plan.create:
                 if flowactions.pods_remain(self.store, job):
                     index.defer_create(job.name, flowactions.PODS_REMAIN)
                     self.queue.add_after(key, flowactions.POD_WAIT)
                     continue
-                retry |= not self._create(index, job, flow)
+                ready.append(job)
+            for job, refused in self._post(ready):
+                retry |= not self._created(index, job, flow, refused)
             for name in plan.terminate:
                 flowactions.terminate_for_deadline(
                     self.store, self.recorder, flow, name, self.clock.now()
@@ -404,19 +415,53 @@ class FlowController:
             wait = (due - self.clock.now()).total_seconds()
             self.queue.add_after(key, max(wait, 0.0))
 
-    def _create(self, index: reconcile.FlowIndex, job: VCJob, flow: JobFlow) -> bool:
-        """Create one vcjob; False when it must be retried (CreateFailed, row 9)."""
-        try:
-            self.store.create(job)
-        except AlreadyExists:
+    def _post(self, jobs: Sequence[VCJob]) -> Iterator[tuple[VCJob, _Refusal | None]]:
+        """Each vcjob created, in plan order, with the AlreadyExists or InputError that
+        refused it (None: created). With `create_workers`, the creates of one sync run at
+        once and every one is answered before any is taken (a store error is raised at its
+        place, as one after another)."""
+        if self.create_workers <= 1 or len(jobs) <= 1:
+            for job in jobs:
+                yield job, _try_create(self.store, job)
+            return
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(self.create_workers, "vcflow-create")
+        futures = [self._pool.submit(_try_create, self.store, job) for job in jobs]
+        outcomes: list[_Refusal | None] = []
+        error: BaseException | None = None
+        for future in futures:
+            try:
+                outcomes.append(future.result())
+            except BaseException as exc:
+                error = error or exc
+                break
+        if error is not None:
+            for future in futures:  # (none left running when the sync gives up)
+                with contextlib.suppress(BaseException):
+                    future.result()
+        yield from zip(jobs, outcomes, strict=False)
+        if error is not None:
+            raise error
+
+    def close(self) -> None:
+        """Stop the create workers (if any)."""
+        if self._pool is not None:
+            self._pool.shutdown()
+            self._pool = None
+
+    def _created(
+        self, index: reconcile.FlowIndex, job: VCJob, flow: JobFlow, refused: _Refusal | None
+    ) -> bool:
+        """Note one vcjob's create; False when it must be retried (CreateFailed, row 9)."""
+        if isinstance(refused, AlreadyExists):
             existing = self.store.get(VCJob, job.namespace, job.name)
             if jobbuild.is_owned_by(existing, flow):
                 index.mark_created(job.name)
             else:
                 index.mark_conflict(existing)
             return True
-        except InputError as exc:
-            index.mark_create_failed(job.name, str(exc).replace("\n", "; "))
+        if refused is not None:
+            index.mark_create_failed(job.name, str(refused).replace("\n", "; "))
             return False
         index.mark_created(job.name)
         self._report_created(index, FlowKey(flow.namespace, flow.name), job.name)
@@ -526,6 +571,15 @@ class FlowController:
                 self.store.update_status(flow)
         except (StoreError, ValidationFailed):
             pass  # the store itself is failing (or refuses the status); the retry goes on
+
+
+def _try_create(store: Store, job: VCJob) -> _Refusal | None:
+    """Create `job`; the AlreadyExists or InputError that refused it, else None."""
+    try:
+        store.create(job)
+    except (AlreadyExists, InputError) as exc:
+        return exc
+    return None
 
 
 def _rv(obj: JobFlow) -> int:

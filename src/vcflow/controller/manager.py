@@ -38,13 +38,15 @@ class Manager:
         create_batch: int | None = None,
         prober: Prober | None = None,
         observer: Observer | None = None,
+        create_workers: int = 1,
     ) -> None:
         """`create_batch`: a flow sync creates at most that many vcjobs, and the flow's next
         sync — at the next `settle` — goes on. `vcflow run` settles its runtime in between,
         so the pods of a wide flow's first vcjobs run while the rest are created. `prober`
         runs the flows' probe checks (default: real sockets); `observer` is told each sync's
         duration and each vcjob's wait since its dependencies were met (the server's
-        metrics)."""
+        metrics); `create_workers`: the vcjobs of one flow sync are created that many at a
+        time (a store whose calls may run on several threads: the operator's KubeStore)."""
         self.store = store
         self.clock = clock or clocks.SystemClock()
         self.observer = observer or Observer()
@@ -56,6 +58,7 @@ class Manager:
             create_batch=create_batch,
             prober=prober,
             observer=self.observer,
+            create_workers=create_workers,
         )
         self.templates = TemplateController(store, self.clock)
         self.controllers: list[Controller] = [self.flows, self.templates]

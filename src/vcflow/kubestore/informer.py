@@ -13,7 +13,12 @@ by `store`; stopped by `KubeStore.close()`.
   lags another's loses no event and repeats none. (A resume point no longer kept is read
   by resourceVersion alone: a lagging stream's events before it would be missed.)
 - Read-your-writes: a read waits (a little) until each kind's stream has passed the
-  store's own last write of it (`written`).
+  store's own last write of it (`written`); a poll without `own_writes` (the store reads
+  from the cache) does not.
+- With cached reads (`read`), a kind's objects are also kept (`cache.KindCache`): listed
+  once, then each event applied as it arrives, under the lock the events are kept under,
+  so the cache is never behind the events a watcher has been handed. Dropping the watches
+  (410, close) drops the caches too: the next read lists again.
 """
 
 from __future__ import annotations
@@ -21,10 +26,13 @@ from __future__ import annotations
 import bisect
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
+from vcflow.api.errors import StoreError
 from vcflow.api.meta import Resource
+from vcflow.kubestore.cache import Key, KindCache
 from vcflow.kubestore.client import KubeClient, Unreachable
 from vcflow.kubestore.watching import READ_TIMEOUT, STREAM_SECONDS, Watched, frames
 from vcflow.store.base import Expired, WatchEvent
@@ -40,6 +48,11 @@ CURSORS = 64
 BACKOFF = (0.1, 5.0)
 
 Positions = dict[type[Resource], int]
+#: a kind's objects and the resourceVersion of their list (`read`'s `lister`)
+Listed = tuple[list[tuple[Key, int, str]], int]
+#: tries of a cache's initial list (one whose watch cannot start from it is listed again)
+LIST_TRIES = 3
+T = TypeVar("T")
 
 
 @dataclass
@@ -87,6 +100,8 @@ class Informer:
         self._changed = threading.Condition()
         self._generation = 0  # bumped when every watch is dropped (410, close)
         self._stopped = False
+        self._caches: dict[type[Resource], KindCache] = {}
+        self._listing = threading.Lock()  # one initial list at a time
 
     # --- reads ------------------------------------------------------------------------
 
@@ -115,12 +130,16 @@ class Informer:
             found = [e for feed in feeds for e in feed.after(since_rv)]
         return _sorted(found, namespace)
 
-    def poll(self, kinds: Sequence[Watched], since_rv: int) -> tuple[list[WatchEvent], int] | None:
+    def poll(
+        self, kinds: Sequence[Watched], since_rv: int, *, own_writes: bool = True
+    ) -> tuple[list[WatchEvent], int] | None:
         """`Store.poll_events`: the events of `kinds` after `since_rv` and the resume point,
-        each kind from where the previous poll that handed out `since_rv` left it."""
+        each kind from where the previous poll that handed out `since_rv` left it. Not
+        `own_writes`: what has arrived, without waiting for the store's own writes (the
+        cache has them; their events come at a later poll)."""
         key = tuple(sorted(f"{k.info.api_version}/{k.info.kind}" for k in kinds))
         with self._changed:
-            feeds = self._ready(kinds, since_rv)
+            feeds = self._ready(kinds, since_rv, own_writes=own_writes)
             if feeds is None:
                 return None
             at = self._cursors.get((key, since_rv), {})
@@ -145,16 +164,23 @@ class Informer:
 
     def wait(self, kinds: Sequence[Watched], since_rv: int, timeout: float) -> bool:
         """True once an event after `since_rv` arrived on any watch (the kinds read so far;
-        `kinds` when none is), or the store wrote after it; False after `timeout`."""
+        `kinds` when none is) — after where a poll that handed out `since_rv` left that
+        kind, if one did — or the store wrote after it; False after `timeout`."""
         with self._changed:
             if max(self.written.values(), default=0) > since_rv:
                 return True
             if not self._feeds:
                 self._start(kinds, since_rv)
+            left: Positions = {}
+            for (_, resume), positions in self._cursors.items():
+                if resume == since_rv:
+                    for model, rv in positions.items():
+                        left[model] = min(rv, left.get(model, rv))
 
             def arrived() -> bool:
                 return self._stopped or any(
-                    f.error is not None or bool(f.rvs and f.rvs[-1] > since_rv)
+                    f.error is not None
+                    or bool(f.rvs and f.rvs[-1] > left.get(f.kind.info.model, since_rv))
                     for f in self._feeds.values()
                 )
 
@@ -164,7 +190,87 @@ class Informer:
         with self._changed:
             self.written[model] = max(self.written.get(model, 0), rv)
 
-    def _ready(self, kinds: Sequence[Watched], since_rv: int) -> list[_Feed] | None:
+    # --- the cache ----------------------------------------------------------------------
+
+    def read(self, kind: Watched, lister: Callable[[], Listed], fn: Callable[[KindCache], T]) -> T:
+        """`fn` of `kind`'s cache, under the lock; the cache is first listed (`lister`, a
+        direct list) if it is not yet, and its watch started from that list (a 410 on it:
+        listed again). A watch ended by another error raises it."""
+        model = kind.info.model
+        with self._changed:
+            cache = self._synced(model)
+            if cache is not None:
+                return fn(cache)
+        with self._listing:
+            for _ in range(LIST_TRIES):
+                with self._changed:
+                    cache = self._synced(model)
+                    if cache is not None:
+                        return fn(cache)
+                    generation = self._generation
+                items, rv = lister()
+                with self._changed:
+                    if generation != self._generation or self._stopped:
+                        continue
+                    cache = KindCache(rv, items)
+                    feed = self._feeds.get(model)
+                    if feed is not None and feed.error is not None:
+                        if not isinstance(feed.error, Expired):
+                            raise feed.error
+                        self._drop()  # (410: every watch starts over, this one from the list)
+                        feed = None
+                    if feed is None:
+                        self._start([kind], rv)
+                    elif feed.floor > rv:
+                        continue  # events between the list and the watch are missing
+                    else:
+                        for event in feed.after(rv):
+                            cache.event(event)
+                    self._caches[model] = cache
+                    if self.written.get(model, 0) > rv:  # (written while it was listed)
+                        self._changed.wait_for(
+                            lambda: (
+                                self._stopped or self._caught_up(model, self.written.get(model, 0))
+                            ),
+                            OWN_WRITES_WAIT,
+                        )
+                    return fn(cache)
+        raise StoreError(f"listing {kind.info.kind}: its watch could not start from the list")
+
+    def _synced(self, model: type[Resource]) -> KindCache | None:
+        """The kind's cache if it is listed and its watch goes on; a 410 drops every watch
+        (None: list again); another error that ended the watch is raised. Holds the lock."""
+        cache, feed = self._caches.get(model), self._feeds.get(model)
+        if cache is None or feed is None:
+            return None
+        if feed.error is None:
+            return cache
+        if isinstance(feed.error, Expired):
+            self._drop()
+            return None
+        raise feed.error
+
+    def _caught_up(self, model: type[Resource], rv: int) -> bool:
+        feed = self._feeds.get(model)
+        return feed is None or feed.error is not None or feed.progress >= rv
+
+    def put(self, model: type[Resource], key: Key, rv: int, data: str) -> None:
+        """The answer to this store's own write, into the kind's cache (if it has one)."""
+        with self._changed:
+            cache = self._caches.get(model)
+            if cache is not None and rv > cache.listed:
+                cache.put(key, rv, data)
+
+    def remove(self, model: type[Resource], key: Key, rv: int) -> None:
+        """This store deleted the object: out of the kind's cache (if it has one)."""
+        with self._changed:
+            cache = self._caches.get(model)
+            if cache is not None:
+                cache.remove(key, rv)
+
+    def _ready(
+        self, kinds: Sequence[Watched], since_rv: int, *, own_writes: bool = True
+    ) -> list[_Feed] | None:
         """The feeds of `kinds` (started from `since_rv` if new), once each has passed the
         store's own last write of its kind; None if one starts after `since_rv`. Raises
         the error that ended a watch (Expired: every watch is dropped). Holds the lock."""
@@ -179,7 +285,8 @@ class Informer:
                 for f in feeds
             )
 
-        self._changed.wait_for(caught_up, OWN_WRITES_WAIT)
+        if own_writes:
+            self._changed.wait_for(caught_up, OWN_WRITES_WAIT)
         self._raise(feeds)
         return feeds
 
@@ -229,6 +336,9 @@ class Informer:
                             return
                         if event is not None:
                             feed.add(event)
+                            cache = self._caches.get(feed.kind.info.model)
+                            if cache is not None:
+                                cache.event(event)
                         feed.progress = max(feed.progress, rv)
                         self._changed.notify_all()
                     backoff = BACKOFF[0]
@@ -249,6 +359,7 @@ class Informer:
         """Forget every watch (their threads end at their next frame). Holds the lock."""
         self._generation += 1
         self._feeds.clear()
+        self._caches.clear()
         self._cursors.clear()
         self._changed.notify_all()
 

@@ -26,15 +26,27 @@ status writes: a JSON merge patch of the status subresource (`statuspatch`), fro
 status the caller's `base` holds (else the stored one), with the caller's resourceVersion
 as its precondition if it gives one; a concurrent spec write does not make it fail. An
 unconditional one over a status another writer changed since `base` merges into theirs.
+
+Opt-ins of the operator (client-go's informer caches and EventBroadcaster):
+- `cached_reads`: get/list/names/phase of the watched kinds (`CACHED`) answered from the
+  informer's cache (`cache`), listed once and kept by the watch; the answer to every
+  write of this store goes into it at once (if newer), so the caller reads its own writes.
+  A write refused with 409 (AlreadyExists, Conflict: the caller's view was stale) re-reads
+  the object directly into the cache, so the caller's next read is fresh. Other reads are
+  direct. `poll_events` then does not wait for the watches to bring the store's own writes
+  back (the cache has them): their events come at a later poll.
+- `async_events`: Events are queued to a sender thread (`eventsender`): `create` of an
+  Event returns at once, the Event as given.
 """
 
 from __future__ import annotations
 
 import builtins
+import json
 import threading
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 from vcflow.api import names as apinames
 from vcflow.api import resources
@@ -51,10 +63,13 @@ from vcflow.api.jobflow import JobFlow
 from vcflow.api.jobtemplate import JobTemplate
 from vcflow.api.meta import Resource
 from vcflow.api.pod import Pod
+from vcflow.api.vcjob import VCJob
 from vcflow.kubestore import eventsapi, statuspatch, watching
 from vcflow.kubestore import status as statuses
+from vcflow.kubestore.cache import KindCache
 from vcflow.kubestore.client import MERGE_PATCH, KubeClient, Response, Unreachable
-from vcflow.kubestore.informer import Informer
+from vcflow.kubestore.eventsender import EventSender
+from vcflow.kubestore.informer import Informer, Listed
 from vcflow.kubestore.status import Forbidden
 from vcflow.store import wire
 from vcflow.store.base import (
@@ -82,6 +97,9 @@ PAGE = 500
 CATCH_UP_IDLE = 0.5
 #: kinds written first in an apply (others refer to them by name)
 _FIRST = (JobTemplate,)
+T = TypeVar("T")
+#: the kinds `cached_reads` answers from the informer's cache (what the controllers read)
+CACHED: tuple[type[Resource], ...] = (JobFlow, JobTemplate, VCJob)
 
 
 class KubeStore:
@@ -93,13 +111,20 @@ class KubeStore:
         *,
         kinds: KindRegistry | None = None,
         reporting_instance: str | None = None,
+        cached_reads: bool = False,
+        async_events: bool = False,
     ) -> None:
-        """`reporting_instance`: the Events' `reportingInstance` (default: vcflow-<host>)."""
+        """`reporting_instance`: the Events' `reportingInstance` (default: vcflow-<host>);
+        `cached_reads`, `async_events`: see the module docstring."""
         self.client = client
         self.reporting_instance = reporting_instance or eventsapi.default_instance()
         self.kinds = kinds.copy() if kinds is not None else default_kinds()
         self._local = threading.local()
         self.informer = Informer(client)
+        self.cached: frozenset[type[Resource]] = frozenset(CACHED if cached_reads else ())
+        self.events: EventSender | None = None
+        if async_events:
+            self.events = EventSender(lambda event: self._create(event, dry_run=False))
 
     def __enter__(self) -> KubeStore:
         return self
@@ -108,6 +133,8 @@ class KubeStore:
         self.close()
 
     def close(self) -> None:
+        if self.events is not None:
+            self.events.close()
         self.informer.stop()
         self.client.close()
 
@@ -149,18 +176,85 @@ class KubeStore:
         response = self.client.request(
             method, path, query=query, body=body, content_type=content_type
         )
+        written = method != "GET" and ("dryRun", "All") not in query
         if not response.ok:
-            raise statuses.error_for(response, kind=info.kind, namespace=namespace, name=name)
-        if method != "GET" and ("dryRun", "All") not in query:
-            self._wrote(info, response)
+            error = statuses.error_for(response, kind=info.kind, namespace=namespace, name=name)
+            if written and isinstance(error, AlreadyExists | Conflict) and name:
+                self._refresh(info, namespace or apinames.DEFAULT_NAMESPACE, name)
+            raise error
+        if written:
+            self._wrote(info, response, deleted=method == "DELETE")
         return response
 
-    def _wrote(self, info: KindInfo, response: Response) -> None:
-        """Note the resourceVersion of a write, so reads wait for its watch event."""
-        meta = response.json().get("metadata") if response.data else None
+    def _wrote(self, info: KindInfo, response: Response, *, deleted: bool = False) -> None:
+        """Note the resourceVersion of a write, so reads wait for its watch event, and put
+        the object written in the cache (a deleted one out of it, unless finalizers hold
+        it)."""
+        data = response.json() if response.data else None
+        meta = data.get("metadata") if isinstance(data, dict) else None
         rv = meta.get("resourceVersion") if isinstance(meta, dict) else None
-        if isinstance(rv, str) and rv.isdigit():
-            self.informer.wrote(info.model, int(rv))
+        if not (isinstance(rv, str) and rv.isdigit()):
+            return
+        self.informer.wrote(info.model, int(rv))
+        if info.model in self.cached and isinstance(data, dict) and isinstance(meta, dict):
+            key = (str(meta.get("namespace") or ""), str(meta.get("name") or ""))
+            if deleted and not (meta.get("deletionTimestamp") and meta.get("finalizers")):
+                self.informer.remove(info.model, key, int(rv))
+            else:
+                self.informer.put(info.model, key, int(rv), self._wire(info, data))
+
+    def _refresh(self, info: KindInfo, namespace: str, name: str) -> None:
+        """Re-read an object directly into the cache after a write the server refused as
+        stale (409), so the caller's next read sees what the server holds."""
+        if info.model not in self.cached:
+            return
+        path = self._resource(info).path(namespace, name)
+        response = self.client.request("GET", path)
+        if response.ok:
+            data = response.json()
+            rv = int((data.get("metadata") or {}).get("resourceVersion") or 0)
+            self.informer.put(info.model, (namespace, name), rv, self._wire(info, data))
+
+    @staticmethod
+    def _wire(info: KindInfo, data: dict[str, Any]) -> str:
+        """An object of the API as the cache keeps it (JSON, apiVersion and kind set)."""
+        data.setdefault("apiVersion", info.api_version)
+        data.setdefault("kind", info.kind)
+        return wire.dumps(data)
+
+    def _lister(self, info: KindInfo) -> Callable[[], Listed]:
+        """The cache's initial list of a kind: every namespace, directly."""
+
+        def listed() -> Listed:
+            items, rv = self._list_data(info, None, None)
+            return [
+                (
+                    (str(item["metadata"].get("namespace") or ""), str(item["metadata"]["name"])),
+                    int(item["metadata"].get("resourceVersion") or 0),
+                    self._wire(info, item),
+                )
+                for item in items
+            ], rv
+
+        return listed
+
+    def _from_cache(self, info: KindInfo, fn: Callable[[KindCache], T]) -> T:
+        return self.informer.read(self._watched([info.model])[0], self._lister(info), fn)
+
+    def _cached_get(self, info: KindInfo, namespace: str, name: str) -> str:
+        """The cached object's JSON; NotFound as the API server says it."""
+        found = self._from_cache(info, lambda cache: cache.get(namespace, name))
+        if found is None:
+            resource = self._resource(info)
+            qualified = f"{resource.plural}.{resource.group}" if resource.group else resource.plural
+            raise NotFound(f'{qualified} "{name}" not found')
+        return found
+
+    def _cached_list(
+        self, info: KindInfo, namespace: str | None, label_selector: SelectorLike
+    ) -> builtins.list[tuple[tuple[str, str], str]]:
+        selector = Selector.coerce(label_selector)
+        return self._from_cache(info, lambda cache: cache.list(namespace, selector))
 
     def _model(self, info: KindInfo, data: Any) -> Resource:
         if info.model is Event and isinstance(data, dict):
@@ -174,6 +268,8 @@ class KubeStore:
 
     def get(self, kind: type[R], namespace: str, name: str) -> R:
         info, resource = self._kind(kind)
+        if kind in self.cached:
+            return kind.model_validate_json(self._cached_get(info, namespace, name))
         path = resource.path(namespace, name)
         return cast(R, self._model(info, self._call(info, "GET", path, name=name).json()))
 
@@ -217,6 +313,9 @@ class KubeStore:
         self, kind: type[R], namespace: str | None = None, label_selector: SelectorLike = None
     ) -> builtins.list[R]:
         info, _ = self._kind(kind)
+        if kind in self.cached:
+            found = self._cached_list(info, namespace, label_selector)
+            return [kind.model_validate_json(data) for _, data in found]
         items, _ = self._list_data(info, namespace, label_selector)
         return [cast(R, self._model(info, item)) for item in items]
 
@@ -224,12 +323,18 @@ class KubeStore:
         self, kind: type[Resource], namespace: str, label_selector: SelectorLike = None
     ) -> builtins.list[str]:
         info, _ = self._kind(kind)
+        if kind in self.cached:
+            return [key[1] for key, _ in self._cached_list(info, namespace, label_selector)]
         items, _ = self._list_data(info, namespace, label_selector)
         return [str((item.get("metadata") or {}).get("name") or "") for item in items]
 
     def phase(self, kind: type[Resource], namespace: str, name: str) -> str:
         info, _ = self._kind(kind)
-        status = self._get_data(info, namespace, name).get("status")
+        if kind in self.cached:
+            data = json.loads(self._cached_get(info, namespace, name))
+        else:
+            data = self._get_data(info, namespace, name)
+        status = data.get("status")
         state = status.get("state") if isinstance(status, dict) else None
         phase = state.get("phase") if isinstance(state, dict) else None
         return phase if isinstance(phase, str) else ""
@@ -245,7 +350,11 @@ class KubeStore:
 
     def create(self, obj: R, *, admit: bool = True) -> R:
         """POST the object; admission always runs on the server (`admit` is ignored). A
-        status given is written after (the status subresource drops it on create)."""
+        status given is written after (the status subresource drops it on create). With
+        `async_events`, an Event is queued and returned as given."""
+        if self.events is not None and isinstance(obj, Event):
+            self.events.submit(obj)
+            return obj
         created = self._create(obj, dry_run=False)
         if "status" in obj.model_fields_set and obj.to_dict().get("status"):
             wanted = wire.status_of(obj).get("status")
@@ -653,7 +762,7 @@ class KubeStore:
         `since_rv` (the store's own writes waited for, no request made), as an informer
         sees it: another client's write comes when its event does."""
         watched = self._watched(kinds)
-        polled = self.informer.poll(watched, since_rv)
+        polled = self.informer.poll(watched, since_rv, own_writes=not self.cached)
         if polled is not None:
             return polled
         found, latest = self._caught_up(since_rv, watched, None)

@@ -48,6 +48,8 @@ SERVICE_ACCOUNT_NAMESPACE = "/var/run/secrets/kubernetes.io/serviceaccount/names
 RESTART_WAIT = 1.0
 #: the process's exit code when it lost the Lease
 LOST = 1
+#: the vcjobs of one flow sync are created this many at a time
+CREATE_WORKERS = 4
 
 
 @dataclass(frozen=True)
@@ -190,7 +192,8 @@ def run(settings: Settings, stopping: threading.Event) -> int:
 def _run(
     settings: Settings, stopping: threading.Event, health: Health, metrics: Metrics | None
 ) -> int:
-    store = KubeStore(connect(settings))
+    # reads of the watched kinds from the informer's cache, Events sent in the background
+    store = KubeStore(connect(settings), cached_reads=True, async_events=True)
     lease_store: KubeStore | None = None
     elector: Elector | None = None
     renewer: _Renewer | None = None
@@ -224,8 +227,12 @@ def _run(
             scope,
             prober=SocketProber(hosts=PodHosts(scope)),
             observer=metrics.controllers.observer if metrics is not None else None,
+            create_workers=CREATE_WORKERS,
         )
-        _turn(manager, stopping, health)
+        try:
+            _turn(manager, stopping, health)
+        finally:
+            manager.flows.close()
         return 0
     finally:
         if renewer is not None:
