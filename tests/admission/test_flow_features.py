@@ -41,14 +41,18 @@ def template(name: str, **spec: Any) -> JobTemplate:
     )
 
 
-def problems(data: dict[str, Any], *templates: JobTemplate) -> tuple[list[str], list[str]]:
+def problems(
+    data: dict[str, Any], *templates: JobTemplate, local_runtime: bool = True
+) -> tuple[list[str], list[str]]:
     """(errors, warnings) as `path: message (hint)` lines, the model's errors included."""
     doc = loading.Document(data, Origin("flow.yaml", 0))
     obj, schema = loading.to_model(doc)
     if obj is None:
         return [f"{e.path}: {e.message}" for e in schema], []
     assert isinstance(obj, JobFlow)
-    context = review.Context(templates={t.name: t for t in templates}, unknown_fields=False)
+    context = review.Context(
+        templates={t.name: t for t in templates}, unknown_fields=False, local_runtime=local_runtime
+    )
     found = review.review(obj, context=context)
     line = lambda e: f"{e.path}: {e.message}" + (f" ({e.hint})" if e.hint else "")  # noqa: E731
     return [line(e) for e in found if not e.warning], [line(e) for e in found if e.warning]
@@ -290,6 +294,9 @@ def test_a_probe_of_a_svc_job_or_of_a_missing_task_is_a_warning() -> None:
         "a network of their own that a probe cannot reach: the entry waits for a to complete; "
         "give task main's pod template the annotation vcflow.io/network: host to probe it",
     ]
+    # on a cluster (the webhook: no local runtime) each pod has its own IP: nothing to say
+    _, on_cluster = problems(data, server, template("b"), local_runtime=False)
+    assert on_cluster == warnings[:1]
     pod = {"restartPolicy": "Never", "containers": [{"name": "m", "command": ["true"]}]}
     host = {"metadata": {"annotations": {"vcflow.io/network": "host"}}, "spec": pod}
     on_host = template(

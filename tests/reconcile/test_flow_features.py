@@ -447,6 +447,21 @@ def test_a_probe_of_a_svc_job_waits_for_completed_and_says_why() -> None:
     assert created(index.decide(T, now=T0)) == ["f-b"]
 
 
+def test_on_a_pod_network_a_probe_of_a_svc_job_runs_while_it_runs() -> None:
+    """On a cluster (the operator: each pod at its own IP) the svc plugin's own network is
+    no obstacle: the probe runs once the pods run, as for any job."""
+    f = probed_flow({"tcpSocketList": [{"port": 6379}]})
+    running = serving(f, 1)
+    assert running.spec is not None
+    running.spec.plugins = {"svc": []}
+    index, _ = reconcile.plan(f, T, [running], now=T0, pod_network=True)
+    index.decide(T, now=T0)
+    (round_,) = index.take_probes()
+    assert [(c.kind, c.port) for c in round_.checks] == [("tcpSocket", 6379)]
+    assert index.probe_result("b", "a", True, "", T0)
+    assert created(index.decide(T, now=T0)) == ["f-b"]
+
+
 def test_a_job_that_had_failed_keeps_its_reason_when_its_vcjob_is_deleted() -> None:
     f = retrying_flow()
     f.spec.retry_policy.max_retries = 1  # type: ignore[union-attr]

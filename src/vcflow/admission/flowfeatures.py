@@ -27,8 +27,11 @@ RESTARTS = frozenset(
 DEFAULT_MAX_RETRY = 3  # the vcjob webhook's default for `maxRetry`
 
 
-def validate(flow: JobFlow, templates: Mapping[str, JobTemplate]) -> list[FieldError]:
-    """Every problem of the flow's retry policies, deadlines, outcomes and probes."""
+def validate(
+    flow: JobFlow, templates: Mapping[str, JobTemplate], *, local_runtime: bool = True
+) -> list[FieldError]:
+    """Every problem of the flow's retry policies, deadlines, outcomes and probes
+    (`local_runtime`: and what a local run's probes cannot reach)."""
     found: list[FieldError] = []
     spec = flow.spec
     if spec is not None:
@@ -40,7 +43,7 @@ def validate(flow: JobFlow, templates: Mapping[str, JobTemplate]) -> list[FieldE
         found += _deadline(entry.active_deadline_seconds, f"{base}.activeDeadlineSeconds")
         found += _dependency(entry, f"{base}.dependsOn")
         found += _restarts_multiply(flow, entry, base, templates.get(entry.name))
-        found += _probe_reach(flow, entry, f"{base}.dependsOn.probe", templates)
+        found += _probe_reach(flow, entry, f"{base}.dependsOn.probe", templates, local_runtime)
     return found
 
 
@@ -269,9 +272,14 @@ def _restarts_multiply(
 
 
 def _probe_reach(
-    flow: JobFlow, entry: Flow, path: str, templates: Mapping[str, JobTemplate]
+    flow: JobFlow,
+    entry: Flow,
+    path: str,
+    templates: Mapping[str, JobTemplate],
+    local_runtime: bool,
 ) -> list[FieldError]:
-    """A probe of a task the target lacks, or of a port a local run cannot reach."""
+    """A probe of a task the target lacks, or (`local_runtime`) of a port a local run
+    cannot reach: on a cluster every pod has its own IP."""
     probe = entry.probe
     if probe is None:
         return []
@@ -296,7 +304,7 @@ def _probe_reach(
                     )
                 )
         plugins = spec.plugins or {}
-        if connects and any(p in plugins for p in volumes.SVC_PLUGINS):
+        if local_runtime and connects and any(p in plugins for p in volumes.SVC_PLUGINS):
             probed = set(connects)
             own = [
                 n

@@ -30,12 +30,14 @@ def validate_jobflow(
     old: JobFlow | None = None,
     templates: dict[str, JobTemplate] | None = None,
     resolve_templates: bool = False,
+    local_runtime: bool = True,
 ) -> list[FieldError]:
     """All problems of a JobFlow create (old=None) or update; warnings included.
 
     `templates` (same namespace) lets the check reach into what each entry will create:
     pod names and the patched job spec. With `resolve_templates`, a missing template is a
-    warning (the entry would wait with TemplateNotFound).
+    warning (the entry would wait with TemplateNotFound). `local_runtime`: say what only
+    vcflow's local runtime cannot do (off for a cluster's webhook).
     """
     errors: list[FieldError] = []
     if old is not None and _spec_dump(old) != _spec_dump(flow):
@@ -45,7 +47,7 @@ def validate_jobflow(
     errors += _unique_names(flows)
     errors += _dag(flows)
     errors += _probes(flows)
-    errors += flowfeatures.validate(flow, templates or {})
+    errors += flowfeatures.validate(flow, templates or {}, local_runtime=local_runtime)
     errors += _generated_names(flow)
     errors += _entries_against_templates(flow, templates or {}, resolve_templates)
     return errors

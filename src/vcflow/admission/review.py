@@ -63,7 +63,11 @@ def review(
         if isinstance(obj, JobFlow):
             old_flow = old if isinstance(old, JobFlow) else None
             found += jobflow.validate_jobflow(
-                obj, old=old_flow, templates=ctx.templates, resolve_templates=ctx.resolve_templates
+                obj,
+                old=old_flow,
+                templates=ctx.templates,
+                resolve_templates=ctx.resolve_templates,
+                local_runtime=ctx.local_runtime,
             )
         elif isinstance(obj, JobTemplate):
             found += jobtemplate.validate_jobtemplate(obj)

@@ -112,8 +112,11 @@ class FlowController:
         prober: Prober | None = None,
         observer: Observer | None = None,
         create_workers: int = 1,
+        pod_network: bool = False,
     ) -> None:
         self.store = store
+        #: the prober reaches pods at their IPs (the operator): svc-plugin jobs are probed too
+        self.pod_network = pod_network
         #: the vcjobs of one sync are POSTed this many at a time (1: one after another);
         #: their answers are taken in plan order
         self.create_workers = create_workers
@@ -361,6 +364,7 @@ class FlowController:
             now=self.clock.now(),
             tombstones=self.tombstones.pop(key, None),
             limit=self.create_batch,
+            pod_network=self.pod_network,
         )
         self.indexes[key] = index
         return index, plan

@@ -39,6 +39,7 @@ class Manager:
         prober: Prober | None = None,
         observer: Observer | None = None,
         create_workers: int = 1,
+        pod_network: bool = False,
     ) -> None:
         """`create_batch`: a flow sync creates at most that many vcjobs, and the flow's next
         sync — at the next `settle` — goes on. `vcflow run` settles its runtime in between,
@@ -46,7 +47,9 @@ class Manager:
         runs the flows' probe checks (default: real sockets); `observer` is told each sync's
         duration and each vcjob's wait since its dependencies were met (the server's
         metrics); `create_workers`: the vcjobs of one flow sync are created that many at a
-        time (a store whose calls may run on several threads: the operator's KubeStore)."""
+        time (a store whose calls may run on several threads: the operator's KubeStore);
+        `pod_network`: `prober` reaches each pod at its own IP (the operator's), so jobs with
+        their own network (svc plugin) are probed too."""
         self.store = store
         self.clock = clock or clocks.SystemClock()
         self.observer = observer or Observer()
@@ -59,6 +62,7 @@ class Manager:
             prober=prober,
             observer=self.observer,
             create_workers=create_workers,
+            pod_network=pod_network,
         )
         self.templates = TemplateController(store, self.clock)
         self.controllers: list[Controller] = [self.flows, self.templates]

@@ -228,6 +228,7 @@ def _run(
             prober=SocketProber(hosts=PodHosts(scope)),
             observer=metrics.controllers.observer if metrics is not None else None,
             create_workers=CREATE_WORKERS,
+            pod_network=True,  # PodHosts: each check goes to the pods' own IPs
         )
         try:
             _turn(manager, stopping, health)

@@ -115,8 +115,9 @@ class Plan:
 class FlowIndex:
     """Counted readiness and outcomes of one flow; rebuildable from the store at any time."""
 
-    def __init__(self, flow: JobFlow) -> None:
+    def __init__(self, flow: JobFlow, *, pod_network: bool = False) -> None:
         self.flow = flow
+        self.pod_network = pod_network  # probes reach pods at their IPs (probes.target_of)
         self.entries: dict[str, Entry] = {}
         self.by_job: dict[str, Entry] = {}
         self.ready = Readiness(self.entries)
@@ -234,7 +235,7 @@ class FlowIndex:
             self._arm_deadline(entry)
         self._set_phase(entry, job.phase, now, job=job, fresh=fresh)  # (settles on a change)
         if entry.probed_by:
-            entry.view = probes.target_of(job)
+            entry.view = probes.target_of(job, pod_network=self.pod_network)
             for name in entry.probed_by:
                 self._reprobe(self.entries[name], entry, now)
 
@@ -566,12 +567,13 @@ def plan(
     now: datetime,
     tombstones: Mapping[str, str] | None = None,
     limit: int | None = None,
+    pod_network: bool = False,
 ) -> tuple[FlowIndex, Plan]:
     """The full reconcile: an index built from the flow's status, the vcjobs that exist
     (`jobs`: any in the namespace; foreign ones become NameConflict) and `tombstones`
     (job name → last phase of vcjobs deleted since the status was written); `limit` as in
-    `FlowIndex.decide`."""
-    index = FlowIndex(flow)
+    `FlowIndex.decide`; `pod_network` as in `probes.target_of`."""
+    index = FlowIndex(flow, pod_network=pod_network)
     index.restore(flow.status)
     seen: set[str] = set()
     for job in jobs:

@@ -75,8 +75,10 @@ class Target:
     own_network: dict[str, bool] = field(default_factory=dict)
 
 
-def target_of(job: VCJob) -> Target:
-    """The probe view of `job` (its tasks with the webhook's default names)."""
+def target_of(job: VCJob, *, pod_network: bool = False) -> Target:
+    """The probe view of `job` (its tasks with the webhook's default names). `pod_network`:
+    the prober reaches each pod at its own IP (a cluster), so a job with the svc plugin's
+    own network is probed like any other; locally it cannot be (127.0.0.1 is the host's)."""
     status = job.status
     counts = {
         task: dict(state.phase or {})
@@ -92,7 +94,7 @@ def target_of(job: VCJob) -> Target:
         replicas[name] = max(task.replicas or 0, 0)
         meta = task.template.metadata if task.template else None
         task_host = bool(meta and (meta.annotations or {}).get(NETWORK_ANNOTATION) == HOST_NETWORK)
-        own[name] = svc and not (job_host or task_host)
+        own[name] = svc and not (pod_network or job_host or task_host)
     return Target(job.name, job.phase, counts, replicas, own)
 
 
