@@ -43,21 +43,14 @@ from typing import Any
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from layered20 import ENTRIES, FLOW, flow, targets_of
 from tests.operator.fakevolcano import FakeVolcano
 
-FLOW = "/apis/flow.volcano.sh/v1alpha1/namespaces/default"
-LAYERS, WIDTH = 5, 4
-ENTRIES = [f"t{layer}{i}" for layer in range(LAYERS) for i in range(WIDTH)]
 _SERVING = re.compile(r"serving /metrics on (http://\S+)")
 _WAITS = "vcflow_dependency_met_to_vcjob_created_seconds"
 _REQUESTS = re.compile(
     r'^vcflow_api_requests_total\{code="(\d+)",resource="([^"]*)",verb="([A-Z]+)"\} (\S+)$'
 )
-
-
-def targets_of(entry: str) -> list[str]:
-    layer = int(entry[1])
-    return [] if layer == 0 else [f"t{layer - 1}{i}" for i in range(WIDTH)]
 
 
 def template(name: str) -> dict[str, Any]:
@@ -68,21 +61,6 @@ def template(name: str) -> dict[str, Any]:
         "kind": "JobTemplate",
         "metadata": {"name": name},
         "spec": {"minAvailable": 1, "tasks": [task]},
-    }
-
-
-def flow(name: str) -> dict[str, Any]:
-    flows: list[dict[str, Any]] = []
-    for entry in ENTRIES:
-        item: dict[str, Any] = {"name": entry}
-        if targets_of(entry):
-            item["dependsOn"] = {"targets": targets_of(entry)}
-        flows.append(item)
-    return {
-        "apiVersion": "flow.volcano.sh/v1alpha1",
-        "kind": "JobFlow",
-        "metadata": {"name": name},
-        "spec": {"jobRetainPolicy": "retain", "flows": flows},
     }
 
 

@@ -41,16 +41,9 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from layered20 import ENTRIES, FLOW, flow, targets_of
 
-FLOW = "/apis/flow.volcano.sh/v1alpha1/namespaces/default"
 JOBS = "/apis/batch.volcano.sh/v1alpha1/namespaces/default/jobs"
-LAYERS, WIDTH = 5, 4
-ENTRIES = [f"t{layer}{i}" for layer in range(LAYERS) for i in range(WIDTH)]
-
-
-def targets_of(entry: str) -> list[str]:
-    layer = int(entry[1])
-    return [] if layer == 0 else [f"t{layer - 1}{i}" for i in range(WIDTH)]
 
 
 def template(name: str, log: Path) -> dict[str, Any]:
@@ -81,21 +74,6 @@ def template(name: str, log: Path) -> dict[str, Any]:
                 }
             ],
         },
-    }
-
-
-def flow(name: str) -> dict[str, Any]:
-    flows: list[dict[str, Any]] = []
-    for entry in ENTRIES:
-        item: dict[str, Any] = {"name": entry}
-        if targets_of(entry):
-            item["dependsOn"] = {"targets": targets_of(entry)}
-        flows.append(item)
-    return {
-        "apiVersion": "flow.volcano.sh/v1alpha1",
-        "kind": "JobFlow",
-        "metadata": {"name": name},
-        "spec": {"jobRetainPolicy": "retain", "flows": flows},
     }
 
 
