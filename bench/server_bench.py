@@ -81,7 +81,9 @@ class Server:
     def __init__(self, vcflow: str, state: Path) -> None:
         self.state = state
         self.proc = subprocess.Popen(
-            [vcflow, "server", "--state-dir", str(state), "--port", "0", "--log-level", "warning"],
+            # (plain HTTP without a token, as the figures before the default token and TLS)
+            [vcflow, "server", "--state-dir", str(state), "--port", "0", "--log-level", "warning",
+             "--insecure-no-auth"],
             stdout=subprocess.DEVNULL,
             stderr=open(state.parent / "server.err", "wb"),  # noqa: SIM115
             start_new_session=True,

@@ -92,12 +92,16 @@ Remote = Callable[..., Result]
 
 @pytest.fixture
 def remote(served: Server, monkeypatch: pytest.MonkeyPatch) -> Remote:
-    """`remote("get", "jf")` runs `vcflow get jf --server URL` with VCFLOW_TOKEN set."""
+    """`remote("get", "jf")` runs `vcflow get jf --server URL --certificate-authority CA`
+    (the CA the server made) with VCFLOW_TOKEN set."""
     monkeypatch.setenv("VCFLOW_TOKEN", TOKEN)
     runner = CliRunner()
+    ca = str(served.state_dir / "serving" / "ca.crt")
 
     def invoke(*args: str | Path) -> Result:
-        return runner.invoke(app, [*(str(a) for a in args), "--server", served.url])
+        return runner.invoke(
+            app, [*(str(a) for a in args), "--server", served.url, "--certificate-authority", ca]
+        )
 
     return invoke
 
@@ -175,10 +179,11 @@ def test_global_flags_go_before_or_after_the_verb(
     other.mkdir()
     manifest = (EXAMPLE / "JobTemplate.yaml").read_text()
     (other / "t.yaml").write_text(manifest.replace("  namespace: default\n", ""))
-    applied = runner.invoke(app, ["-n", "team", "apply", "-f", str(other), "-s", served.url])
+    ca = ["--certificate-authority", str(served.state_dir / "serving" / "ca.crt")]
+    applied = runner.invoke(app, ["-n", "team", "apply", "-f", str(other), "-s", served.url, *ca])
     assert applied.exit_code == 0, applied.output
-    listed = runner.invoke(app, ["--server", served.url, "get", "jt", "-n", "team"])
-    after = runner.invoke(app, ["-n", "team", "get", "jt", "--server", served.url])
+    listed = runner.invoke(app, ["--server", served.url, *ca, "get", "jt", "-n", "team"])
+    after = runner.invoke(app, ["-n", "team", "get", "jt", "--server", served.url, *ca])
     assert listed.exit_code == 0 and listed.stdout == after.stdout
     assert [line.split()[0] for line in listed.stdout.splitlines()[1:]] == list("abcde")
 
@@ -219,7 +224,10 @@ def test_without_the_token_is_one_line_unauthorized(
     served: Server, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("VCFLOW_TOKEN", raising=False)
-    result = CliRunner().invoke(app, ["get", "jf", "--server", served.url])
+    ca = str(served.state_dir / "serving" / "ca.crt")
+    result = CliRunner().invoke(
+        app, ["get", "jf", "--server", served.url, "--certificate-authority", ca]
+    )
     assert result.exit_code == 1
     assert result.stderr == "error: You must be logged in to the server (Unauthorized)\n"
 
@@ -236,7 +244,7 @@ def test_a_refused_connection_is_one_line() -> None:
 
 @pytest.fixture
 def running_server(tmp_path: Path) -> Iterator[Server]:
-    """A server that runs pods (the local runtime), no token."""
+    """A server that runs pods (the local runtime), with the token and CA it makes."""
     server = _start(tmp_path)
     yield server
     _stop(server)
@@ -263,7 +271,14 @@ def test_run_follows_the_flows_the_server_runs(running_server: Server) -> None:
     """`vcflow run -f examples/jobflow/` against a server: applies, follows the server's
     run (no controller or pod here), prints the final table, exits 0."""
     done = subprocess.run(
-        _cli("run", "-f", str(EXAMPLE), "--server", running_server.url, "--no-live"),
+        _cli(
+            "run",
+            "-f",
+            str(EXAMPLE),
+            "--kubeconfig",
+            str(running_server.state_dir / "kubeconfig"),
+            "--no-live",
+        ),
         capture_output=True,
         text=True,
         timeout=180,
@@ -299,7 +314,7 @@ class Lines:
 
 def test_get_watch_prints_each_change(running_server: Server) -> None:
     watcher = subprocess.Popen(
-        _cli("get", "jf", "-w", "--server", running_server.url),
+        _cli("get", "jf", "-w", "--kubeconfig", str(running_server.state_dir / "kubeconfig")),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -309,7 +324,13 @@ def test_get_watch_prints_each_change(running_server: Server) -> None:
         out, err = Lines(watcher.stdout), Lines(watcher.stderr)
         assert err.next() == "No resources found in default namespace.\n"
         applied = subprocess.run(
-            _cli("apply", "-f", str(EXAMPLE), "--server", running_server.url),
+            _cli(
+                "apply",
+                "-f",
+                str(EXAMPLE),
+                "--kubeconfig",
+                str(running_server.state_dir / "kubeconfig"),
+            ),
             capture_output=True,
             timeout=60,
         )
@@ -360,9 +381,9 @@ def test_logs_through_the_server_are_those_read_embedded(
 ) -> None:
     manifest = tmp_path / "flow.yaml"
     manifest.write_text(FLOW)
-    url = running_server.url
+    url = str(running_server.state_dir / "kubeconfig")
     done = subprocess.run(
-        _cli("run", "-f", str(manifest), "--server", url, "--no-live"),
+        _cli("run", "-f", str(manifest), "--kubeconfig", url, "--no-live"),
         capture_output=True,
         text=True,
         timeout=120,
@@ -371,11 +392,11 @@ def test_logs_through_the_server_are_those_read_embedded(
     cases = [(), ("--tail", "1"), ("--attempt", "1"), ("-f",)]
     got = [
         subprocess.run(
-            _cli("logs", "f-hi-t-0", *case, "--server", url), capture_output=True, timeout=60
+            _cli("logs", "f-hi-t-0", *case, "--kubeconfig", url), capture_output=True, timeout=60
         )
         for case in cases
     ]
-    missing = subprocess.run(_cli("logs", "nope", "--server", url), capture_output=True)
+    missing = subprocess.run(_cli("logs", "nope", "--kubeconfig", url), capture_output=True)
     _stop(running_server)
     state = ("--state-dir", str(running_server.state_dir))
     want = [

@@ -105,7 +105,7 @@ def start_operator(api: Server, tmp_path: Path) -> Iterator[StartOperator]:
 
 @pytest.fixture
 def volcano(api: Server) -> Iterator[FakeVolcano]:
-    with FakeVolcano(api.url) as fake:
+    with FakeVolcano(api.url, token=api.token, ca_file=api.info.get("caFile")) as fake:
         yield fake
     assert not fake.errors, fake.errors
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import heapq
 import json
+import ssl
 import threading
 import time
 from collections.abc import Iterable
@@ -62,7 +63,14 @@ class FakeVolcano:
     two phases of one vcjob, `workers` threads patching."""
 
     def __init__(
-        self, url: str, *, step: float = 0.05, hold: Iterable[str] = (), workers: int = 4
+        self,
+        url: str,
+        *,
+        step: float = 0.05,
+        hold: Iterable[str] = (),
+        workers: int = 4,
+        token: str | None = None,
+        ca_file: str | None = None,
     ) -> None:
         self.url = url
         self.step = step
@@ -75,7 +83,9 @@ class FakeVolcano:
         self.errors: list[BaseException] = []
         self.patches = 0  # requests made, so a bench can tell them from the operator's
         self.watches = 0
-        self.client = httpx.Client(base_url=url, timeout=30)
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        verify = ssl.create_default_context(cafile=ca_file) if ca_file else True
+        self.client = httpx.Client(base_url=url, timeout=30, headers=headers, verify=verify)
         self.watcher = threading.Thread(target=self._watch, daemon=True)
         #: as Volcano's job controller, several workers; one vcjob's steps stay in order
         self.steppers = [threading.Thread(target=self._steps, daemon=True) for _ in range(workers)]
@@ -134,7 +144,7 @@ class FakeVolcano:
             query = {"watch": "true", "resourceVersion": rv, "timeoutSeconds": "30"}
             self.watches += 1
             try:
-                with httpx.stream("GET", self.url + JOBS, params=query, timeout=60) as answer:
+                with self.client.stream("GET", JOBS, params=query, timeout=60) as answer:
                     for line in answer.iter_lines():
                         if self.done.is_set():
                             return

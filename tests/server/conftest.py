@@ -1,5 +1,6 @@
 """Fixtures of the server tests: `vcflow server --port 0` as a real child process on a state
-directory in tmp_path (its URL read from server.json), killed at teardown however the test
+directory in tmp_path (its URL, token and CA read from server.json: by default the server
+makes its own and serves HTTPS), killed at teardown however the test
 ended, with the pods it left stopped and its pod server gone; httpx clients for it."""
 
 from __future__ import annotations
@@ -66,18 +67,27 @@ def server_command(state_dir: Path, *args: str) -> list[str]:
 
 @pytest.fixture
 def start_server(tmp_path: Path) -> Iterator[Start]:
-    """`start_server(*flags, state_dir=None, token=None)` → a running Server (its
-    server.json read); fails the test with the server's output if it does not come up."""
+    """`start_server(*flags, state_dir=None, token=None, preexec_fn=None)` → a running
+    Server (its server.json read; `preexec_fn` runs in the child before the server starts,
+    e.g. to lower a limit); fails the test with the server's output if it does not come up."""
     started: list[Server] = []
     count = [0]
 
-    def start(*args: str, state_dir: Path | None = None, token: str | None = None) -> Server:
+    def start(
+        *args: str,
+        state_dir: Path | None = None,
+        token: str | None = None,
+        preexec_fn: Callable[[], None] | None = None,
+    ) -> Server:
         count[0] += 1
         where = state_dir or tmp_path / "state"
         out, err = tmp_path / f"server{count[0]}.out", tmp_path / f"server{count[0]}.err"
         with out.open("wb") as stdout, err.open("wb") as stderr:
             proc = subprocess.Popen(
-                server_command(where, "--port", "0", *args), stdout=stdout, stderr=stderr
+                server_command(where, "--port", "0", *args),
+                stdout=stdout,
+                stderr=stderr,
+                preexec_fn=preexec_fn,
             )
         server = Server(proc, where, out, err, token=token)
         started.append(server)
@@ -93,6 +103,19 @@ def start_server(tmp_path: Path) -> Iterator[Start]:
         assert not pod_servers(state_dir), "a pod server was left behind"
 
 
+@pytest.fixture
+def tls(tmp_path: Path) -> tuple[Path, Path]:
+    """A self-signed certificate for 127.0.0.1 and its key (openssl)."""
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+         "-keyout", str(key), "-out", str(cert), "-subj", "/CN=127.0.0.1",
+         "-addext", "subjectAltName=IP:127.0.0.1"],
+        check=True, capture_output=True, timeout=DEADLINE,
+    )  # fmt: skip
+    return cert, key
+
+
 def up(server: Server, what: str) -> Server:
     """`server` once it has advertised itself (its server.json names its pid); fails the
     test with its output if it exits or takes longer than DEADLINE."""
@@ -101,6 +124,8 @@ def up(server: Server, what: str) -> Server:
         info = _read_json(server.state_dir / "server.json")
         if info is not None and info.get("pid") == server.proc.pid:
             server.info = info
+            if server.token is None and info.get("tokenFile"):
+                server.token = Path(info["tokenFile"]).read_text().strip()
             return server
         if server.proc.poll() is not None or time.monotonic() > end:
             pytest.fail(f"{what} did not start: {server.output()}")

@@ -6,8 +6,6 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-import pytest
-
 from .conftest import DEADLINE, FLOW, Start, server_command
 
 
@@ -22,22 +20,9 @@ def _refused(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 def _token_file(tmp_path: Path, mode: int = 0o600) -> Path:
     path = tmp_path / "token"
-    path.write_text("s3cret-token\n")
+    path.write_text("s3cret-token-of-24-bytes\n")
     path.chmod(mode)
     return path
-
-
-@pytest.fixture
-def tls(tmp_path: Path) -> tuple[Path, Path]:
-    """A self-signed certificate for 127.0.0.1 and its key (openssl)."""
-    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
-    subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
-         "-keyout", str(key), "-out", str(cert), "-subj", "/CN=127.0.0.1",
-         "-addext", "subjectAltName=IP:127.0.0.1"],
-        check=True, capture_output=True, timeout=DEADLINE,
-    )  # fmt: skip
-    return cert, key
 
 
 def test_a_non_loopback_address_is_refused_without_token_and_tls(
@@ -74,13 +59,13 @@ def test_with_token_and_tls_it_listens_everywhere_and_wants_the_token(
     server = start_server(
         "--host", "0.0.0.0", "--token-file", str(token), "--tls-cert", str(cert),
         "--tls-key", str(key), "--runtime", "none", "--controllers", "off",
-        token="s3cret-token",
+        token="s3cret-token-of-24-bytes",
     )  # fmt: skip
     assert server.url.startswith("https://127.0.0.1:")
     assert server.info["tokenFile"] == str(token) and server.info["caFile"] == str(cert)
     kubeconfig = (server.state_dir / "kubeconfig").read_text()
     assert (
-        "token: s3cret-token" in kubeconfig
+        "token: s3cret-token-of-24-bytes" in kubeconfig
         and (server.state_dir / "kubeconfig").stat().st_mode & 0o077 == 0
     )
     with server.client() as client:
@@ -99,7 +84,9 @@ def test_without_the_token_a_loopback_server_answers_401(
     start_server: Start, tmp_path: Path
 ) -> None:
     token = _token_file(tmp_path)
-    server = start_server("--token-file", str(token), "--runtime", "none", token="s3cret-token")
+    server = start_server(
+        "--token-file", str(token), "--runtime", "none", token="s3cret-token-of-24-bytes"
+    )
     with server.client(token="") as anonymous:
         answer = anonymous.get(f"{FLOW}/jobflows")
     assert answer.status_code == 401 and answer.json()["code"] == 401

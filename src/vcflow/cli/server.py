@@ -68,12 +68,22 @@ def server(
     log_level: Annotated[
         LogLevel, typer.Option("--log-level", help="info logs one line per request.")
     ] = LogLevel.INFO,
+    insecure_no_auth: Annotated[
+        bool,
+        typer.Option(
+            "--insecure-no-auth",
+            help="Plain HTTP, no token (loopback only): any local user can use the API.",
+        ),
+    ] = False,
 ) -> None:
     """Serve the state directory over the Kubernetes API until SIGINT/SIGTERM.
 
     Store, controllers and local runtime in one process; kubectl (with the kubeconfig it
     writes), the Kubernetes clients and curl talk to it. It holds the state directory's
     controller lock. A stop leaves running pods running; the next start adopts them.
+
+    Without --token-file and --tls-cert it makes its own token, CA and certificate in
+    <state dir>/serving/ (owner-only) and writes them into <state dir>/kubeconfig.
     """
     serve(
         Settings(
@@ -86,6 +96,7 @@ def server(
             tls_cert=tls_cert,
             tls_key=tls_key,
             log_level=log_level.value,
+            insecure_no_auth=insecure_no_auth,
         ),
         extend=compat.extend,
     )

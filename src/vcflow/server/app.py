@@ -7,7 +7,7 @@ plug in through its arguments rather than by editing the routes.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,6 +23,7 @@ from vcflow.api.resources import APIResource
 from vcflow.controller.observer import Observer
 from vcflow.server import eventsv1
 from vcflow.server.auth import BearerAuth
+from vcflow.server.crosssite import CrossSiteGuard
 from vcflow.server.routes import Api, View, WatchView, resource_routes
 from vcflow.server.status import ApiError
 from vcflow.store.base import Store
@@ -57,18 +58,24 @@ def create_app(
     stopping: threading.Event | None = None,
     served: Sequence[APIResource] = resources.ALL,
     reads: Store | None = None,
+    accepted_hosts: Iterable[str] | None = None,
+    scheme: str = "http",
 ) -> Starlette:
     """The server's application.
 
     - `state_dir`: where pod logs are read (None: the log route answers 400);
     - `token`: required as `Authorization: Bearer` on all but /healthz, /readyz, /livez;
     - `extra_routes`: matched before the resource routes (discovery, /openapi, /metrics);
-    - `middleware`: outside the auth check (so it sees every request, 401s too); a route
+    - `middleware`: outside the cross-site and auth checks (so it sees every request, 401s
+      and 403s too); a route
       sets `request.state.verb` (get, list, watch, create, update, patch, delete);
     - `views`, `watch_views`: other renderings of get/list bodies and watch objects;
     - `stopping`: set when the server stops; watch and log streams end then;
     - `reads`: the store gets, lists, watches and logs read (None: `store`), another
-      connection to the same data.
+      connection to the same data;
+    - `accepted_hosts`: the names `Host` and `Origin` may carry besides loopback ones
+      (`crosssite`; `scheme` is the server's); None: no cross-site check (an app called
+      in-process, never one that listens).
     The store is `app.state.api.store`; `app.state.api` is the routes' shared `Api`.
     """
     api = Api(
@@ -76,6 +83,8 @@ def create_app(
     )
     health = [Route(path, _ok) for path in ("/healthz", "/readyz", "/livez")]
     stack = list(middleware)
+    if accepted_hosts is not None:
+        stack.append(Middleware(CrossSiteGuard, hosts=accepted_hosts, scheme=scheme))
     if token is not None:
         stack.append(Middleware(BearerAuth, token=token))
     app = Starlette(

@@ -38,7 +38,10 @@ from vcflow.telemetry.controllers import ControllerMetrics
 
 #: API latency buckets (seconds): kube-apiserver's, up to one minute
 API_BUCKETS = (0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.25, 1.5, 2, 3, 5, 10, 60)
-_VERBS = {"POST": "POST", "PUT": "PUT", "PATCH": "PATCH"}
+#: the methods a `verb` label names as they are; any other is OTHER (a client chooses the
+#: method before it is authenticated, so a label of it as sent would grow without bound)
+_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "CONNECT"})
+OTHER = "OTHER"
 
 
 class _StoreCollector(Collector):
@@ -141,7 +144,10 @@ def request_labels(method: str, path: str, query: str) -> tuple[str, str, bool]:
     """(verb, resource, long-running) of a request, as kube-apiserver labels it: verb
     GET, LIST, WATCH, POST, PUT, PATCH, DELETE, DELETECOLLECTION; resource the plural
     (`jobflows`, `pods/log` for a subresource) of a served resource, "" for every other
-    path (discovery, /openapi, /metrics), so a label takes a bounded set of values."""
+    path (discovery, /openapi, /metrics), so a label takes a bounded set of values; a
+    method outside the HTTP standard's is OTHER."""
+    if method not in _METHODS:
+        return OTHER, "", False
     parts = [p for p in path.split("/") if p]
     if parts[:1] == ["api"] and len(parts) >= 3:
         group, version, rest = "", parts[1], parts[2:]
@@ -164,7 +170,7 @@ def request_labels(method: str, path: str, query: str) -> tuple[str, str, bool]:
         return verb, label, watching or (sub == "log" and params.get("follow") == "true")
     if method == "DELETE":
         return ("DELETE" if named else "DELETECOLLECTION"), label, False
-    return _VERBS.get(method, method), label, False
+    return method, label, False
 
 
 class Metrics:

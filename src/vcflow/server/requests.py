@@ -17,7 +17,7 @@ from vcflow.api.errors import FieldError, Origin
 from vcflow.api.meta import Resource
 from vcflow.api.modelerrors import schema_errors
 from vcflow.api.resources import APIResource
-from vcflow.server import fields
+from vcflow.server import crosssite, fields
 from vcflow.server.status import ApiError, invalid
 from vcflow.store.base import InvalidSelector, Selector
 
@@ -145,15 +145,19 @@ def delete_options(request: Request, body: dict[str, Any] | None) -> DeleteOptio
     return DeleteOptions(grace == 0, str(propagation), str(rv or ""), bool(dry))
 
 
-async def body(request: Request, accepted: tuple[str, ...] = (JSON,)) -> Any:
-    """The body as JSON, at most MAX_BODY bytes (413), of an accepted type (415)."""
-    kind = request.headers.get("content-type", JSON).split(";")[0].strip().lower() or JSON
-    if kind not in accepted:
-        raise ApiError(
-            415,
-            f"the body of the request was in an unknown format - accepted media "
-            f"types include: {', '.join(accepted)}",
-        )
+async def body(
+    request: Request, accepted: tuple[str, ...] = (JSON,), *, untyped: bool = False
+) -> Any:
+    """The body as JSON, at most MAX_BODY bytes (413), of an accepted type (415). A body
+    without a Content-Type is read as JSON (as kube does: the official Python client sends
+    none on create) unless a browser sent it (`crosssite.from_browser`), which is refused:
+    a web page's form or `no-cors` fetch can POST a body of no type, but no JSON type
+    without the CORS preflight this server never grants. `untyped`: no Content-Type is
+    fine from anyone (a DELETE, which needs a preflight whatever its type)."""
+    given = request.headers.get("content-type")
+    kind = given.split(";")[0].strip().lower() if given is not None else ""
+    if kind and kind not in accepted:
+        raise _unsupported(accepted)
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > MAX_BODY:
         raise too_large()
@@ -162,12 +166,22 @@ async def body(request: Request, accepted: tuple[str, ...] = (JSON,)) -> Any:
         data += chunk
         if len(data) > MAX_BODY:
             raise too_large()
+    if not kind and not untyped and data.strip() and crosssite.from_browser(request.headers):
+        raise _unsupported(accepted)
     return parse_json(bytes(data))
+
+
+def _unsupported(accepted: tuple[str, ...]) -> ApiError:
+    return ApiError(
+        415,
+        "the body of the request was in an unknown format - accepted media types include: "
+        + ", ".join(accepted),
+    )
 
 
 async def optional_body(request: Request) -> dict[str, Any] | None:
     """A DELETE's DeleteOptions, if it sent one."""
-    found = await body(request)
+    found = await body(request, untyped=True)
     if found is None:
         return None
     if not isinstance(found, dict):

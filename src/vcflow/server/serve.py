@@ -1,7 +1,9 @@
 """`vcflow server`'s process: the exposure rule checked first (loopback only, unless a
 token file and TLS files are given), then the state directory's controller lock (role
-`server`), the control plane (`local.controlplane`) in a background thread, the API on
-uvicorn in the foreground, and the advert files (`advertise`) while it serves.
+`server`), the credentials (`credentials`: without `--token-file` and `--tls-cert` the
+server makes its own token, CA and certificate; `--insecure-no-auth` serves plain HTTP with
+neither, loopback only), the control plane (`local.controlplane`) in a background thread,
+the API on uvicorn in the foreground, and the advert files (`advertise`) while it serves.
 
 On SIGTERM or SIGINT it stops accepting, ends the watch and log streams, stops the control
 plane without terminating pods (they run on, detached, and the next start adopts them),
@@ -13,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import pwd
 import signal
 import socket
 import ssl
@@ -28,14 +31,20 @@ import uvicorn
 from vcflow.api.errors import VcflowError
 from vcflow.controller.observer import Observer
 from vcflow.local import controlplane, statedir
-from vcflow.server import advertise
+from vcflow.server import advertise, credentials
 from vcflow.server.app import Extend, Extensions, create_app
-from vcflow.telemetry.exposure import is_loopback, read_token
+from vcflow.telemetry import connections  # TEMP-CONN
+from vcflow.telemetry.exposure import check_strength, is_loopback, read_token
 
 log = logging.getLogger("vcflow.server")
 GRACE = 5.0  # seconds open requests get to finish at a stop (streams end at once)
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 LOG_LEVELS = ("critical", "error", "warning", "info", "debug", "trace")
+WILDCARDS = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}
+INSECURE_WARNING = (
+    "WARNING: --insecure-no-auth: plain HTTP and no token; any user of this machine, and any "
+    "program of theirs, can create jobs that run as {user}"
+)
 
 
 class Refused(VcflowError):
@@ -53,6 +62,8 @@ class Settings:
     tls_cert: Path | None = None
     tls_key: Path | None = None
     log_level: str = "info"
+    #: serve plain HTTP with no token (loopback only): any local user can then use the API
+    insecure_no_auth: bool = False
 
 
 def check_exposure(settings: Settings) -> None:
@@ -61,6 +72,14 @@ def check_exposure(settings: Settings) -> None:
         raise Refused("--tls-cert and --tls-key go together: give both or neither")
     if settings.log_level not in LOG_LEVELS:
         raise Refused(f"--log-level {settings.log_level!r}: one of {', '.join(LOG_LEVELS)}")
+    if settings.insecure_no_auth:
+        if settings.token_file is not None:
+            raise Refused("--insecure-no-auth and --token-file contradict each other: give one")
+        if not is_loopback(settings.host):
+            raise Refused(
+                f"refusing to listen on {settings.host} with --insecure-no-auth: without "
+                "a token the server listens on loopback only (127.0.0.1)"
+            )
     if is_loopback(settings.host):
         return
     if settings.token_file is None or settings.tls_cert is None:
@@ -89,6 +108,8 @@ def serve(
     routes, middleware and views to the app (discovery, OpenAPI, metrics, tables)."""
     check_exposure(settings)
     token = read_token(settings.token_file) if settings.token_file is not None else None
+    if token is not None:
+        check_strength(token, settings.host, settings.token_file)
     state_dir = statedir.resolve(settings.state_dir).absolute()
     logging.basicConfig(
         level=settings.log_level.upper() if settings.log_level != "trace" else "DEBUG",
@@ -100,36 +121,43 @@ def serve(
         statedir.opened(state_dir) as reads,  # (reads never wait behind a waiting write)
     ):
         statedir.acquire_for_controller(lock)
-        sock = _listen(settings.host, settings.port)
+        access = _access(settings, state_dir, token)
+        if settings.insecure_no_auth:
+            print(INSECURE_WARNING.format(user=_user()), file=sys.stderr)
+        guard = connections.guard()  # TEMP-CONN
+        sock = guard.listener(_listen(settings.host, settings.port))  # TEMP-CONN
         stopping = threading.Event()
         more = extend(reads, state_dir) if extend is not None else Extensions()
         app = create_app(
             store,
             state_dir=state_dir,
-            token=token,
+            token=access.token,
             extra_routes=more.routes,
             middleware=more.middleware,
             views=more.views,
             watch_views=more.watch_views,
             stopping=stopping,
             reads=reads,
+            accepted_hosts=access.hosts,
+            scheme=access.scheme,
         )
         config = uvicorn.Config(
             app,
             log_level=settings.log_level,
-            ssl_certfile=str(settings.tls_cert) if settings.tls_cert else None,
-            ssl_keyfile=str(settings.tls_key) if settings.tls_key else None,
+            ssl_certfile=str(access.cert_file) if access.cert_file else None,
+            ssl_keyfile=str(access.key_file) if access.key_file else None,
             timeout_graceful_shutdown=int(GRACE),
             lifespan="off",
             access_log=True,
+            **guard.uvicorn_options(),  # TEMP-CONN
         )
         try:
             config.load()
         except (ssl.SSLError, OSError) as exc:
             sock.close()
             raise Refused(
-                f"cannot load the TLS certificate {settings.tls_cert} or key "
-                f"{settings.tls_key}: {exc}"
+                f"cannot load the TLS certificate {access.cert_file} or key "
+                f"{access.key_file}: {exc}"
             ) from None
         server = _Server(config, stopping)
         failed: list[BaseException] = []
@@ -140,14 +168,14 @@ def serve(
             daemon=True,
         )
         advert = advertise.Advert(
-            url=_url(settings, sock),
+            url=_url(settings.host, access.scheme, sock),
             pid=os.getpid(),
-            token_file=settings.token_file.absolute() if settings.token_file else None,
-            ca_file=settings.tls_cert.absolute() if settings.tls_cert else None,
+            token_file=access.token_file.absolute() if access.token_file else None,
+            ca_file=access.ca_file.absolute() if access.ca_file else None,
         )
         try:
             with _signals_caught(server):  # (from here on a signal is a clean stop)
-                config_path = advertise.publish(state_dir, advert, token)
+                config_path = advertise.publish(state_dir, advert, access.token)
                 plane.start()
                 say(
                     f"vcflow server: serving {advert.url} (state dir {state_dir}, "
@@ -218,10 +246,62 @@ def _listen(host: str, port: int) -> socket.socket:
     return sock
 
 
-def _url(settings: Settings, sock: socket.socket) -> str:
+def _url(host: str, scheme: str, sock: socket.socket) -> str:
     """The URL clients on this machine use (a wildcard address is reached on loopback)."""
     port = sock.getsockname()[1]
-    host = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}.get(settings.host, settings.host)
+    host = WILDCARDS.get(host, host)
     shown = f"[{host}]" if ":" in host else host
-    scheme = "https" if settings.tls_cert is not None else "http"
     return f"{scheme}://{shown}:{port}"
+
+
+@dataclass(frozen=True)
+class _Access:
+    """What a client needs and is let in with: the token (None: none asked), the TLS files
+    (None: plain HTTP), the CA clients verify with, and the names accepted in `Host`."""
+
+    token: str | None
+    token_file: Path | None
+    cert_file: Path | None
+    key_file: Path | None
+    ca_file: Path | None
+    hosts: frozenset[str]
+
+    @property
+    def scheme(self) -> str:
+        return "https" if self.cert_file is not None else "http"
+
+
+def _access(settings: Settings, state_dir: Path, token: str | None) -> _Access:
+    """The given token and TLS files, and `credentials` made for what is not given (unless
+    `--insecure-no-auth`)."""
+    made = credentials.ensure(
+        state_dir,
+        token=settings.token_file is None and not settings.insecure_no_auth,
+        tls=settings.tls_cert is None and not settings.insecure_no_auth,
+    )
+    cert = settings.tls_cert or made.cert_file
+    hosts = set(credentials.LOOPBACK_NAMES)
+    if settings.host not in WILDCARDS:
+        hosts.add(settings.host.strip("[]").lower())
+    if cert is not None:
+        try:
+            hosts |= credentials.names_of(cert)
+        except credentials.Unusable as exc:
+            raise Refused(
+                f"cannot load the TLS certificate {cert} or key {settings.tls_key}: {exc.why}"
+            ) from None
+    return _Access(
+        token=token if token is not None else made.token,
+        token_file=settings.token_file or made.token_file,
+        cert_file=cert,
+        key_file=settings.tls_key or made.key_file,
+        ca_file=settings.tls_cert or made.ca_file,  # (a given certificate is its own CA)
+        hosts=frozenset(hosts),
+    )
+
+
+def _user() -> str:
+    try:
+        return pwd.getpwuid(os.geteuid()).pw_name
+    except KeyError:
+        return f"uid {os.geteuid()}"

@@ -14,6 +14,9 @@ from pathlib import Path
 
 from vcflow.api.errors import InputError
 
+#: the shortest token a listener on a non-loopback address accepts
+MIN_TOKEN_BYTES = 16
+
 
 class BadTokenFile(InputError):
     """A token file that is unreadable, empty, or others can read."""
@@ -57,12 +60,25 @@ def read_token(path: Path) -> str:
     return token
 
 
+def check_strength(token: str, host: str, source: Path | None) -> None:
+    """BadTokenFile if a listener on a non-loopback `host` would accept a token shorter than
+    MIN_TOKEN_BYTES (a guessable one is no guard where the network reaches the port)."""
+    if not is_loopback(host) and len(token.encode()) < MIN_TOKEN_BYTES:
+        raise BadTokenFile(
+            f"token file {source} holds a token of {len(token.encode())} bytes: a listener on "
+            f"{host} needs one of at least {MIN_TOKEN_BYTES} (openssl rand -hex 32 > {source})"
+        )
+
+
 class BearerToken:
-    """`admits(header)`: the Authorization header's bytes are `Bearer TOKEN`, compared in
-    constant time."""
+    """`admits(header)`: the Authorization header's bytes are `Bearer TOKEN` (the scheme in
+    any case, as RFC 7235 has it), the token compared in constant time."""
 
     def __init__(self, token: str) -> None:
-        self._expected = f"Bearer {token}".encode()
+        self._expected = token.encode()
 
     def admits(self, authorization: bytes) -> bool:
-        return hmac.compare_digest(authorization, self._expected)
+        scheme, _, given = authorization.partition(b" ")
+        if scheme.lower() != b"bearer":
+            return False
+        return hmac.compare_digest(given.strip(b" "), self._expected)
