@@ -1,7 +1,9 @@
 """`vcflow webhook`'s process: the cluster's client (`--kubeconfig`, else the pod's service
 account when in a pod, else the default kubeconfig), the certificates (`certificates`:
-always TLS), the app on uvicorn until SIGTERM or SIGINT — open reviews get `GRACE` seconds,
-then it returns — and SIGHUP as "re-read the certificate now". Called by `cli.webhook`.
+always TLS), the app on uvicorn behind the bounds of `telemetry.connections` (`LIMITS`:
+read deadlines, a connection cap) until SIGTERM or SIGINT — open reviews get `GRACE`
+seconds, then it returns — and SIGHUP as "re-read the certificate now". Called by
+`cli.webhook`.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import uvicorn
 
 from vcflow.api.errors import VcflowError
 from vcflow.kubestore import KubeClient, KubeStore
+from vcflow.telemetry import connections
 from vcflow.webhook.app import create_app
 from vcflow.webhook.certificates import Certificates
 
@@ -30,6 +33,11 @@ GRACE = 5  # seconds open reviews get to finish at a stop
 #: timeoutSeconds (10 by default), so a slow cluster is our 500, not its timeout
 CLUSTER_TIMEOUT = 5.0
 STOPS = (signal.SIGINT, signal.SIGTERM)
+#: the webhook's connection bounds (docs/webhook.md): the API server sends a review at once
+#: and waits timeoutSeconds (10 by default) for the answer, so a body not in within that
+#: is no review; the API servers' connections are few and reused, and each connection may
+#: buffer up to about a MiB before the app reads it, so the cap bounds that memory too
+LIMITS = connections.Limits(body_seconds=10.0, most_connections=64)
 
 
 class Refused(VcflowError):
@@ -74,14 +82,16 @@ def serve(settings: Settings, say: Callable[[str], None] = print) -> None:
         format="%(levelname)s: %(message)s",
     )
     certs = Certificates(settings.tls_cert, settings.tls_key)
+    guard = connections.guard(LIMITS)
     with KubeStore(cluster_client(settings)) as cluster:
-        sock = _listen(settings.host, settings.port)
+        sock = guard.listener(_listen(settings.host, settings.port))
         config = uvicorn.Config(
             create_app(cluster),
             log_level=settings.log_level,
             timeout_graceful_shutdown=GRACE,
             lifespan="off",
             access_log=False,  # (the app logs one line per review)
+            **guard.uvicorn_options(),
         )
         config.load()
         config.ssl = certs.context  # (uvicorn serves sockets with the context it holds)
@@ -94,6 +104,7 @@ def serve(settings: Settings, say: Callable[[str], None] = print) -> None:
                     f"(cluster {cluster.url}, pid {os.getpid()})"
                 )
                 sys.stdout.flush()
+                log.info("connections: %s", guard.describe())
                 server.run(sockets=[sock])
         finally:
             sock.close()
