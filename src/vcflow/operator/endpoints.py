@@ -2,18 +2,24 @@
 `process` opens and closes: the health port (`--health-addr`: `/healthz`, `/livez`,
 `/readyz`, plain HTTP on any address, as kubelet probes on the pod IP need) and the metrics
 port (`--metrics-addr`: `/metrics`, on loopback unless a bearer token and TLS guard it, the
-rule of `telemetry.exposure` that `vcflow server` keeps too).
+rule of `telemetry.exposure` that `vcflow server` keeps too). Each port serves at most
+MAX_CONNECTIONS connections at once, a thread each, and no connection lives longer than
+CONNECTION_SECONDS (docs/security.md, "Connections and bounds").
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import socket
 import ssl
 import threading
+import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 from prometheus_client import CollectorRegistry
 from prometheus_client.core import GaugeMetricFamily, Metric
@@ -27,6 +33,12 @@ from vcflow.telemetry.exposure import BearerToken, is_loopback, read_token
 log = logging.getLogger("vcflow.operator")
 #: seconds a connection may take to send its request (a TLS handshake included)
 REQUEST_TIMEOUT = 10.0
+#: seconds a connection lives at most, however slowly it sends or reads (one request per
+#: connection: HTTP/1.0): kubelet's probes time out after 1 s, Prometheus's scrapes after 10
+CONNECTION_SECONDS = 10.0
+#: connections (threads) a port serves at once; past it a new one is closed unanswered:
+#: probes and a scraper or two need a handful, a thread costs little
+MAX_CONNECTIONS = 64
 #: a route's answer: status code, body, content type
 Answer = tuple[int, bytes, str]
 TEXT = "text/plain; charset=utf-8"
@@ -148,7 +160,46 @@ def metrics_guard(
 
 
 class _Server(ThreadingHTTPServer):
+    """A thread per connection, at most MAX_CONNECTIONS at once, each shut down once it
+    is CONNECTION_SECONDS old (the serving loop looks every half second)."""
+
     daemon_threads = True
+
+    def __init__(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler]) -> None:
+        super().__init__(address, handler)
+        self._lock = threading.Lock()
+        self._open: dict[socket.socket, float] = {}  # connection -> its end
+        self.refused = 0
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        with self._lock:
+            full = len(self._open) >= MAX_CONNECTIONS
+            if not full:
+                self._open[request] = time.monotonic() + CONNECTION_SECONDS
+        if full:
+            self.refused += 1
+            log.debug("endpoint: %s refused, %d connections open", client_address, MAX_CONNECTIONS)
+            self.shutdown_request(request)
+            return
+        super().process_request(request, client_address)
+
+    def shutdown_request(self, request: Any) -> None:
+        with self._lock:
+            self._open.pop(request, None)
+        super().shutdown_request(request)
+
+    def service_actions(self) -> None:
+        now = time.monotonic()
+        with self._lock:
+            overdue = [conn for conn, end in self._open.items() if end <= now]
+        for conn in overdue:  # (its thread's read or write ends, and the thread with it)
+            with contextlib.suppress(OSError):
+                socket.socket.shutdown(conn, socket.SHUT_RDWR)  # (not SSLSocket's: raw)
+
+    @property
+    def open(self) -> int:
+        with self._lock:
+            return len(self._open)
 
     def handle_error(self, request: object, client_address: object) -> None:
         # (a client that hangs up or fails the TLS handshake: no traceback on stderr)
