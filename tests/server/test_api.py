@@ -282,8 +282,10 @@ def test_delete_with_options(client: httpx.Client) -> None:
 
 
 def test_a_refused_delete_is_403_and_grace_period_0_forces_it(client: httpx.Client) -> None:
-    running = {**jobflow("f", "a"), "status": {"state": {"phase": "Running"}}}
-    assert client.post(f"{FLOW}/jobflows", json=running).status_code == 201
+    assert client.post(f"{FLOW}/jobflows", json=jobflow("f", "a")).status_code == 201
+    running = json.dumps({"status": {"state": {"phase": "Running"}}})
+    merge = {"Content-Type": "application/merge-patch+json"}
+    assert client.patch(f"{FLOW}/jobflows/f/status", content=running, headers=merge).is_success
     refused = client.delete(f"{FLOW}/jobflows/f")
     assert refused.status_code == 403, refused.text
     body = refused.json()

@@ -45,6 +45,7 @@ KMOCK_CANNOT: dict[str, str] = {
     "test_apply_resolves_templates_in_the_batch": DRY_RUN,
     "test_apply_is_all_or_nothing": DRY_RUN,
     "test_apply_reviews_flow_updates": DRY_RUN,
+    "test_apply_drops_a_given_status_on_create_and_on_update": PUT,
     # test_burst.py
     "test_refused_writes_leave_the_burst_going": PUT,
     "test_failed_write_takes_no_resource_version_in_a_burst": STAMPS,

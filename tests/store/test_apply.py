@@ -13,7 +13,7 @@ from vcflow.api.vcjob import VCJob
 from vcflow.store import Outcome
 from vcflow.store.engine import StoreEngine
 
-from .conftest import flow, template, vcjob
+from .conftest import finished, flow, template, vcjob
 
 
 def test_create_runs_admission(store: StoreEngine) -> None:
@@ -143,3 +143,13 @@ def test_apply_reads_each_namespaces_templates_once(
     assert [r.warnings for r in results[:4]] == [(), (), (), ()]
     (missing,) = results[4].warnings  # the batch's b is in namespace default
     assert 'JobTemplate "b" not found' in str(missing)
+
+
+def test_apply_drops_a_given_status_on_create_and_on_update(store: StoreEngine) -> None:
+    # an exported finished flow applied again (after a delete) must run its jobs again
+    store.apply([template("a")])
+    store.apply([finished(flow("f", "a"))])
+    assert store.phase(JobFlow, "default", "f") == ""
+    store.update_status_data(JobFlow, "default", "f", {"state": {"phase": "Running"}})
+    store.apply([finished(flow("f", "a"), "Failed")])
+    assert store.phase(JobFlow, "default", "f") == "Running"

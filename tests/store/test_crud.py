@@ -11,12 +11,13 @@ from vcflow.api.clock import FakeClock
 from vcflow.api.errors import AlreadyExists, Conflict, NotFound
 from vcflow.api.jobflow import JobFlow
 from vcflow.api.jobtemplate import JobTemplate
-from vcflow.api.meta import OwnerReference, Resource
+from vcflow.api.meta import ObjectMeta, OwnerReference, Resource
+from vcflow.api.pod import Pod, PodSpec, PodStatus
 from vcflow.api.vcjob import VCJob, VCJobStatus
 from vcflow.store import UnknownKind
 from vcflow.store.engine import StoreEngine
 
-from .conftest import flow, make_store, template, vcjob
+from .conftest import finished, flow, make_store, template, vcjob
 
 
 def test_create_sets_server_fields(store: StoreEngine, clock: FakeClock) -> None:
@@ -178,6 +179,27 @@ def test_update_ignores_status_and_update_status_only_status(store: StoreEngine)
     assert after_status.metadata.labels == {"l": "1"}
     assert after_status.metadata.generation == 1
     assert store.get(VCJob, "default", "a").phase == "Running"
+
+
+def test_a_client_create_drops_the_status_of_a_kind_with_a_status_subresource(
+    store: StoreEngine,
+) -> None:
+    # as kube-apiserver does for a CRD: an exported finished object created again must run
+    job = vcjob("a")
+    job.status = _status("Completed")
+    assert store.create(job).status is None
+    assert store.get(VCJob, "default", "a").status is None
+    store.create(template("t"))
+    assert store.create(finished(flow("f", "t"))).status is None
+    assert store.phase(JobFlow, "default", "f") == ""
+
+
+def test_an_internal_create_keeps_the_status_and_so_does_a_pod(store: StoreEngine) -> None:
+    job = vcjob("a")
+    job.status = _status("Running")
+    assert store.create(job, admit=False).phase == "Running"
+    pod = Pod(metadata=ObjectMeta(name="p"), spec=PodSpec(), status=PodStatus(phase="Pending"))
+    assert store.create(pod).status == PodStatus(phase="Pending")  # (the API refuses bare pods)
 
 
 def test_stale_resource_version_conflicts(store: StoreEngine) -> None:

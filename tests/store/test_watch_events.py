@@ -70,14 +70,14 @@ def test_raw_is_the_object_as_stored(store: StoreEngine) -> None:
 
 
 def test_a_deleted_event_carries_the_last_state(store: StoreEngine) -> None:
-    store.create(finished(flow("f", "a")))
+    store.update_status(finished(store.create(flow("f", "a"))))
     store.delete(JobFlow, "default", "f")
-    added, deleted = store.events_since(0)
+    added, _, deleted = store.events_since(0)
     assert deleted.type is EventType.DELETED
-    assert (deleted.model, deleted.key, deleted.resource_version) == (JobFlow, "default/f", 2)
+    assert (deleted.model, deleted.key, deleted.resource_version) == (JobFlow, "default/f", 3)
     assert unparsed(deleted)
     last = json.loads(deleted.raw)
-    assert last["metadata"]["resourceVersion"] == "2"
+    assert last["metadata"]["resourceVersion"] == "3"
     assert last["status"]["state"]["phase"] == "Succeed"
     assert isinstance(deleted.object, JobFlow)
     assert deleted.object.phase == "Succeed"

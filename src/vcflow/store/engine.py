@@ -7,8 +7,10 @@ construction, and the rules live in one place:
 
 - create: sets uid (uuid4), creationTimestamp (injected Clock), generation 1 and the
   namespace (`default` when empty); a missing name comes from `generateName`; server-owned
-  metadata the client sent is ignored. Unlike a Kubernetes CRD with a status subresource,
-  a status given on create is kept (tests and the conformance runner seed state that way).
+  metadata the client sent is ignored. As for a Kubernetes CRD with a status subresource,
+  the status a client gives is dropped (`status_dropped_on_create`; the main path of
+  `apply` too); an internal create (`admit=False`: the runtime's pods, the control
+  plane's own objects) keeps it.
 - update: replaces everything but status and server-owned metadata; generation grows only
   when the content (`spec`) changes; an update that changes nothing writes nothing.
 - update_status: replaces only status; never reviewed by admission (Kubernetes' webhooks do
@@ -46,7 +48,7 @@ from typing import Any, cast
 
 import pydantic
 
-from vcflow.api import bounds, modelerrors, names
+from vcflow.api import bounds, modelerrors, names, resources
 from vcflow.api.clock import rfc3339
 from vcflow.api.errors import AlreadyExists, Conflict, FieldError, NotFound, ValidationFailed
 from vcflow.api.meta import Resource
@@ -70,7 +72,7 @@ class StoreEngine(Backend):
         returned here; `apply` reports them."""
         info = self.kinds.of(obj)
         with self._atomic():
-            model, data = self._prepare_create(info, obj)
+            model, data = self._prepare_create(info, obj, keep_status=not admit)
             if admit:
                 admit_check(self, model, Operation.CREATE)
             self._write(info, data, None, EventType.ADDED, bounded=admit)  # AlreadyExists
@@ -212,8 +214,12 @@ class StoreEngine(Backend):
 
     # --- write steps --------------------------------------------------------------------
 
-    def _prepare_create(self, info: KindInfo, obj: Resource) -> tuple[Resource, Data]:
+    def _prepare_create(
+        self, info: KindInfo, obj: Resource, *, keep_status: bool = False
+    ) -> tuple[Resource, Data]:
         data = wire.incoming(obj)
+        if not keep_status and status_dropped_on_create(info.model):
+            data.pop("status", None)
         meta = data.setdefault("metadata", {})
         for key in wire.SERVER_FIELDS:
             meta.pop(key, None)
@@ -334,6 +340,19 @@ class _Plan:
     row: Row | None
     old: Data | None
     outcome: Outcome
+
+
+def status_dropped_on_create(model: type[Resource]) -> bool:
+    """Whether a client's create of `model` drops the status it was given: a kind served
+    with a `status` subresource, as kube-apiserver does for a CRD (an exported finished
+    flow applied again must run, not come back finished). Not a Pod: the API refuses a
+    client's bare Pod where vcflow runs pods, and a Pod's status is its runner's."""
+    if model is Pod:
+        return False
+    try:
+        return "status" in resources.of_model(model).subresources
+    except KeyError:
+        return False
 
 
 def admit_check(
