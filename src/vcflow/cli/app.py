@@ -9,11 +9,18 @@ in one place, `_Root.invoke`, which `main()` and typer's CliRunner both run:
   `no space left on device: <path>`, exit 1;
 - anything else is a bug → `internal error: <type>: <msg>, rerun with -v for details`,
   exit 1; the traceback is shown only with `-v/--verbose`.
+
+A reader that stops early (`vcflow get jf | head`) closes our stdout: the output ends
+quietly with exit 141 (128 + SIGPIPE, what a shell reports for kubectl there), whether the
+write that found the pipe closed was in the verb or the last flush at exit (`main`).
 """
 
 from __future__ import annotations
 
 import errno
+import os
+import select
+import sys
 import traceback
 from pathlib import Path
 from typing import Annotated, Any
@@ -64,6 +71,11 @@ class _Root(TyperGroup):
             raise typer.Exit(exc.exit_code) from None
         except (typer.Exit, typer.Abort, typer.TyperException):
             raise
+        except BrokenPipeError as exc:
+            if not silence_closed_pipes():
+                _internal_error(exc, verbose=bool(ctx.meta.get(VERBOSE)))
+                raise typer.Exit(1) from None
+            raise typer.Exit(CLOSED_PIPE) from None
         except OSError as exc:
             if exc.errno not in MACHINE_ERRNOS:
                 _internal_error(exc, verbose=bool(ctx.meta.get(VERBOSE)))
@@ -150,6 +162,33 @@ def _check_arguments(args: list[str]) -> None:
 
 
 FILE_OPTIONS = ("-f", "--filename")
+
+#: The exit code when the reader of our output went away: 128 + SIGPIPE, as a shell reports
+#: a command (kubectl) that a closed pipe ended.
+CLOSED_PIPE = 141
+
+
+def silence_closed_pipes() -> bool:
+    """Point stdout and stderr whose reader has gone (a pipe with no reader polls POLLERR)
+    at /dev/null, so nothing written later (the flush at exit) fails again; True if one
+    had. A BrokenPipeError of another pipe or socket (a server's) is not ours to hide."""
+    closed = False
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            fd = stream.fileno()
+        except (AttributeError, OSError, ValueError):  # (no descriptor: CliRunner's)
+            continue
+        poller = select.poll()
+        poller.register(fd, select.POLLOUT)
+        if not any(events & select.POLLERR for _, events in poller.poll(0)):
+            continue
+        closed = True
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(devnull, fd)
+        finally:
+            os.close(devnull)
+    return closed
 
 
 def _internal_error(exc: Exception, *, verbose: bool) -> None:
@@ -277,5 +316,16 @@ app.command("operator")(operator.operator)
 
 
 def main() -> None:
-    """Run the CLI on `sys.argv`; exits with 0, 1 (error) or 2 (usage)."""
-    typer.main.get_command(app).main(prog_name="vcflow")
+    """Run the CLI on `sys.argv`; exits with 0, 1 (error), 2 (usage) or 141 (the reader
+    closed our output)."""
+    code: Any = 0
+    try:
+        typer.main.get_command(app).main(prog_name="vcflow")
+    except SystemExit as ended:
+        code = ended.code
+    try:
+        sys.stdout.flush()  # here, not at exit, where a closed pipe prints "Exception ignored"
+    except BrokenPipeError:
+        silence_closed_pipes()
+        code = CLOSED_PIPE
+    sys.exit(code)
