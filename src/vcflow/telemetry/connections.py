@@ -272,6 +272,18 @@ class _GuardedProtocol(H11Protocol):
         self._timer: asyncio.TimerHandle | None = None
         self._phase = ""  # "headers" or "body" while a deadline runs
         self._refusing = False
+        self._cut = False  # a body deadline ended the request the app is reading
+        inner = self.app
+
+        async def app(scope: Any, receive: Any, send: Any) -> None:
+            try:
+                await inner(scope, receive, send)
+            except Exception:
+                if not self._cut:
+                    raise
+                # (its body never came: the app's error over it, ClientDisconnect, is moot)
+
+        self.app = app
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
@@ -340,6 +352,7 @@ class _GuardedProtocol(H11Protocol):
         log.debug("%s: closed, its request %s not in on time", self.client, phase)
         cycle = self.cycle
         if phase == "body" and cycle is not None and not cycle.response_started:
+            self._cut = True
             cycle.disconnected = True  # (the app's sends are dropped, its receive ends)
             cycle.message_event.set()
             seconds = self.guard.limits.body_seconds
