@@ -3,7 +3,9 @@ token file and TLS files are given), then the state directory's controller lock 
 `server`), the credentials (`credentials`: without `--token-file` and `--tls-cert` the
 server makes its own token, CA and certificate; `--insecure-no-auth` serves plain HTTP with
 neither, loopback only), the control plane (`local.controlplane`) in a background thread,
-the API on uvicorn in the foreground, and the advert files (`advertise`) while it serves.
+the API on uvicorn in the foreground behind the connection bounds of
+`telemetry.connections` (read deadlines, a connection cap), and the advert files
+(`advertise`) while it serves.
 
 On SIGTERM or SIGINT it stops accepting, ends the watch and log streams, stops the control
 plane without terminating pods (they run on, detached, and the next start adopts them),
@@ -33,7 +35,7 @@ from vcflow.controller.observer import Observer
 from vcflow.local import controlplane, statedir
 from vcflow.server import advertise, credentials
 from vcflow.server.app import Extend, Extensions, create_app
-from vcflow.telemetry import connections  # TEMP-CONN
+from vcflow.telemetry import connections
 from vcflow.telemetry.exposure import check_strength, is_loopback, read_token
 
 log = logging.getLogger("vcflow.server")
@@ -124,8 +126,9 @@ def serve(
         access = _access(settings, state_dir, token)
         if settings.insecure_no_auth:
             print(INSECURE_WARNING.format(user=_user()), file=sys.stderr)
-        guard = connections.guard()  # TEMP-CONN
-        sock = guard.listener(_listen(settings.host, settings.port))  # TEMP-CONN
+        # (the soft file limit raised to the hard one; the connection cap follows from it)
+        guard = connections.guard()
+        sock = guard.listener(_listen(settings.host, settings.port))
         stopping = threading.Event()
         more = extend(reads, state_dir) if extend is not None else Extensions()
         app = create_app(
@@ -149,7 +152,7 @@ def serve(
             timeout_graceful_shutdown=int(GRACE),
             lifespan="off",
             access_log=True,
-            **guard.uvicorn_options(),  # TEMP-CONN
+            **guard.uvicorn_options(),
         )
         try:
             config.load()
