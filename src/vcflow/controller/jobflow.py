@@ -131,7 +131,10 @@ class FlowController:
         self.prober: Prober = prober or SocketProber()
         self.queue: WorkQueue[FlowKey] = WorkQueue(clock)
         self.indexes: dict[FlowKey, reconcile.FlowIndex] = {}
-        self.tombstones: dict[FlowKey, dict[str, str]] = {}
+        #: by flow uid: the last phase of each vcjob of that flow object deleted while it
+        #: had no index, for its next full plan (by uid, not name: a flow deleted and
+        #: created again must not inherit the outcomes of the earlier one's vcjobs)
+        self.tombstones: dict[str, dict[str, str]] = {}
         self.last_error: str | None = None
         #: the latest JobFlow seen (watch events, our own writes): what a sync reads
         self.cache: dict[FlowKey, JobFlow] = {}
@@ -166,6 +169,9 @@ class FlowController:
             self.cache[key] = flow
             self.seen_at[key] = seen
             self.queue.add(key)
+        live = {flow.metadata.uid for flow in self.cache.values()}
+        for uid in [u for u in self.tombstones if u not in live]:
+            del self.tombstones[uid]  # (flows deleted while the watch was not read)
 
     #: the kinds whose events `handle` takes
     watches: tuple[type[Resource], ...] = (VCJob, JobFlow)
@@ -183,8 +189,9 @@ class FlowController:
         elif isinstance(obj, JobFlow):
             key = FlowKey(obj.namespace, obj.name)
             if event.type == EventType.DELETED:
-                self._drop(key)
-                self.tombstones.pop(key, None)
+                if self._holds(key, obj.metadata.uid):
+                    self._drop(key)
+                self.tombstones.pop(obj.metadata.uid, None)
                 return
             self._cache(key, obj, event.resource_version)
             if event.type == EventType.ADDED:
@@ -205,10 +212,25 @@ class FlowController:
             for key, index in self.indexes.items()
         )
 
+    def _holds(self, key: FlowKey, uid: str) -> bool:
+        """The flow object of that uid is the one cached under its name (or none is)."""
+        return self._cached_uid(key) in (None, uid)
+
+    def _cached_uid(self, key: FlowKey) -> str | None:
+        cached = self.cache.get(key)
+        return None if cached is None else cached.metadata.uid
+
     def _cache(self, key: FlowKey, flow: JobFlow, rv: int) -> None:
         """Keep the newest state of a flow; a write after our last status write (someone
-        else's) means we no longer know the stored status."""
+        else's) means we no longer know the stored status. Another object of the same name
+        (deleted and created again, its DELETED event not seen) starts afresh: nothing
+        kept for the earlier object carries over."""
         cached = self.cache.get(key)
+        if cached is not None and cached.metadata.uid != flow.metadata.uid:
+            if _rv(cached) > rv:
+                return  # the earlier object's late event
+            self._drop(key)
+            cached = None
         if cached is None or _rv(cached) <= rv:
             self.cache[key] = flow
         written = self.written.get(key)
@@ -224,6 +246,8 @@ class FlowController:
         self.written.pop(key, None)
         self.met_at.pop(key, None)
         self.seen_at.pop(key, None)
+        self.retrying.discard(key)
+        self.queue.forget(key)  # (a new flow of that name starts without a backoff)
 
     def _forget_all(self) -> None:
         self.indexes.clear()
@@ -265,16 +289,18 @@ class FlowController:
         if type_ == EventType.DELETED:
             self._foreign_gone(job)  # it may have held another flow's generated name
             if index is not None:
-                self._catch_up(key, index)
-                index.forget(job.name, job.phase, now)
-            else:
-                self.tombstones.setdefault(key, {})[job.name] = job.phase
+                if index.flow.metadata.uid == ref.uid:  # (else an earlier flow's vcjob)
+                    self._catch_up(key, index)
+                    index.forget(job.name, job.phase, now)
+            elif self._cached_uid(key) == ref.uid and ref.uid:  # (its flow not synced yet)
+                self.tombstones.setdefault(ref.uid, {})[job.name] = job.phase
             self.queue.add(key)
             return
         if index is not None:
             self._catch_up(key, index)
-            index.observe(job, now)
-            self._note_met(key, index, job.name)
+            index.observe(job, now)  # (an earlier flow's vcjob holds the name: NameConflict)
+            if index.flow.metadata.uid == ref.uid:
+                self._note_met(key, index, job.name)
         self.queue.add(key)
 
     def _note_met(self, key: FlowKey, index: reconcile.FlowIndex, job: str) -> None:
@@ -362,7 +388,7 @@ class FlowController:
             templates,
             jobs.values(),
             now=self.clock.now(),
-            tombstones=self.tombstones.pop(key, None),
+            tombstones=self.tombstones.pop(flow.metadata.uid, None),
             limit=self.create_batch,
             pod_network=self.pod_network,
         )
@@ -520,8 +546,8 @@ class FlowController:
 
     def _write_status(self, key: FlowKey) -> bool:
         index, flow = self.indexes.get(key), self.cache.get(key)
-        if index is None or flow is None:
-            return False
+        if index is None or flow is None or index.flow.metadata.uid != flow.metadata.uid:
+            return False  # (another flow of that name: its sync builds its index first)
         data = index.status_data()
         known = self.written.get(key)
         if known is None:
@@ -564,6 +590,8 @@ class FlowController:
             return
         try:
             flow = self.store.get(JobFlow, key.namespace, key.name)
+            if not self._holds(key, flow.metadata.uid):
+                return  # created again since: the failures were the earlier flow's
             self.recorder.record(flow, WARNING, "SyncJobFlow", self.last_error)
             status = flow.status.clone() if flow.status else None
             if status is not None:
