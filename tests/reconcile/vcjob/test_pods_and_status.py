@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from vcflow.api.names import LABEL_CREATED_BY_FLOW, LABEL_CREATED_BY_TEMPLATE
 from vcflow.api.phases import Event, JobPhase
 from vcflow.api.vcjob import VCJobStatus
 from vcflow.reconcile.vcjob import events, kubelet, pods
@@ -50,6 +51,22 @@ def test_pod_identity(make: Any) -> None:
     assert pod.spec is not None
     assert (pod.spec.priority_class_name, pod.spec.scheduler_name) == ("high", "volcano")
     assert pods.container_env(pod, {}) == {}  # no plugin, no variable
+
+
+def test_a_flows_pods_carry_its_vcjobs_created_by_labels(make: Any) -> None:
+    """The labels the JobFlow controller puts on a flow's vcjobs are on their pods, so a
+    selector finds a flow's pods (`kubectl logs -l volcano.sh/createdByJobFlow=...`);
+    a vcjob without them makes pods without them, and its other labels stay its own."""
+    flow = {LABEL_CREATED_BY_FLOW: "default.f", LABEL_CREATED_BY_TEMPLATE: "default.a"}
+    data = make.job("f-a", make.task("w", 1))
+    data["metadata"]["labels"] = {**flow, "team": "x"}
+    job = make.vcjob(data)
+    labels = pods.build_pod(job, jobspec.task_specs(job)[0], 0).metadata.labels
+    assert {k: labels.get(k) for k in flow} == flow
+    assert "team" not in labels
+    plain = make.vcjob(make.job("j", make.task("w", 1)))
+    labels = pods.build_pod(plain, jobspec.task_specs(plain)[0], 0).metadata.labels
+    assert not set(flow) & set(labels)
 
 
 def test_a_pod_has_no_null_fields_the_job_did_not_set(make: Any) -> None:

@@ -36,6 +36,10 @@ PARTITION_ID = "volcano.sh/partition-id"
 OUT_OF_SYNC = "volcano.sh/controller-out-of-sync"
 #: Copied from the job's labels (as labels) and annotations (as annotations) when present.
 COPIED_BOTH = ("volcano.sh/preemptable", "volcano.sh/cooldown-time")
+#: Copied from the job's labels (as labels), a vcflow addition: the labels the JobFlow
+#: controller puts on a flow's vcjobs, so a selector (`kubectl logs -l
+#: volcano.sh/createdByJobFlow=<ns>.<flow>`) finds the flow's pods too.
+COPIED_FLOW_LABELS = (names.LABEL_CREATED_BY_FLOW, names.LABEL_CREATED_BY_TEMPLATE)
 #: Copied from the job's annotations only.
 COPIED_ANNOTATIONS = (
     "volcano.sh/revocable-zone",
@@ -107,7 +111,8 @@ def _labels(job: VCJob, task: TaskSpec, index: int) -> dict[str, str]:
         QUEUE_NAME: (spec.queue if spec else None) or jobspec.DEFAULT_QUEUE,
         JOB_NAMESPACE: job.namespace,
     }
-    out.update({k: job.metadata.labels[k] for k in COPIED_BOTH if k in job.metadata.labels})
+    copied = (*COPIED_BOTH, *COPIED_FLOW_LABELS)
+    out.update({k: job.metadata.labels[k] for k in copied if k in job.metadata.labels})
     size = task.partition_policy.partition_size if task.partition_policy else None
     if size:
         out[PARTITION_ID] = str(index // size)
