@@ -52,7 +52,7 @@ def create(
 ) -> Written:
     name = _name_of(data)
     obj = to_object(resource, data, name)
-    _check_namespace(obj, namespace)
+    _check_namespace(data, namespace)
     obj.metadata.namespace = namespace
     if not obj.metadata.name and obj.metadata.generate_name:
         # named before admission sees it, as kube-apiserver does
@@ -77,7 +77,7 @@ def replace(
 ) -> Written:
     """PUT: the whole object (or, `status`, only its status) replaced."""
     obj = to_object(resource, data, name)
-    _check_namespace(obj, namespace)
+    _check_namespace(data, namespace)
     obj.metadata.namespace = namespace
     if obj.name != name:
         raise ApiError(
@@ -221,8 +221,12 @@ def _review(
     return tuple(w.bare(path=f'"{w.path}"' not in w.message) for w in warnings)
 
 
-def _check_namespace(obj: Resource, namespace: str) -> None:
-    given = obj.metadata.namespace
+def _check_namespace(data: Any, namespace: str) -> None:
+    """400 when the body names another namespace than the URL, with kube's message; a body
+    that names none gets the URL's (read from the body: the model defaults it to
+    `default`)."""
+    meta = data.get("metadata") if isinstance(data, dict) else None
+    given = meta.get("namespace") if isinstance(meta, dict) else None
     if given and given != namespace:
         raise ApiError(
             400,
