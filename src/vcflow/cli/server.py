@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
@@ -98,5 +99,5 @@ def server(
             log_level=log_level.value,
             insecure_no_auth=insecure_no_auth,
         ),
-        extend=compat.extend,
+        extend=functools.partial(compat.extend, runs_pods=runtime is RuntimeChoice.LOCAL),
     )

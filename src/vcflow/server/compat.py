@@ -1,23 +1,26 @@
 """What the server serves beyond the resources' CRUD, for kubectl and the Kubernetes
 clients: discovery, OpenAPI and /metrics routes, the metrics middleware, the Table views,
-and the observer the controllers report to — `extend`, the server's `Extend` hook, which
-`vcflow server` passes to `serve`.
+the observer the controllers report to, and (when the server runs pods) the refusal of a
+bare Pod (`barepods`) — `extend`, the server's `Extend` hook, which `vcflow server` passes
+to `serve`.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from vcflow.server import discovery, metrics, openapi, tables
+from vcflow.server import barepods, discovery, metrics, openapi, tables
 from vcflow.server.app import Extensions
 from vcflow.store.base import Store
 
 
-def extend(store: Store, state_dir: Path) -> Extensions:
-    """The extensions of one app over `store` (its own metrics registry)."""
+def extend(store: Store, state_dir: Path, *, runs_pods: bool = False) -> Extensions:
+    """The extensions of one app over `store` (its own metrics registry); `runs_pods`: the
+    server's local runtime runs the pods, so a client's bare Pod is refused."""
     found = metrics.Metrics(store)
+    refusals = [barepods.route()] if runs_pods else []
     return Extensions(
-        routes=[*discovery.routes(), *openapi.routes(), found.route()],
+        routes=[*discovery.routes(), *openapi.routes(), found.route(), *refusals],
         middleware=[found.middleware()],
         views=[tables.view],
         watch_views=[tables.watch_view],
