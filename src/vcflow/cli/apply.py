@@ -13,8 +13,8 @@ from dataclasses import replace
 
 import typer
 
-from vcflow.api import gcpause, workdir
-from vcflow.api.errors import FieldError, Origin, ValidationFailed
+from vcflow.api import gcpause, printable, workdir
+from vcflow.api.errors import FieldError, Origin, ValidationFailed, VcflowError
 from vcflow.api.loading import Document
 from vcflow.cli import kinds, options, remote
 from vcflow.cli.validate import FilenameOption
@@ -52,6 +52,10 @@ def apply_and_report(store: Store, loaded: manifests.Manifests) -> list[ApplyRes
     except ValidationFailed as exc:
         where = _Documents(loaded)
         raise ValidationFailed([where.locate(e) for e in exc.errors]) from None
+    except VcflowError as exc:  # (a remote apply's notes: what it could not undo)
+        for note in getattr(exc, "__notes__", ()):
+            typer.echo(printable.escaped(str(note)), err=True)
+        raise
     if any(result.warnings for result in results):
         where = _Documents(loaded)
         warnings = [

@@ -11,7 +11,12 @@ The API server owns the semantics (admission, resourceVersions, generation, garb
 collection); where the protocol promises more than the Kubernetes API gives:
 - `transaction()` groups nothing: the API has no multi-object transaction. Each write is
   atomic on its own; `apply` dry-runs every object (`dryRun=All`) before writing any, so
-  an object admission refuses fails the batch before anything is written.
+  an object admission refuses fails the batch before anything is written (a flow judged
+  against the input's own templates too: the server judges it against the stored ones).
+  An object another writer created, changed or deleted since `apply` read it is read and
+  planned again (an identical one is `unchanged`), a bounded number of times; a write
+  that still fails undoes the writes before it — the objects created deleted, the ones
+  updated written back — but for what another writer relies on or changed meanwhile.
 - `admit=False` cannot skip the server's admission; it is ignored.
 - resourceVersions are the server's: increasing, not gap-free (etcd revisions).
 - Events (core v1 `Event`s, as the controllers' Recorder makes them) go through the
@@ -71,7 +76,7 @@ from vcflow.kubestore.client import MERGE_PATCH, KubeClient, Response, Unreachab
 from vcflow.kubestore.eventsender import EventSender
 from vcflow.kubestore.informer import Informer, Listed
 from vcflow.kubestore.status import Forbidden
-from vcflow.store import wire
+from vcflow.store import admit, wire
 from vcflow.store.base import (
     ApplyResult,
     Defaulter,
@@ -90,6 +95,9 @@ from vcflow.store.base import (
 
 #: tries of an unconditional write (read, write with that resourceVersion) on 409 Conflict
 RETRIES = 5
+#: tries of one object's write in an apply when another writer got there first (409
+#: AlreadyExists or Conflict, 404 on an update): each reads it and plans it again
+APPLY_RETRIES = 5
 #: objects per list page (`limit`; the rest through `continue`)
 PAGE = 500
 #: seconds a kind's one-off stream may stay silent before it is taken as caught up (reads
@@ -608,17 +616,23 @@ class KubeStore:
 
     def apply(self, objects: Sequence[Resource]) -> builtins.list[ApplyResult]:
         """kubectl apply: each object read, then created or updated if changed; all of them
-        dry-run first (`dryRun=All`), so one admission refuses writes nothing. Templates
-        are written before the flows that name them. Warnings: the `Warning` headers."""
+        dry-run first (`dryRun=All`), so one admission refuses writes nothing — a flow also
+        judged against the input's own templates (`_against_input`). Templates are written
+        before the flows that name them. One object another writer got to first is read
+        and planned again, up to APPLY_RETRIES times (`_settled`); when a write still
+        fails, the writes before it are undone (`_undo`). Warnings: the `Warning` headers
+        of the writes."""
         infos = [self.kinds.of(obj) for obj in objects]
         check_unique(objects, infos)
         plans = [self._plan(info, obj) for info, obj in zip(infos, objects, strict=True)]
         errors: builtins.list[FieldError] = []
-        for plan in plans:
+        refused: set[int] = set()
+        for index, plan in enumerate(plans):
             try:
-                self._write_plan(plan, dry_run=True)
+                plans[index] = self._settled(plan, dry_run=True)[0]
             except ValidationFailed as exc:
                 errors.extend(exc.errors)
+                refused.add(index)
             except (AlreadyExists, Conflict, Forbidden) as exc:
                 raise exc from None
             except StoreError as exc:  # (400 Bad Request: a name the server refuses...)
@@ -628,13 +642,156 @@ class KubeStore:
                         str(exc), "", plan.info.kind, meta["namespace"], meta.get("name", "")
                     )
                 )
+                refused.add(index)
+        errors += self._against_input(plans, refused)
         if errors:
             raise ValidationFailed(errors)
         order = sorted(range(len(plans)), key=lambda i: not isinstance(objects[i], _FIRST))
         results: dict[int, ApplyResult] = {}
-        for index in order:
-            results[index] = self._write_plan(plans[index], dry_run=False)
+        done: builtins.list[tuple[_Plan, ApplyResult]] = []
+        try:
+            for index in order:
+                plan, results[index] = self._settled(plans[index], dry_run=False)
+                done.append((plan, results[index]))
+        except Exception as exc:
+            left = self._undo(done)
+            if isinstance(exc, ValidationFailed):
+                raise ValidationFailed([*exc.errors, *left]) from None
+            for error in left:
+                exc.add_note(str(error))
+            raise
         return [results[i] for i in range(len(plans))]
+
+    def _settled(self, plan: _Plan, *, dry_run: bool) -> tuple[_Plan, ApplyResult]:
+        """`plan` written (or dry-run), and the plan that was: on AlreadyExists (another
+        writer created it since it was read), Conflict (updated since) or NotFound (deleted
+        since), the object is read and planned again — unchanged when it is now what the
+        input says, as kubectl apply retried says — up to APPLY_RETRIES tries."""
+        for attempt in range(1, APPLY_RETRIES + 1):
+            try:
+                return plan, self._write_plan(plan, dry_run=dry_run)
+            except (AlreadyExists, Conflict, NotFound) as exc:
+                if attempt == APPLY_RETRIES or (isinstance(exc, NotFound) and plan.old is None):
+                    raise
+            plan = self._plan(plan.info, plan.obj)
+        raise AssertionError("unreachable")
+
+    def _against_input(
+        self, plans: Sequence[_Plan], refused: set[int]
+    ) -> builtins.list[FieldError]:
+        """The errors of the flows judged against the input's templates laid over the
+        stored ones (`admit.Batch`, as the embedded store's apply does), for each flow that
+        names a template the input creates or changes. The server judged each dry-run
+        flow against the stored templates only: a template of the input was "not found"
+        there (a warning, the entry would wait) and what the flow's entries make of it
+        went unchecked. Flows the server refused already are left to its errors."""
+        changed = {
+            (plan.data["metadata"]["namespace"], plan.obj.name)
+            for plan in plans
+            if isinstance(plan.obj, JobTemplate) and not plan.unchanged
+        }
+        flows = [
+            plan
+            for index, plan in enumerate(plans)
+            if index not in refused
+            and isinstance(plan.obj, JobFlow)
+            and not plan.unchanged
+            and any((plan.data["metadata"]["namespace"], e.name) in changed for e in plan.obj.flows)
+        ]
+        if not flows:
+            return []
+        given = [
+            self._model(plan.info, dict(plan.data))
+            for plan in plans
+            if isinstance(plan.obj, JobTemplate)
+        ]
+        batch = admit.Batch(self, given)
+        errors: builtins.list[FieldError] = []
+        for plan in flows:
+            old = self._model(plan.info, dict(plan.old)) if plan.old is not None else None
+            found = admit.review_write(
+                self._model(plan.info, dict(plan.data)),
+                operation=admit.Operation.CREATE if old is None else admit.Operation.UPDATE,
+                store=self,
+                old=old,
+                batch=batch,
+                warnings=False,
+                local_runtime=False,  # (what only a local run cannot do: the server says)
+            )
+            errors += [e for e in found if not e.warning]
+        return errors
+
+    def _undo(self, done: Sequence[tuple[_Plan, ApplyResult]]) -> builtins.list[FieldError]:
+        """Undo the writes of an apply that failed midway, last first: an object it
+        created is deleted (a JobTemplate without force: the server keeps one that another
+        writer's unfinished flow uses already), one it updated is written back as it was
+        (unless another writer changed it since). What could not be undone, as errors."""
+        left: builtins.list[FieldError] = []
+        for plan, result in reversed(done):
+            obj = result.object
+            namespace = obj.namespace or apinames.DEFAULT_NAMESPACE
+            try:
+                if result.outcome is Outcome.CREATED:
+                    self._remove(plan.info, namespace, obj.name, obj.metadata.uid or "")
+                elif result.outcome is Outcome.CONFIGURED and plan.old is not None:
+                    self._restore(plan)
+            except (StoreError, ValidationFailed) as exc:
+                verb = "created" if result.outcome is Outcome.CREATED else "changed"
+                text = " ".join(str(exc).split())
+                left.append(
+                    FieldError(
+                        f"{verb} by this apply and left so: {text}",
+                        "",
+                        plan.info.kind,
+                        namespace,
+                        obj.name,
+                    )
+                )
+        return left
+
+    def _remove(self, info: KindInfo, namespace: str, name: str, uid: str) -> None:
+        """Delete the object this apply created (by uid: one deleted and created again by
+        another writer since is theirs), at the resourceVersion read with that uid."""
+        for attempt in range(1, APPLY_RETRIES + 1):
+            try:
+                meta = self._get_data(info, namespace, name)["metadata"]
+                if uid and meta.get("uid") != uid:
+                    return
+                self.delete(
+                    info.model,
+                    namespace,
+                    name,
+                    force=info.model is not JobTemplate,
+                    resource_version=str(meta.get("resourceVersion") or ""),
+                )
+                return
+            except NotFound:
+                return
+            except Conflict:
+                if attempt == APPLY_RETRIES:
+                    raise
+
+    def _restore(self, plan: _Plan) -> None:
+        """Write back the object `plan` updated as it was, while it holds what this apply
+        wrote (its status aside: a controller writes that); Conflict when another writer
+        changed it since."""
+        assert plan.old is not None
+        meta = plan.data["metadata"]
+        namespace, name = meta["namespace"], meta["name"]
+        path = self._resource(plan.info).path(namespace, name)
+        for attempt in range(1, APPLY_RETRIES + 1):
+            current = self._get_data(plan.info, namespace, name)
+            now = current["metadata"]
+            if now.get("uid") != meta.get("uid") or not wire.same_applied(current, plan.data):
+                raise Conflict("another writer changed it since")
+            body = {k: v for k, v in plan.old.items() if k != "status"}
+            body["metadata"] = {**plan.old["metadata"], "resourceVersion": now["resourceVersion"]}
+            try:
+                self._call(plan.info, "PUT", path, namespace=namespace, name=name, body=body)
+                return
+            except Conflict:
+                if attempt == APPLY_RETRIES:
+                    raise
 
     def _plan(self, info: KindInfo, obj: Resource) -> _Plan:
         namespace = obj.namespace or apinames.DEFAULT_NAMESPACE
@@ -659,7 +816,8 @@ class KubeStore:
         return _Plan(info, obj, merged, old)
 
     def _write_plan(self, plan: _Plan, *, dry_run: bool) -> ApplyResult:
-        if plan.old is not None and wire.same_applied(plan.old, plan.data):
+        if plan.unchanged:
+            assert plan.old is not None
             return ApplyResult(self._model(plan.info, plan.old), Outcome.UNCHANGED)
         meta = plan.data["metadata"]
         namespace, name = meta["namespace"], meta.get("name") or ""
@@ -800,6 +958,11 @@ class _Plan:
         self, info: KindInfo, obj: Resource, data: dict[str, Any], old: dict[str, Any] | None
     ) -> None:
         self.info, self.obj, self.data, self.old = info, obj, data, old
+
+    @property
+    def unchanged(self) -> bool:
+        """Whether the stored object is what the input says (nothing to write)."""
+        return self.old is not None and wire.same_applied(self.old, self.data)
 
 
 def _served(info: KindInfo) -> bool:

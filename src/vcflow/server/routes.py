@@ -20,7 +20,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 
-from vcflow.api import printable, resources
+from vcflow.api import printable, resources, warncap
 from vcflow.api.errors import VcflowError
 from vcflow.api.resources import APIResource
 from vcflow.server import listing, objects, podlogs, requests, status, watching
@@ -224,16 +224,29 @@ def _view(request: Request, resource: APIResource, api: Api, body: dict[str, Any
 
 def _written(written: objects.Written) -> Response:
     response = JSONResponse(written.object, status_code=written.code)
-    for text in written.warnings:
-        response.headers.append("Warning", warning_header(text))
+    for value in warning_headers(written.warnings):
+        response.headers.append("Warning", value)
     return response
 
 
-def warning_header(text: str) -> str:
-    """`299 - "text"` (RFC 7234), the text one line of ASCII with quotes escaped."""
+def warning_headers(texts: Sequence[str]) -> list[str]:
+    """The `Warning` header values of admission's warnings, within kube-apiserver's bounds
+    (`warncap`: duplicates dropped; past its total, each cut short, then one line saying
+    how many more): a header per warning made a big flow's answer unreadable to Python's
+    clients. The bounds are of the texts, as kube-apiserver's: quoting adds a backslash
+    per quote and backslash."""
+    return [_quoted(text) for text in warncap.capped([_flat(text) for text in texts])]
+
+
+def _flat(text: str) -> str:
+    """The text as one line of ASCII (control and other characters escaped)."""
     flat = " ".join(printable.escaped(text).split())
-    ascii_text = flat.encode("ascii", "backslashreplace").decode("ascii")
-    quoted = ascii_text.replace("\\", "\\\\").replace('"', '\\"')
+    return flat.encode("ascii", "backslashreplace").decode("ascii")
+
+
+def _quoted(flat: str) -> str:
+    """`299 - "text"` (RFC 7234), quotes and backslashes escaped."""
+    quoted = flat.replace("\\", "\\\\").replace('"', '\\"')
     return f'299 - "{quoted}"'
 
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from vcflow.admission.review import Operation
-from vcflow.api import jsontext
+from vcflow.api import jsontext, warncap
 
 API_VERSION = "admission.k8s.io/v1"
 KIND = "AdmissionReview"
@@ -110,7 +110,7 @@ def answer(review: Review, verdict: Verdict) -> dict[str, Any]:
             "message": verdict.message,
         }
     if verdict.warnings:
-        response["warnings"] = list(verdict.warnings)
+        response["warnings"] = warncap.capped(verdict.warnings)  # (kube caps them too)
     return {"apiVersion": API_VERSION, "kind": KIND, "response": response}
 
 
