@@ -1,11 +1,12 @@
 """A state directory the machine refuses — read-only, on a full disk — or a store file that
-is not one (0 bytes, not SQLite): one line naming the path, exit 1, no traceback, nothing
+is not one (0 bytes, not SQLite, damaged): one line naming the path, exit 1, no traceback, nothing
 written. The full disk is a small tmpfs, mounted as root (as in CI); elsewhere that test is
 skipped, saying why."""
 
 from __future__ import annotations
 
 import os
+import sqlite3
 import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -129,3 +130,26 @@ def test_a_full_disk(tmp_path: Path, tmpfs: Callable[[str], Path]) -> None:
     assert line == f"no space left on device: {state / 'vcflow.db'}"
     result = run(state, "get", "jt")  # nothing half-applied
     assert result.exit_code == 0 and "t0" not in result.stdout
+
+
+def test_a_damaged_store_is_refused_at_open(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    many = tmp_path / "many.yaml"
+    many.write_text("---\n".join(TEMPLATE % (f"t{i}", "x" * 2000) for i in range(20)))
+    assert run(state, "apply", "-f", many).exit_code == 0
+    db = state / "vcflow.db"
+    with sqlite3.connect(db) as found:
+        (root,) = found.execute("SELECT rootpage FROM sqlite_master WHERE name = 'objects'")
+        page_size = found.execute("PRAGMA page_size").fetchone()[0]
+    with db.open("r+b") as file:  # the objects table's root page: its header overwritten
+        file.seek((root[0] - 1) * page_size)
+        file.write(b"\x07\x00\x99" * 20)
+    flow = tmp_path / "flow.yaml"
+    flow.write_text(
+        "apiVersion: flow.volcano.sh/v1alpha1\nkind: JobFlow\nmetadata: {name: f}\n"
+        "spec: {flows: [{name: t0}]}\n"
+    )
+    for args in (("get", "jt"), ("apply", "-f", many), ("run", "-f", flow)):
+        line = one_line(run(state, *args))
+        assert line.startswith(f"{db}: the store is damaged (SQLite: "), line
+        assert line.endswith("to start a new store here, or put back a copy of it"), line

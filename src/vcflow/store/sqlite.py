@@ -47,7 +47,8 @@ open one store per process (or share one between threads), not one per call.
 Files: a new store file is made whole aside and linked into place, so vcflow never leaves a
 0-byte `vcflow.db`, and one found is refused rather than taken for an empty store. What the
 machine refuses — a read-only or full file system, a file that is not a database — is a
-StoreError naming the file (`_failure`), never SQLite's exception.
+StoreError naming the file (`_failure`), never SQLite's exception; so is a damaged file,
+found at open by SQLite's quick check.
 """
 
 from __future__ import annotations
@@ -253,6 +254,7 @@ class SqliteStore(StoreEngine):
             raise StoreError(f"{self.path}: cannot use the WAL journal (got {mode})")
         self._db.execute(f"PRAGMA synchronous={synchronous}")
         self._db.execute(f"PRAGMA wal_autocheckpoint={WAL_CHECKPOINT_PAGES}")
+        self._quick_check()
         with self.transaction():
             version = self._sql().execute("PRAGMA user_version").fetchone()[0]
             if version > SCHEMA_VERSION:
@@ -268,6 +270,15 @@ class SqliteStore(StoreEngine):
                 self._run_script(_FROM_V2)
             if version != SCHEMA_VERSION:
                 self._sql().execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+
+    def _quick_check(self) -> None:
+        """StoreError naming the file when SQLite's quick check finds it damaged (a b-tree
+        page overwritten, say): refused at open in one line, rather than a store that fails
+        midway through a run with SQLite's words. It reads every page once (no index is
+        compared with its table: `check` does that)."""
+        found = [row[0] for row in self._db.execute("PRAGMA quick_check(1)")]
+        if found != ["ok"]:
+            raise StoreError(_damaged(self.path, found[0] if found else "no answer"))
 
     def _run_script(self, script: str) -> None:
         # executescript would COMMIT the open transaction; run the statements one by one.
@@ -788,7 +799,19 @@ def _failure(path: Path, exc: BaseException) -> StoreError:
             )
     if code == sqlite3.SQLITE_NOTADB or "not a database" in text:
         return StoreError(f"{path}: not a vcflow store (the file is not an SQLite database)")
+    if code == sqlite3.SQLITE_CORRUPT or "malformed" in text:
+        return StoreError(_damaged(path, text))
     return StoreError(f"{path}: {text}")
+
+
+def _damaged(path: Path, detail: str) -> str:
+    """One line: SQLite's detail without its `*** in database main ***` header line."""
+    words = [line.strip() for line in detail.splitlines() if line.strip()]
+    detail = "; ".join(w for w in words if not w.startswith("***")) or detail.strip()
+    return (
+        f"{path}: the store is damaged (SQLite: {detail}): move it away, with its -wal and "
+        "-shm files, to start a new store here, or put back a copy of it"
+    )
 
 
 #: SQLite's result codes for what the machine refuses (not a constraint, not a misuse).
