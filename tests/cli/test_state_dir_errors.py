@@ -5,6 +5,7 @@ skipped, saying why."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 import subprocess
@@ -153,3 +154,27 @@ def test_a_damaged_store_is_refused_at_open(tmp_path: Path) -> None:
         line = one_line(run(state, *args))
         assert line.startswith(f"{db}: the store is damaged (SQLite: "), line
         assert line.endswith("to start a new store here, or put back a copy of it"), line
+
+
+def test_a_full_disk_under_an_existing_store(
+    tmp_path: Path, manifest: Path, tmpfs: Callable[[str], Path]
+) -> None:
+    point = tmpfs("size=512k")
+    state = point / "state"
+    assert run(state, "apply", "-f", manifest).exit_code == 0
+    filler = point / "filler"
+    fd = os.open(filler, os.O_WRONLY | os.O_CREAT, 0o600)
+    try:  # (SQLite then cannot even grow vcflow.db-shm: it said "disk I/O error")
+        with contextlib.suppress(OSError):
+            while os.write(fd, b"\0" * 4096):
+                pass
+    finally:
+        os.close(fd)
+    more = tmp_path / "more.yaml"
+    more.write_text(TEMPLATE % ("u", "x"))
+    for args in (("get", "jt"), ("apply", "-f", more)):
+        line = one_line(run(state, *args))
+        assert line == f"no space left on device: {state / 'vcflow.db'}"
+    filler.unlink()
+    assert run(state, "apply", "-f", more).exit_code == 0
+    assert "u" in run(state, "get", "jt", "-o", "name").stdout

@@ -791,6 +791,10 @@ def _failure(path: Path, exc: BaseException) -> StoreError:
     text = str(exc)
     if code == sqlite3.SQLITE_FULL or "disk is full" in text:
         return StoreError(f"no space left on device: {path}")
+    if code == sqlite3.SQLITE_IOERR and _full(path.parent):
+        # (growing vcflow.db-shm or -wal on a full disk: SQLite says "disk I/O error", its
+        # errno out of Python's reach; a full file system is what it then almost surely was)
+        return StoreError(f"no space left on device: {path}")
     if code in (sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN) or "readonly" in text:
         if not _writable(path.parent):
             return StoreError(
@@ -834,6 +838,22 @@ def _code(exc: BaseException) -> int | None:
     """The primary SQLite result code of an exception (None when it has none)."""
     extended = getattr(exc, "sqlite_errorcode", None)
     return extended & 0xFF if isinstance(extended, int) else None
+
+
+#: free bytes under which a file system is taken for full: a few of SQLite's pages (a WAL
+#: frame, a wal-index block of the -shm file)
+FULL_BELOW = 64 * 1024
+
+
+def _full(folder: Path) -> bool:
+    """Whether the file system of `folder` has no room left for SQLite's next write (the
+    blocks this process may use: root may use the reserved ones)."""
+    try:
+        found = os.statvfs(folder)
+    except OSError:
+        return False
+    blocks = found.f_bfree if os.geteuid() == 0 else found.f_bavail
+    return blocks * found.f_frsize < FULL_BELOW
 
 
 def _writable(folder: Path) -> bool:
