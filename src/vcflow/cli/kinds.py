@@ -2,7 +2,8 @@
 
 `resolve("jf")` → the JobFlow `Kind`: its model, plural and group for kubectl's words
 (`jobflow.flow.volcano.sh/test`, `jobflows.flow.volcano.sh "test" not found`). Unknown
-names are usage errors (exit 2) listing what is accepted.
+names are usage errors (exit 2) listing what is accepted. `targets` reads the arguments
+kubectl's `get` and `wait` take: `KIND[,KIND...] [NAME...]` or `KIND/NAME...`.
 """
 
 from __future__ import annotations
@@ -93,6 +94,47 @@ def resolve(text: str) -> Kind:
     if kind is None:
         raise typer.BadParameter(f'unknown kind "{text}": use {HELP}', param_hint="KIND")
     return kind
+
+
+@dataclass(frozen=True)
+class Target:
+    """One kind a command reads, and the names asked for (none: every object)."""
+
+    kind: Kind
+    names: tuple[str, ...] = ()
+
+
+def targets(arguments: Sequence[str], *, param_hint: str = "KIND") -> list[Target]:
+    """`jf,jt [NAME...]` (each kind, the same names) or `jf/test jt/a` (grouped by kind, in
+    the order given): one Target per kind. Mixing the forms is a usage error, as in kubectl."""
+    if not arguments:
+        raise typer.BadParameter("give a kind (KIND [NAME...] or KIND/NAME)", param_hint=param_hint)
+    first, rest = arguments[0], arguments[1:]
+    if "/" not in first:
+        if any("/" in arg for arg in rest):
+            raise typer.BadParameter(
+                "there is no need to specify a resource type as a separate argument when "
+                "passing arguments in resource/name form (e.g. 'vcflow get jobflow/test' "
+                "instead of 'vcflow get jobflow jobflow/test')",
+                param_hint=param_hint,
+            )
+        spelled = [word for word in first.split(",") if word]
+        if not spelled:
+            raise typer.BadParameter(f'no kind in "{first}"', param_hint=param_hint)
+        chosen = dict.fromkeys(resolve(word) for word in spelled)
+        return [Target(kind, tuple(dict.fromkeys(rest))) for kind in chosen]
+    grouped: dict[Kind, list[str]] = {}
+    for arg in arguments:
+        word, slash, name = arg.partition("/")
+        if not slash or not word or not name or "/" in name:
+            raise typer.BadParameter(
+                f'"{arg}": arguments in resource/name form must have a single resource and name',
+                param_hint=param_hint,
+            )
+        names = grouped.setdefault(resolve(word), [])
+        if name not in names:
+            names.append(name)
+    return [Target(kind, tuple(names)) for kind, names in grouped.items()]
 
 
 def of(obj: Resource) -> Kind:
