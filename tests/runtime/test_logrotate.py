@@ -84,6 +84,53 @@ def test_a_running_containers_log_stays_within_its_limits(tmp_path: Path) -> Non
         shut_down(runner)
 
 
+def _lines(count: int) -> bytes:
+    return b"".join(b"line %08d\n" % i for i in range(count))
+
+
+def test_a_flooded_log_is_copied_its_newest_part_only(tmp_path: Path) -> None:
+    log = tmp_path / "c.0.log"
+    limits = Limits(max_size=4096, max_files=3)
+    log.write_bytes(_lines(10_000))  # (140 KB: a flood between two looks)
+    assert logrotate.rotate_if_needed(str(log), limits)
+    (copy,) = [Path(p).read_bytes() for _, p in logrotate.copies(str(log))]
+    assert len(copy) <= logrotate.COPY_FACTOR * 4096
+    assert copy.startswith(b"line ") and copy.endswith(b"line 00009999\n")  # the newest, whole
+    assert log.read_bytes() == b""
+
+
+def test_an_ended_containers_flooded_log_keeps_its_newest_part(tmp_path: Path) -> None:
+    log = tmp_path / "c.0.log"
+    limits = Limits(max_size=4096, max_files=3)
+    log.write_bytes(_lines(300))  # (4.2 KB: a little over, as a look finds it: kept)
+    assert not logrotate.trim_if_needed(str(log), limits)
+    log.write_bytes(_lines(10_000))
+    assert logrotate.trim_if_needed(str(log), limits)
+    kept = log.read_bytes()
+    assert len(kept) <= 4096 and kept.startswith(b"line ") and kept.endswith(b"line 00009999\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.0.log"]
+
+
+def test_a_flooding_container_keeps_its_logs_within_their_bounds(tmp_path: Path) -> None:
+    """`yes` for a second or two, with 1 MiB × 3: each copy and the log, once it has
+    ended, at most `COPY_FACTOR` MiB, however fast it wrote (gigabytes before)."""
+    runner = make_runner(tmp_path / "state", log_limits=Limits(2**20, 3))
+    script = (
+        "end=$(($(date +%s) + 2)); while [ $(date +%s) -lt $end ]; do yes | head -c 8000000; done"
+    )
+    try:
+        handle = runner.launch(request("flood", pod(sh("c", script))))
+        assert finished(runner, handle, timeout=60).phase == "Succeeded"
+        log = handle.pod_dir / "c.0.log"
+        kept = [Path(p) for _, p in logrotate.copies(str(log))]
+        assert len(kept) <= 2
+        for path in [log, *kept]:
+            assert path.stat().st_size <= logrotate.COPY_FACTOR * 2**20, path
+        assert log.read_bytes().endswith(b"y\n")
+    finally:
+        shut_down(runner)
+
+
 TEXT = st.lists(st.sampled_from(["a", "bc", "\n", "\r", "\r\n", "x" * 9]), max_size=40)
 
 

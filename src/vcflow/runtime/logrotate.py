@@ -2,18 +2,28 @@
 `containerLogMaxFiles` 5): once a running container's log `<container>.<restart>.log`
 is over `max_size`, its content is copied to `<container>.<restart>.log.<n>` (n counting
 up from 1: the higher, the newer) and the log is truncated; only the newest
-`max_files - 1` copies are kept, so a run's output takes at most about `max_files` ×
-`max_size`. The pod server looks every `CHECK` seconds (`podserver.Loop`, through
-`supervisor.PodSupervisor.rotate_logs`); `vcflow run` sets the limits per pod
-(`spec.json` key `logRotation`). Standard library only.
+`max_files - 1` copies are kept. The pod server looks every `CHECK` seconds
+(`podserver.Loop`, through `supervisor.PodSupervisor.rotate_logs`); `vcflow run` sets the
+limits per pod (`spec.json` key `logRotation`). Standard library only.
 
 Copy, then truncate — not rename and reopen: the log's descriptor is the container's own
-stdout and stderr, which only the container could reopen. It was opened O_APPEND, so the
-container goes on writing at the new end. Loss window: what the container writes between
-the copy's last read (at the end of the file) and the truncation — a few microseconds —
-is in neither file. A copy that cannot be made (no space left) leaves the log whole; it is
-tried again at the next look. Readers: `logs` shows the current file, as kubectl does;
-`loghistory` keeps the copies with the log.
+stdout and stderr, which only the container could reopen (a renamed log would go on
+growing under its new name). It was opened O_APPEND, so the container goes on writing at
+the new end. Loss window: what the container writes between the copy's last read (at the
+end of the file) and the truncation — a few microseconds — is in neither file. A copy
+that cannot be made (no space left) leaves the log whole; it is tried again at the next
+look. Readers: `logs` shows the current file, as kubectl does; `loghistory` keeps the
+copies with the log.
+
+A flood (`yes`) writes far more than `max_size` between two looks, and faster than a copy
+reads: a copy holds at most `COPY_FACTOR` × `max_size` bytes, the newest of the log as it
+was when the rotation began (the older part of a log that far over the limit is dropped,
+as the limit would have dropped it), and the copy's reads stop there, so a writer cannot
+keep it chasing the end. What the writer adds meanwhile is lost with the truncation. So
+the copies take at most (`max_files` - 1) × `COPY_FACTOR` × `max_size` and the log itself
+what was written since the last look — until the container ends: then a log over
+`COPY_FACTOR` × `max_size` keeps only its newest `max_size` bytes (`trim_if_needed`, by
+the supervisor; it stays the current file, the one `logs` shows).
 """
 
 from __future__ import annotations
@@ -28,8 +38,13 @@ DEFAULT_MAX_SIZE = 10 * 1024 * 1024
 DEFAULT_MAX_FILES = 5
 MIN_MAX_FILES = 2  # (the kubelet's: the log itself and one copy)
 MIN_MAX_SIZE = 1024
-#: seconds between two looks at the running containers' log sizes (the kubelet's: 10)
-CHECK = 1.0
+#: seconds between two looks at the running containers' log sizes (the kubelet's: 10; a
+#: look is one stat per running container, and what a flood writes between two looks is
+#: what the log can take over its limit)
+CHECK = 0.2
+#: a copy holds at most this many times `max_size` bytes (a log caught a little over its
+#: limit is copied whole)
+COPY_FACTOR = 2
 SPEC_KEY = "logRotation"
 COPIED = re.compile(r"^(.+)\.(\d+)\.log\.(\d+)$")
 CHUNK = 1 << 20
@@ -124,6 +139,34 @@ def rotate_if_needed(log: str, limits: Limits) -> bool:
     return size > limits.max_size and rotate(log, limits)
 
 
+def trim_if_needed(log: str, limits: Limits) -> bool:
+    """The log of a container that has ended, over `COPY_FACTOR` × `max_size`: replaced by
+    its newest `max_size` bytes (from a line's start); True if it was. Nothing writes it any
+    more, so nothing is lost but what the limit drops; a log that cannot be trimmed (no
+    space left) stays whole."""
+    try:
+        source = os.open(log, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return False
+    aside = f"{log}.trim"
+    try:
+        found = os.fstat(source)
+        if found.st_size <= COPY_FACTOR * limits.max_size:
+            return False
+        os.lseek(source, found.st_size - limits.max_size, os.SEEK_SET)
+        if not _copy(source, aside, found.st_mode & 0o777, limits.max_size, True):
+            return False
+        try:
+            os.replace(aside, log)
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.unlink(aside)
+            return False
+    finally:
+        os.close(source)
+    return True
+
+
 def rotate(log: str, limits: Limits) -> bool:
     """Copy `log` to its next copy, truncate it, drop the copies beyond the limit; False
     (nothing changed) when the copy could not be made."""
@@ -134,8 +177,13 @@ def rotate(log: str, limits: Limits) -> bool:
     except OSError:
         return False
     try:
-        mode = os.fstat(source).st_mode & 0o777
-        if not _copy(source, target, mode):
+        found_stat = os.fstat(source)
+        mode = found_stat.st_mode & 0o777
+        most = COPY_FACTOR * limits.max_size
+        cut = found_stat.st_size > most
+        if cut:  # (a flood: its newest max_size bytes, from a line's start)
+            os.lseek(source, found_stat.st_size - limits.max_size, os.SEEK_SET)
+        if not _copy(source, target, mode, most, cut):
             return False
         os.ftruncate(source, 0)
     finally:
@@ -146,13 +194,20 @@ def rotate(log: str, limits: Limits) -> bool:
     return True
 
 
-def _copy(source: int, target: str, mode: int) -> bool:
+def _copy(source: int, target: str, mode: int, most: int, cut: bool) -> bool:
+    """Copy from `source`'s offset to its end, or `most` bytes, into a new `target`; `cut`:
+    the offset is inside the log, whose first line there is left out (a part of one)."""
     try:
         out = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)
     except OSError:
         return False
     try:
-        while chunk := os.read(source, CHUNK):  # (to the end: then the truncation at once)
+        left = most
+        # (to the end, then the truncation at once; a writer faster than this is cut short)
+        while left and (chunk := os.read(source, min(CHUNK, left))):
+            left -= len(chunk)
+            if cut:
+                chunk, cut = chunk[chunk.find(b"\n") + 1 :], False
             view = memoryview(chunk)
             while view:
                 view = view[os.write(out, view) :]

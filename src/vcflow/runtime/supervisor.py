@@ -336,6 +336,8 @@ class PodSupervisor:
         record["finishedAt"] = podfs.utc_now()
         c.state, c.pid, c.terminated = DONE, 0, record
         self.dirty = True
+        log = os.path.join(self.dir, podfs.log_name(c.name, c.restart_count))
+        logrotate.trim_if_needed(log, self.log_limits)  # (a flood's since the last look)
         if self.stop is None and self._restarts(c, code):
             c.last, c.state, c.waiting_reason = record, WAITING, "CrashLoopBackOff"
             if now - c.started_mono >= BACKOFF_RESET:
