@@ -48,6 +48,7 @@ from vcflow.cli import (
     server,
     stop,
     validate,
+    wait,
     webhook,
 )
 from vcflow.local import statedir
@@ -310,6 +311,7 @@ app.command("resume")(jobcmd.resume)
 app.command("terminate")(jobcmd.terminate)
 app.command("run")(run.run)
 app.command("logs")(logs.logs)
+app.command("wait")(wait.wait)
 app.command("server")(server.server)
 app.command("webhook")(webhook.webhook)
 app.command("operator")(operator.operator)

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from vcflow.api import names
+from vcflow.api import clock, names
 from vcflow.api.errors import InputError
 from vcflow.cli import kinds
 from vcflow.local import manifests, statedir
@@ -58,3 +58,13 @@ def state_dir(ctx: typer.Context) -> Path:
     """The `--state-dir` given to the root command (or its env var / default)."""
     found = ctx.meta.get(STATE_DIR)
     return found if isinstance(found, Path) else statedir.DEFAULT
+
+
+def duration(text: str, option: str) -> float:
+    """Seconds of a kubectl duration flag (`--timeout 10m`, `--since 5m`: Go's syntax, as
+    kubectl reads it); a usage error (exit 2) naming the option if it is not one."""
+    seconds = clock.parse_go_duration(text.strip())
+    if seconds is None:
+        hint = " (give a unit: 30s, 5m, 1h)" if text.strip().isdigit() else ""
+        raise typer.BadParameter(f'invalid duration "{text}"{hint}', param_hint=option)
+    return seconds
