@@ -8,7 +8,7 @@ from pathlib import Path
 from vcflow.runtime import logs
 from vcflow.runtime.pods import PodRunner
 
-from .conftest import finished, launch_unasked, pod, request, sh, wait_until
+from .conftest import eventually, finished, launch_unasked, pod, request, sh, wait_until
 
 TRAPS = 'trap "echo got-term; exit 0" TERM; echo ready; while :; do sleep 0.01; done'
 IGNORES = 'trap "" TERM; echo ready; while :; do sleep 0.01; done'
@@ -36,6 +36,19 @@ def test_terminate_sigterm_then_sigkill_after_grace(runner: PodRunner) -> None:
     assert (traps.exit_code, ignores.exit_code, ignores.signal) == (0, 137, 9)
     assert logs.read_log(handle.pod_dir, "traps").endswith(b"got-term\n")
     assert 0.5 <= took < 5
+
+
+def test_a_shorter_grace_cuts_short_a_stop_under_way(runner: PodRunner) -> None:
+    # `vcflow run`'s Ctrl-C (its stop grace) of a pod Terminating under an hour's grace
+    script = 'trap "echo got-term" TERM; echo ready; while :; do sleep 0.01; done'
+    handle = runner.launch(request("long", pod(sh("c", script))))
+    ready(runner, handle.pod_dir, "c")
+    runner.terminate(handle, 3600)
+    eventually(lambda: b"got-term" in logs.read_log(handle.pod_dir, "c"), what="the SIGTERM")
+    runner.terminate(handle, 7200)  # (a longer grace never lengthens the stop)
+    runner.terminate(handle, 0.2)
+    status = finished(runner, handle, timeout=10)
+    assert (status.phase, status.reason, status.exit_code) == ("Failed", "Terminated", 137)
 
 
 def test_terminate_without_grace_kills_at_once(runner: PodRunner) -> None:

@@ -164,6 +164,7 @@ class PodSupervisor:
         self.kill_at = 0.0
         self.killed = False
         self.term_requested = False
+        self.regrace = False  # asked to stop again while stopping: its grace read again
         self.registry = registry
         self.by_pid: dict[int, Container] = {}
         self.seq = 0
@@ -193,8 +194,16 @@ class PodSupervisor:
         return True
 
     def check_terminate(self) -> None:
-        if not self.term_requested and statusfile.stop_requested(self.dir):
+        """A stop asked for (the terminate file); asked again while the pod is stopping, its
+        grace is read again at the next step: a shorter one cuts the stop short, as a second
+        `kubectl delete --grace-period` does (`vcflow run`'s Ctrl-C of a pod already
+        Terminating under a long grace); a longer one never lengthens it."""
+        if not statusfile.stop_requested(self.dir):
+            return
+        if not self.term_requested:
             self.term_requested = True
+        elif self.stop is not None and not self.killed:
+            self.regrace = True
 
     def exited(self, pid: int, status: int, now: float) -> None:
         """Container process `pid` ended with wait status `status`."""
@@ -229,6 +238,9 @@ class PodSupervisor:
                     return
                 self.begin_stop(*stop, now)
         if self.stop is not None:
+            if self.regrace:
+                self.regrace = False
+                self.kill_at = min(self.kill_at, now + self.grace())
             if not self.killed and now >= self.kill_at:
                 self.killed = True
                 for c in self.running():
