@@ -3,7 +3,10 @@ a pod's container log, as kubectl logs prints it, from the pod's directory in th
 directory — or from the logs kept of its earlier attempts (`runtime.loghistory`: the pods of
 that name that ran before, deleted by RestartJob, an interrupted run, a rerun).
 
-POD is a name or kubectl's `pod/NAME` (`pods/`, `po/`); another kind is a usage error.
+POD is a name or kubectl's `pod/NAME` (`pods/`, `po/`); `jobflow/NAME` (`jf/`) and
+`vcjob/NAME` (`vj/`, `job/`) print the log of every pod of the flow or job (`grouplogs`):
+in flow order, each line prefixed `[pod/NAME/CONTAINER] ` (`--prefix`, on by default for
+more than one pod), and with `-f` followed until the flow or job ends, its new pods too.
 `-p` is the run before the current one: an in-place restart of this pod, else the last run
 of its previous attempt. `--attempt N` reads attempt N (1 = the first, -1 the latest),
 `--attempts` lists them. A pod that has not started, or failed to launch, is explained from
@@ -25,13 +28,18 @@ import typer
 
 from vcflow.api.errors import NotFound, StoreError
 from vcflow.api.pod import Pod
-from vcflow.cli import kinds, options, output, remote
+from vcflow.cli import grouplogs, kinds, options, output, remote
 from vcflow.runtime import logs as podlogs
 from vcflow.runtime import podlog
 from vcflow.runtime.loghistory import Attempt
 
 PodArg = Annotated[
-    str, typer.Argument(metavar="POD", help="The pod's name, or pod/NAME as kubectl takes it.")
+    str,
+    typer.Argument(
+        metavar="POD",
+        help="The pod's name, or pod/NAME as kubectl takes it; jobflow/NAME or vcjob/NAME: "
+        "every pod of the flow or job.",
+    ),
 ]
 ContainerOption = Annotated[
     str | None,
@@ -62,6 +70,14 @@ AttemptOption = Annotated[
 AttemptsOption = Annotated[
     bool, typer.Option("--attempts", help="List the pod's attempts whose logs are kept.")
 ]
+PrefixOption = Annotated[
+    bool | None,
+    typer.Option(
+        "--prefix/--no-prefix",
+        help="Prefix each line with [pod/NAME/CONTAINER] (default: for more than one pod).",
+        show_default=False,
+    ),
+]
 ATTEMPT_HEADERS = ("attempt", "phase", "restarts", "started", "finished", "uid")
 
 
@@ -74,9 +90,17 @@ def logs(
     tail: TailOption = None,
     attempt: AttemptOption = None,
     list_attempts: AttemptsOption = False,
+    prefix: PrefixOption = None,
     namespace: options.NamespaceOption = options.DEFAULT_NAMESPACE,
 ) -> None:
-    """Print the log of a pod's container (stdout and stderr, as written)."""
+    """Print the log of a pod's container (stdout and stderr, as written), or of every pod
+    of jobflow/NAME or vcjob/NAME."""
+    owner = grouplogs.owner_of(pod)
+    if owner is not None:
+        if previous or attempt is not None or list_attempts:
+            raise typer.BadParameter("-p, --attempt and --attempts take one pod", param_hint="POD")
+        grouplogs.group_logs(ctx, owner, namespace, container, follow, tail, prefix)
+        return
     name = pod_name(pod)
     podlog.check_names(namespace, name)
     server = remote.remote_of(ctx)
@@ -176,7 +200,7 @@ def pod_name(text: str) -> str:
     except typer.BadParameter:
         raise typer.BadParameter(f'unknown kind "{kind}" in "{text}"', param_hint="POD") from None
     if resolved is not kinds.POD:
-        message = f'"{text}" is not a pod: only pods have logs (vcflow get pods lists them)'
+        message = f'"{text}" has no logs: give a pod, jobflow/NAME or vcjob/NAME'
         raise typer.BadParameter(message, param_hint="POD")
     if not name or "/" in name:
         raise typer.BadParameter(f'"{text}": give pod/NAME', param_hint="POD")

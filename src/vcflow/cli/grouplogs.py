@@ -1,0 +1,244 @@
+"""`vcflow logs jobflow/NAME` and `vcflow logs vcjob/NAME`: the logs of every pod of a flow
+or job, as kubectl prints a workload's (`kubectl logs -l ... --prefix`). Called by `logs.py`.
+
+Pods are those the store has whose controller reference is one of the owner's vcjobs (by
+uid), in flow order: the flow's entries as listed, each job's pods by task and index. Each
+line is prefixed `[pod/NAME/CONTAINER] ` when more than one pod is read (or `--prefix`).
+Without `-f` each pod's log is printed whole, one pod after another; a pod with no log yet
+is skipped. With `-f` every pod's log is followed at once (a thread each: lines of
+different pods interleave as they come, never within a line), the owner is looked at again
+every half second for new pods, and it ends once the flow (job) has finished and every log
+has been read to its end. Embedded logs are read from the state directory (`podlog`);
+remote ones through the server's `pods/NAME/log`, one connection per pod.
+"""
+
+from __future__ import annotations
+
+import queue
+import re
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import BinaryIO
+
+import typer
+
+from vcflow.api import names, phases
+from vcflow.api.errors import NotFound, VcflowError
+from vcflow.api.jobflow import JobFlow
+from vcflow.api.pod import Pod
+from vcflow.api.vcjob import VCJob
+from vcflow.cli import kinds, options, remote
+from vcflow.runtime import logs as podlogs
+from vcflow.runtime import podlog
+from vcflow.store.base import Store
+
+RESCAN = 0.5
+#: A pod's log: (the container read, its chunks, whether they may still grow)
+Source = Callable[["Pod", bool], tuple[str, Iterator[bytes], bool]]
+FLOW_DONE = frozenset({phases.FlowPhase.SUCCEED, phases.FlowPhase.FAILED})
+JOB_DONE = frozenset({*phases.FINISHED_JOB_PHASES, phases.JobPhase.ABORTED})
+
+
+@dataclass(frozen=True)
+class Owner:
+    kind: kinds.Kind  # JOBFLOW or VCJOB
+    name: str
+
+
+def owner_of(text: str) -> Owner | None:
+    """The flow or job `jobflow/NAME` / `vcjob/NAME` names; None for anything else."""
+    word, slash, name = text.partition("/")
+    if not slash:
+        return None
+    try:
+        kind = kinds.resolve(word)
+    except typer.BadParameter:
+        return None
+    if kind not in (kinds.JOBFLOW, kinds.VCJOB):
+        return None
+    if not name or "/" in name:
+        raise typer.BadParameter(f'"{text}": give {kind.singular}/NAME', param_hint="POD")
+    return Owner(kind, name)
+
+
+def _owner_uid(pod: Pod) -> str:
+    ref = pod.metadata.controller_ref()
+    return ref.uid if ref is not None else ""
+
+
+def _natural(name: str) -> tuple[str, int]:
+    match = re.fullmatch(r"(.*)-(\d+)", name)
+    return (match.group(1), int(match.group(2))) if match else (name, -1)
+
+
+def pods_of(store: Store, namespace: str, owner: Owner) -> tuple[list[Pod], bool]:
+    """The owner's pods in flow order, and whether the owner has finished (or is gone)."""
+    if owner.kind is kinds.JOBFLOW:
+        try:
+            flow = store.get(JobFlow, namespace, owner.name)
+        except NotFound:
+            raise owner.kind.not_found(owner.name) from None
+        order: dict[str, int] = {
+            str(names.job_name(flow.name, f.name)): i for i, f in enumerate(flow.flows)
+        }
+        jobs = [
+            j
+            for j in store.list(VCJob, namespace)
+            if (ref := j.metadata.controller_ref()) is not None and ref.uid == flow.metadata.uid
+        ]
+        jobs.sort(key=lambda j: (order.get(j.name, len(order)), j.name))
+        done = flow.phase in FLOW_DONE
+    else:
+        try:
+            job = store.get(VCJob, namespace, owner.name)
+        except NotFound:
+            raise owner.kind.not_found(owner.name) from None
+        jobs, done = [job], job.phase in JOB_DONE
+    rank = {j.metadata.uid: i for i, j in enumerate(jobs)}
+    pods = [
+        p
+        for p in store.list(Pod, namespace)
+        if (ref := p.metadata.controller_ref()) is not None and ref.uid in rank
+    ]
+    pods.sort(key=lambda p: (rank.get(_owner_uid(p), 0), _natural(p.name)))
+    return pods, done
+
+
+def group_logs(
+    ctx: typer.Context,
+    owner: Owner,
+    namespace: str,
+    container: str | None,
+    follow: bool,
+    tail: int | None,
+    prefix: bool | None,
+) -> None:
+    server = remote.remote_of(ctx)
+    state_dir = options.state_dir(ctx).absolute()
+
+    def source(pod: Pod, live: bool) -> tuple[str, Iterator[bytes], bool]:
+        """The container read, its log's chunks (nothing for a pod with no log) and whether
+        they are followed as written (`live` asked, and the pod still runs)."""
+        if server is not None:
+            picked = container or _first_container(pod)
+            phase = (pod.to_dict().get("status") or {}).get("phase")
+            live = live and phase not in (phases.PodPhase.SUCCEEDED, phases.PodPhase.FAILED)
+
+            def chunks() -> Iterator[bytes]:
+                with server.connect() as kube:
+                    try:
+                        yield from kube.pod_log(
+                            namespace, pod.name, container=picked, follow=live, tail=tail
+                        )
+                    except VcflowError:
+                        return
+
+            return picked, chunks(), live
+        request = podlog.LogRequest(namespace, pod.name, container, False, tail, None)
+        try:
+            chosen = podlog.choose(state_dir, request, pod)
+        except (VcflowError, podlogs.LogsError):
+            return container or _first_container(pod), iter(()), False
+        if live and chosen.live:
+            return chosen.container, podlog.stream(state_dir, chosen, tail), True
+        return chosen.container, iter((podlog.read(state_dir, request, chosen),)), False
+
+    out = sys.stdout.buffer
+    with remote.reading(ctx) as store:
+        pods, done = pods_of(store, namespace, owner)
+        prefixed = prefix if prefix is not None else (len(pods) > 1 or follow)
+        if not follow:
+            for pod in pods:
+                picked, chunks, _ = source(pod, False)
+                _write(out, b"".join(chunks), _label(pod, picked) if prefixed else b"")
+            return
+        try:
+            _follow(store, namespace, owner, source, pods, done, prefix, out)
+        except KeyboardInterrupt:
+            raise typer.Exit(130) from None
+
+
+def _first_container(pod: Pod) -> str:
+    spec = pod.spec
+    found = spec.containers if spec is not None and spec.containers else []
+    return (found[0].name or "") if found else ""
+
+
+def _label(pod: Pod, container: str) -> bytes:
+    return f"[pod/{pod.name}/{container}] ".encode()
+
+
+def _write(out: BinaryIO, data: bytes, label: bytes) -> None:
+    if not data:
+        return
+    if label:
+        lines = data.splitlines(keepends=True)
+        data = b"".join(label + line for line in lines)
+        if not data.endswith(b"\n"):
+            data += b"\n"
+    out.write(data)
+    out.flush()
+
+
+def _follow(
+    store: Store,
+    namespace: str,
+    owner: Owner,
+    source: Source,
+    pods: list[Pod],
+    done: bool,
+    prefix: bool | None,
+    out: BinaryIO,
+) -> None:
+    lines: queue.Queue[tuple[bytes, bytes] | None] = queue.Queue()
+    started: set[str] = set()
+    running: list[threading.Thread] = []
+
+    def pump(label: bytes, chunks: Iterator[bytes]) -> None:
+        rest = b""
+        try:
+            for chunk in chunks:
+                rest += chunk
+                *whole, rest = rest.split(b"\n")
+                for line in whole:
+                    lines.put((label, line + b"\n"))
+        finally:
+            if rest:
+                lines.put((label, rest + b"\n"))
+            lines.put(None)
+
+    while True:
+        for pod in pods:
+            if pod.metadata.uid not in started:
+                started.add(pod.metadata.uid)
+                picked, chunks, live = source(pod, True)
+                label = _label(pod, picked) if prefix is not False else b""
+                if not live:  # ended: whole, in flow order
+                    _write(out, b"".join(chunks), label)
+                    continue
+                thread = threading.Thread(target=pump, args=(label, chunks), daemon=True)
+                thread.start()
+                running.append(thread)
+        deadline = time.monotonic() + RESCAN
+        while (left := deadline - time.monotonic()) > 0:
+            try:
+                item = lines.get(timeout=left)
+            except queue.Empty:
+                break
+            if item is not None:
+                out.write(item[0] + item[1])
+                out.flush()
+        if done and not any(t.is_alive() for t in running):
+            while not lines.empty():
+                item = lines.get()
+                if item is not None:
+                    out.write(item[0] + item[1])
+            out.flush()
+            return
+        try:
+            pods, done = pods_of(store, namespace, owner)
+        except NotFound:
+            done = True

@@ -1,0 +1,78 @@
+"""`vcflow logs jobflow/NAME` and `vcjob/NAME`: every pod of the flow in flow order, each
+line prefixed `[pod/NAME/CONTAINER]` for more than one pod, --tail, --no-prefix, and -f
+following a flow that another process runs until it ends, its new pods included."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from .flows import DEADLINE, cli, ended, jobflow, running, stop_pods, template, wait_until
+
+VCFLOW = (sys.executable, "-m", "vcflow")
+
+
+def test_logs_of_a_finished_flow(tmp_path: Path, state_dir: Path) -> None:
+    manifest = tmp_path / "f.yaml"
+    manifest.write_text(
+        template("a", "echo a1; echo a2")
+        + template("b", "echo b1; echo b2")
+        + jobflow("f", "b<a", "a")
+    )
+    try:
+        assert cli(state_dir, "run", "-f", str(manifest), "--no-live").returncode == 0
+        got = cli(state_dir, "logs", "jobflow/f")
+        assert (got.returncode, got.stderr) == (0, "")
+        assert got.stdout.splitlines() == [
+            "[pod/f-b-t-0/main] b1",
+            "[pod/f-b-t-0/main] b2",
+            "[pod/f-a-t-0/main] a1",
+            "[pod/f-a-t-0/main] a2",
+        ]  # the entries' order in the flow
+        assert cli(state_dir, "logs", "jf/f", "--tail", "1", "--no-prefix").stdout == "b2\na2\n"
+        assert cli(state_dir, "logs", "vcjob/f-a").stdout == "a1\na2\n"
+        assert cli(state_dir, "logs", "vj/f-a", "--prefix").stdout.startswith("[pod/f-a-t-0/")
+        missing = cli(state_dir, "logs", "jf/nope")
+        assert (missing.returncode, missing.stderr) == (
+            1,
+            'Error from server (NotFound): jobflows.flow.volcano.sh "nope" not found\n',
+        )
+    finally:
+        stop_pods(state_dir)
+
+
+def test_follow_a_running_flow_until_it_ends(tmp_path: Path, state_dir: Path) -> None:
+    go = tmp_path / "go"
+    manifest = tmp_path / "f.yaml"
+    manifest.write_text(
+        template("a", f"echo a1; while [ ! -e {go} ]; do sleep 0.05; done; echo a2")
+        + template("b", "echo b1")
+        + jobflow("f", "a", "b<a")
+    )
+    try:
+        with running(state_dir, manifest) as run:
+            wait_until(
+                lambda: "a1" in cli(state_dir, "logs", "vcjob/f-a").stdout, "job a's first line"
+            )
+            follower = subprocess.Popen(
+                [*VCFLOW, "--state-dir", str(state_dir), "logs", "-f", "jobflow/f"],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            try:
+                assert follower.stdout is not None
+                assert follower.stdout.readline() == "[pod/f-a-t-0/main] a1\n"
+                go.touch()  # a ends, then b (a new pod) runs, then the flow ends
+                out, err = follower.communicate(timeout=DEADLINE)
+            finally:
+                if follower.poll() is None:
+                    follower.kill()
+                    follower.communicate()
+            assert (follower.returncode, err) == (0, "")
+            assert out.splitlines() == ["[pod/f-a-t-0/main] a2", "[pod/f-b-t-0/main] b1"]
+            assert ended(run)[0] == 0
+    finally:
+        go.touch()
+        stop_pods(state_dir)
