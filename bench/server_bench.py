@@ -82,8 +82,17 @@ class Server:
         self.state = state
         self.proc = subprocess.Popen(
             # (plain HTTP without a token, as the figures before the default token and TLS)
-            [vcflow, "server", "--state-dir", str(state), "--port", "0", "--log-level", "warning",
-             "--insecure-no-auth"],
+            [
+                vcflow,
+                "server",
+                "--state-dir",
+                str(state),
+                "--port",
+                "0",
+                "--log-level",
+                "warning",
+                "--insecure-no-auth",
+            ],
             stdout=subprocess.DEVNULL,
             stderr=open(state.parent / "server.err", "wb"),  # noqa: SIM115
             start_new_session=True,
