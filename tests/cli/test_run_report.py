@@ -117,6 +117,7 @@ def test_a_vcjob_applied_alone_is_run_to_its_end(
         (["--timeout", "0"], "0 is not a number of seconds > 0"),
         (["--capacity", "cpu=lots"], "'lots' is not a quantity"),
         (["--capacity", "cpu"], "expected resource=quantity"),
+        (["--capacity", "gpu=1"], "unknown resource 'gpu'; did you mean 'nvidia.com/gpu'?"),
     ],
 )
 def test_bad_options_are_usage_errors(

@@ -38,6 +38,11 @@ GI = 2**30
         ),
         (" cpu = 2 , pods=110 ", {"cpu": Fraction(2), "pods": Fraction(110)}),
         ("nvidia.com/gpu=0", {"nvidia.com/gpu": Fraction(0)}),
+        (
+            "hugepages-2Mi=1Gi,ephemeral-storage=10Gi",
+            {"hugepages-2Mi": Fraction(GI), "ephemeral-storage": Fraction(10 * GI)},
+        ),
+        ("amd.com/gpu=1", {"amd.com/gpu": Fraction(1)}),
     ],
 )
 def test_parse_capacity(text: str, expected: dict[str, Fraction]) -> None:
@@ -59,6 +64,10 @@ def test_parse_capacity(text: str, expected: dict[str, Fraction]) -> None:
         ("", "empty entry"),
         ("nvidia.com/gpu=1.5", "GPUs are whole devices"),
         ("nvidia.com/gpu=500m", "GPUs are whole devices"),
+        # an unprefixed name that is not Kubernetes' own matches no pod's request
+        ("gpu=1", "unknown resource 'gpu'; did you mean 'nvidia.com/gpu'?"),
+        ("cpu=2,GPUs=1", "unknown resource 'GPUs'; did you mean 'nvidia.com/gpu'?"),
+        ("cores=4", "unknown resource 'cores'; expected cpu, memory"),
     ],
 )
 def test_parse_capacity_errors_are_one_line(text: str, message: str) -> None:

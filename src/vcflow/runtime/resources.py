@@ -13,10 +13,13 @@ within `SMI_TIMEOUT` (else none).
 
 `parse_capacity("cpu=8,memory=16Gi,nvidia.com/gpu=2")` reads the `--capacity` override, with
 Kubernetes quantities (`500m`, `2`, `1Gi`, `1G`, `128974848`, `129e6`, `123Mi`); errors are
-one line (`CapacityError`). `machine(override)` is the host's capacity, `nvidia.com/gpu`
-the count of the GPUs found, with the override's entries replacing or adding to it, and the
-GPU indices to hand out (`Machine`); `capacity(override)` its capacity. Amounts are exact
-`Fraction`s, in cores and bytes.
+one line (`CapacityError`). A name without a domain must be one of Kubernetes' own resources
+(`cpu`, `memory`, `ephemeral-storage`, `pods`, `hugepages-<size>`): an extended resource is
+always prefixed (`nvidia.com/gpu`), so `gpu=1` — which no pod requests — is refused with the
+name to use rather than accepted and never matched. `machine(override)` is the host's
+capacity, `nvidia.com/gpu` the count of the GPUs found, with the override's entries replacing
+or adding to it, and the GPU indices to hand out (`Machine`); `capacity(override)` its
+capacity. Amounts are exact `Fraction`s, in cores and bytes.
 """
 
 from __future__ import annotations
@@ -40,6 +43,10 @@ _NAME = re.compile(
     r"([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
     r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?"
 )
+#: resources Kubernetes names without a domain; every other resource is domain-prefixed
+NATIVE = frozenset({"cpu", "memory", "ephemeral-storage", "pods", "storage"})
+#: unprefixed names people write for a prefixed resource, and the name pods request
+_MEANT = {"gpu": GPU, "gpus": GPU, "nvidia-gpu": GPU, "nvidia": GPU}
 _CGROUP = Path("/sys/fs/cgroup")
 NVIDIA_SMI = "nvidia-smi"
 #: seconds `nvidia-smi -L` may take (it can be slow to wake a GPU without persistence mode)
@@ -64,6 +71,8 @@ def parse_capacity(text: str) -> dict[str, Fraction]:
             )
         if not _NAME.fullmatch(name):
             raise CapacityError(f"invalid capacity entry {item!r}: bad resource name {name!r}")
+        if "/" not in name and name not in NATIVE and not name.startswith("hugepages-"):
+            raise CapacityError(_unknown(item, name))
         if name in out:
             raise CapacityError(f"invalid capacity {text!r}: {name} is given twice")
         amount = quantity.parse(raw) if raw else None
@@ -78,6 +87,21 @@ def parse_capacity(text: str) -> dict[str, Fraction]:
             raise CapacityError(f"invalid capacity entry {item!r}: GPUs are whole devices")
         out[name] = amount
     return out
+
+
+def _unknown(item: str, name: str) -> str:
+    """Why `name` is no resource a pod requests, and the name to use."""
+    meant = _MEANT.get(name.lower())
+    if meant is not None:
+        return (
+            f"invalid capacity entry {item!r}: unknown resource {name!r}; "
+            f"did you mean {meant!r}? (e.g. {meant}=1)"
+        )
+    return (
+        f"invalid capacity entry {item!r}: unknown resource {name!r}; expected cpu, memory, "
+        "ephemeral-storage, pods, hugepages-<size> or an extended resource with its domain "
+        f"(e.g. {GPU})"
+    )
 
 
 @dataclass(frozen=True)
