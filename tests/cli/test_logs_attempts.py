@@ -71,6 +71,7 @@ def test_every_attempt_of_a_restarted_job_is_kept(vc: Vc, tmp_path: Path, rows: 
     assert [r["ATTEMPT"] for r in listed] == ["1", "2", "3 (current)"]
     assert {r["PHASE"] for r in listed} == {"Failed"}
     assert len({r["UID"] for r in listed}) == 3
+    assert all(r["FINISHED"].endswith("Z") for r in listed)  # the current one's too
     missing = vc("logs", POD, "--attempt", "7")
     assert missing.exit_code == 1
     assert missing.stderr == f'pod "{POD}" has no attempt 7: the attempts known are 1-3\n'

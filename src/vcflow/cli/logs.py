@@ -178,16 +178,28 @@ def _attempt_row(attempt: Attempt) -> list[str]:
         *(status.get("containerStatuses") or []),
     ]
     restarts = sum(int(c.get("restartCount") or 0) for c in statuses)
-    finished = attempt.record.get("finishedAt") if not attempt.current else None
     label = f"{attempt.number} (current)" if attempt.current else str(attempt.number)
     return [
         label,
         str(status.get("phase") or "Pending"),
         str(restarts),
         str(status.get("startTime") or "-"),
-        str(finished or "-"),
+        _finished(attempt),
         attempt.uid or "-",
     ]
+
+
+def _finished(attempt: Attempt) -> str:
+    """When the attempt ended (its containers' last end); for the current attempt that only
+    once its pod has ended (an init container's end is not the pod's), `running` while its
+    pod runs, `-` before it starts."""
+    ended = str(attempt.record.get("finishedAt") or "-")
+    if not attempt.current:
+        return ended
+    phase = attempt.status.get("phase")
+    if phase == "Running":
+        return "running"
+    return ended if phase in ("Succeeded", "Failed") else "-"
 
 
 def pod_name(text: str) -> str:
