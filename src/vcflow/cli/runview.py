@@ -63,8 +63,14 @@ def phase_text(job: JobProgress | JobResult) -> str:
     return job.phase or WAITING
 
 
-def _duration(seconds: float | None) -> str:
-    return "" if seconds is None else f"{seconds:.1f}s"
+def _duration(seconds: float | None, coarse: bool = False) -> str:
+    """A time to its resolution: tenths of a second as measured (`<0.1s` below that), whole
+    seconds when it comes from stored timestamps, which are to the second (`<1s`)."""
+    if seconds is None:
+        return ""
+    if coarse:
+        return "<1s" if seconds < 1 else f"{seconds:.0f}s"
+    return "<0.1s" if seconds < 0.05 else f"{seconds:.1f}s"
 
 
 class LiveView:
@@ -143,7 +149,7 @@ def _job_lines(jobs: list[JobProgress], room: int, now: float) -> list[Text]:
             Text.assemble(
                 f"  {job.entry.ljust(width)}  ",
                 _phase(phase_text(job).ljust(10)),
-                f" {_duration(job.elapsed(now)):>7}",
+                f" {_duration(job.elapsed(now), job.coarse):>7}",
                 (f"  {why}" if why else "", "dim"),
             )
         )
@@ -199,8 +205,16 @@ def final_rows(result: RunResult) -> list[list[str]]:
         phase = phase_text(job)
         if job.attempts > 1:
             phase += f" ({job.attempts} attempts)"
-        rows.append([job.flow or "-", job.entry, phase, _duration(job.duration), _reason(job)])
+        rows.append([job.flow or "-", job.entry, phase, _job_duration(job), _reason(job)])
     return rows
+
+
+def _job_duration(job: JobResult) -> str:
+    """The whole entry's time; a retried one's last attempt's too (`12.3s (last 4.0s)`)."""
+    whole = _duration(job.duration, job.coarse)
+    if job.attempts > 1 and job.last_attempt is not None and job.last_attempt != job.duration:
+        return f"{whole} (last {_duration(job.last_attempt, job.coarse)})"
+    return whole
 
 
 def _reason(job: JobResult) -> str:
@@ -246,6 +260,7 @@ def report(result: RunResult, out: TextIO) -> None:
     for flow in result.flows:
         before = " (it had ended before this run)" if flow.ended_before else ""
         why = f": {flow.reason}" if flow.reason else ""
-        out.write(f"flow {flow.name} {flow.phase} in {flow.duration:.1f}s{before}{why}\n")
+        took = _duration(flow.duration, flow.ended_before)
+        out.write(f"flow {flow.name} {flow.phase} in {took}{before}{why}\n")
     for job in result.jobs:
-        out.write(f"vcjob {job.job} {phase_text(job)} in {_duration(job.duration) or '0.0s'}\n")
+        out.write(f"vcjob {job.job} {phase_text(job)} in {_job_duration(job) or '0s'}\n")

@@ -61,6 +61,10 @@ class JobProgress:
     skipped: str = ""  # why the entry was skipped (its condition's reason and message)
     verdict: str = ""  # why the flow says its outcome is what it is (DeadlineExceeded, ...)
     deadline: int | None = None  # the entry's activeDeadlineSeconds (each attempt)
+    #: when the entry's first attempt started (`started` is the current attempt's)
+    first_started: float | None = None
+    #: its times come from stored timestamps, which are to the second (a rerun)
+    coarse: bool = False
 
     @property
     def shown_phase(self) -> str:
@@ -77,9 +81,17 @@ class JobProgress:
         return self.phase != NOT_CREATED and not self.ended and not self.deleted
 
     def elapsed(self, now: float) -> float | None:
+        """The current attempt's time."""
         if self.started is None:
             return None
         return max(0.0, (self.finished if self.finished is not None else now) - self.started)
+
+    def total(self, now: float) -> float | None:
+        """The whole entry's time: from its first attempt's start to its last one's end."""
+        first = self.first_started if self.first_started is not None else self.started
+        if first is None:
+            return None
+        return max(0.0, (self.finished if self.finished is not None else now) - first)
 
 
 @dataclass
@@ -172,6 +184,7 @@ class Progress:
                 known.phase = item.state
                 known.started = _stamp(item.start_timestamp, None)
                 known.finished = _stamp(item.end_timestamp, None) if known.ended else None
+                known.coarse = True
         self.flows[row.key] = row
 
     # -- observing ------------------------------------------------------------------------
@@ -206,6 +219,9 @@ class Progress:
             created = _stamp(job.metadata.creation_timestamp, now)
             # (a job seen as it is created is timed here: its timestamp is to the second)
             row.started = created if self.resyncing and created is not None else now
+            row.coarse = self.resyncing and created is not None
+            if row.first_started is None or attempt == 1:
+                row.first_started = row.started
         state = job.status.state if job.status else None
         phase = job.phase or JobPhase.PENDING
         row.reason, row.message = _condition_reason(job) or (
@@ -221,6 +237,7 @@ class Progress:
             # second: a fresh end is timed here, to the millisecond)
             when = _stamp(state.last_transition_time if state else None, now)
             row.finished = when if when is not None and when < now - STALE else now
+            row.coarse |= row.finished != now
         else:
             row.finished = None
         said = f"{phase} (attempt {row.attempt})" if row.attempt > 1 else phase

@@ -58,7 +58,7 @@ class JobResult:
     entry: str  # the flow entry (the vcjob's name for a vcjob run alone)
     flow: str  # "" for a vcjob run alone
     phase: str  # "" when the entry's vcjob was never created; "Skipped" for a skipped entry
-    duration: float | None
+    duration: float | None  # the whole entry's: its first attempt's start to its end
     reason: str = ""  # the job's own reason (Unschedulable, ...)
     message: str = ""
     waiting: str = ""  # why an entry that was never created waits
@@ -67,6 +67,8 @@ class JobResult:
     skipped: str = ""  # why a Skipped entry was (its condition's reason and message)
     backoff: str = ""  # a retry that still waited when the run ended
     verdict: str = ""  # the flow's reason for the outcome (DeadlineExceeded: ..., ...)
+    last_attempt: float | None = None  # the last attempt's own time (a retried entry)
+    coarse: bool = False  # the times are stored timestamps', to the second (a rerun)
 
     @property
     def succeeded(self) -> bool:
@@ -148,7 +150,7 @@ def _job(job: JobProgress, store: Store, state_dir: Path, now: float) -> JobResu
         job.entry,
         job.flow,
         SKIPPED if job.skipped else job.phase,
-        None if job.skipped else job.elapsed(now),
+        None if job.skipped else job.total(now),
         job.reason,
         job.message,
         job.waiting,
@@ -157,6 +159,8 @@ def _job(job: JobProgress, store: Store, state_dir: Path, now: float) -> JobResu
         job.skipped,
         job.backoff,
         job.verdict,
+        None if job.skipped else job.elapsed(now),
+        job.coarse,
     )
 
 

@@ -1,0 +1,127 @@
+"""The durations `vcflow run`'s closing report shows, from a `Progress` fed as a run feeds
+it with a clock the test moves: a retried entry's whole time (its first attempt's start to
+its end) beside its last attempt's, a job shorter than a tenth of a second, and times read
+from stored timestamps (a rerun), which are to the second."""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+from vcflow.api.jobflow import JobFlow, JobFlowStatus
+from vcflow.api.vcjob import VCJob
+from vcflow.cli.runview import final_rows, report
+from vcflow.local import result
+from vcflow.local.progress import Progress
+from vcflow.local.result import RunResult
+from vcflow.runtime.run import Ending
+from vcflow.store.memory import MemoryStore
+
+BEGUN = 1_800_000_000.0
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = BEGUN
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def flow(status: dict[str, Any] | None = None) -> JobFlow:
+    out = JobFlow.from_dict(
+        {
+            "metadata": {
+                "name": "f",
+                "namespace": "default",
+                "uid": "u",
+                "creationTimestamp": "2027-01-15T08:00:00Z",  # BEGUN
+            },
+            "spec": {"flows": [{"name": "a", "retryPolicy": {"maxRetries": 2}}, {"name": "b"}]},
+        }
+    )
+    out.status = JobFlowStatus.model_validate(status) if status else None
+    return out
+
+
+def job(name: str, phase: str, attempt: int = 1) -> VCJob:
+    ref = {"apiVersion": "flow.volcano.sh/v1alpha1", "kind": "JobFlow", "name": "f", "uid": "u"}
+    annotations = {"vcflow.io/attempt": str(attempt)} if attempt > 1 else {}
+    return VCJob.from_dict(
+        {
+            "metadata": {
+                "name": f"f-{name}",
+                "namespace": "default",
+                "uid": f"{name}-{attempt}",
+                "annotations": annotations,
+                "ownerReferences": [{**ref, "controller": True}],
+            },
+            "status": {"state": {"phase": phase}},
+        }
+    )
+
+
+def built(progress: Progress, tmp_path: Any) -> RunResult:
+    return result.build(progress, MemoryStore(), tmp_path, Ending.DONE, 0)
+
+
+def rows(run: RunResult) -> dict[str, list[str]]:
+    return {row[1]: row for row in final_rows(run)}
+
+
+def test_a_retried_entry_shows_its_whole_time_and_its_last_attempts(tmp_path: Any) -> None:
+    clock = Clock()
+    progress = Progress([flow()], now=clock)
+    progress.observe(job("a", "Running"), False)
+    clock.now += 3.0
+    progress.observe(job("a", "Failed"), False)
+    clock.now += 5.0  # the backoff
+    progress.observe(job("a", "Running", attempt=2), False)
+    clock.now += 2.0
+    progress.observe(job("a", "Completed", attempt=2), False)
+    progress.observe(job("b", "Running"), False)
+    clock.now += 0.3
+    progress.observe(job("b", "Completed"), False)
+    run = built(progress, tmp_path)
+    a = next(j for j in run.all_jobs() if j.entry == "a")
+    assert (a.duration, a.last_attempt, a.attempts) == (10.0, 2.0, 2)
+    assert rows(run)["a"][2:4] == ["Completed (2 attempts)", "10.0s (last 2.0s)"]
+    assert rows(run)["b"][3] == "0.3s"
+
+
+def test_a_job_shorter_than_a_tenth_of_a_second_says_so(tmp_path: Any) -> None:
+    clock = Clock()
+    progress = Progress([flow()], now=clock)
+    progress.observe(job("a", "Running"), False)
+    clock.now += 0.02
+    progress.observe(job("a", "Completed"), False)
+    assert rows(built(progress, tmp_path))["a"][3] == "<0.1s"
+
+
+def test_times_from_stored_timestamps_are_shown_to_the_second(tmp_path: Any) -> None:
+    """A rerun of an ended flow: its jobs' times are its status', to the second."""
+    clock = Clock()
+    clock.now += 60
+    status = {
+        "state": {"phase": "Succeed"},
+        "jobStatusList": [
+            {
+                "name": "f-a",
+                "state": "Completed",
+                "startTimestamp": "2027-01-15T08:00:00Z",
+                "endTimestamp": "2027-01-15T08:00:00Z",
+            },
+            {
+                "name": "f-b",
+                "state": "Completed",
+                "startTimestamp": "2027-01-15T08:00:00Z",
+                "endTimestamp": "2027-01-15T08:00:03Z",
+            },
+        ],
+    }
+    progress = Progress([flow(status)], now=clock)
+    run = built(progress, tmp_path)
+    assert [rows(run)[e][3] for e in ("a", "b")] == ["<1s", "3s"]
+    out = io.StringIO()
+    report(run, out)
+    assert "flow f Succeed in 3s (it had ended before this run)" in out.getvalue()
