@@ -114,6 +114,11 @@ def test_the_timeout_exits_1_and_stops_the_pods(vc: Vc, manifest: Path) -> None:
         result.stderr
     )
     assert time.monotonic() - began < 15
+    # the report says what the timeout found, not what terminating the pods left
+    why = "the timeout passed: its running pods were terminated"
+    assert f": {why}\n" in result.stdout.splitlines(keepends=True)[-1]
+    row = next(line for line in result.stdout.splitlines() if line.startswith("f "))
+    assert row.endswith(why)
 
 
 def test_a_second_runner_is_refused(vc: Vc, manifest: Path, state_dir: Path) -> None:

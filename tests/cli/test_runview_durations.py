@@ -125,3 +125,28 @@ def test_times_from_stored_timestamps_are_shown_to_the_second(tmp_path: Any) -> 
     out = io.StringIO()
     report(run, out)
     assert "flow f Succeed in 3s (it had ended before this run)" in out.getvalue()
+
+
+def test_the_timeout_keeps_the_phases_it_found(tmp_path: Any) -> None:
+    """Terminating the pods at the timeout sends the job back to Pending; the report shows
+    the Running flow and job the timeout found, why they did not end, and their time then."""
+    clock = Clock()
+    progress = Progress([flow()], now=clock)
+    progress.observe(job("a", "Running"), False)
+    progress.update_flows({flow().key: "Running"})
+    clock.now += 4.0
+    progress.freeze("the timeout passed: its running pods were terminated")
+    clock.now += 2.0  # the pods' grace
+    progress.observe(job("a", "Pending"), False)
+    progress.update_flows({flow().key: "Pending"})
+    run = built(progress, tmp_path)
+    assert rows(run)["a"][2:] == [
+        "Running",
+        "4.0s",
+        "the timeout passed: its running pods were terminated",
+    ]
+    out = io.StringIO()
+    report(run, out)
+    assert out.getvalue().endswith(
+        "flow f Running in 4.0s: the timeout passed: its running pods were terminated\n"
+    )

@@ -144,6 +144,7 @@ class Progress:
         self.begun = now()
         self.on_change = on_change
         self.resyncing = False  # jobs seen now existed before this run
+        self.frozen = False  # the run has ended: what the stop does to the jobs is not news
         #: each vcjob's object as last observed, and its row (None: not followed)
         self._seen: dict[names.ObjectKey, tuple[VCJob, JobProgress | None]] = {}
         self.flows: dict[names.ObjectKey, FlowProgress] = {}
@@ -189,9 +190,25 @@ class Progress:
 
     # -- observing ------------------------------------------------------------------------
 
+    def freeze(self, why: str) -> None:
+        """The run ended before its flows did (the timeout): keep every phase and time as
+        they are now, and say `why` of each flow and job not ended, so the report shows what
+        had run rather than the Pending the terminated pods leave behind."""
+        now = self.now()
+        self.frozen = True
+        self.now = lambda: now
+        for flow in self.flows.values():
+            if not flow.ended:
+                flow.reason = why
+        for job in self.every_job():
+            if job.active:
+                job.verdict = why
+
     def observe(self, job: VCJob, deleted: bool) -> JobProgress | None:
         """The runtime's observer: `job` changed (or, `deleted`, went away); its row, None
         for a vcjob this run does not follow."""
+        if self.frozen:
+            return None
         key = job.key
         seen = self._seen.get(key)
         if seen is not None and seen[0] is job and not deleted:
@@ -256,6 +273,8 @@ class Progress:
 
     def update_flows(self, phases: Mapping[names.ObjectKey, str]) -> None:
         """Take in each flow's phase (by key; `FlowWatch.current`)."""
+        if self.frozen:
+            return
         now = self.now()
         for key, seen in phases.items():
             row = self.flows.get(key)
@@ -273,7 +292,7 @@ class Progress:
     def flow_deleted(self, key: names.ObjectKey) -> None:
         """The flow was deleted during the run (its jobs go with it)."""
         row = self.flows.get(key)
-        if row is None or row.deleted:
+        if row is None or row.deleted or self.frozen:
             return
         row.deleted = True
         row.phase = DELETED
@@ -286,7 +305,7 @@ class Progress:
         conditions, row 18), a retry that waits (`Backoff`), a `Skipped` entry, the attempt."""
         row = self.flows.get(flow.key)
         status = _records(flow.status) if flow.status else None
-        if row is None:
+        if row is None or self.frozen:
             return
         conditions = (status.conditions if status else None) or {}
         items = {i.name: i for i in (status.job_status_list if status else None) or []}

@@ -123,6 +123,7 @@ class LocalRun:
             )
             ending, terminated = outcome.ending, outcome.terminated
             if ending is Ending.TIMEOUT:
+                self.progress.freeze("the timeout passed: its running pods were terminated")
                 terminated = self._stop_jobs(TIMEOUT_GRACE, "the timeout passed")
             if ending is not Ending.DONE:
                 executor.settle(schedule=False)  # what the stop did to the jobs, recorded
