@@ -187,3 +187,54 @@ def test_probe_rounds_run_through_the_prober_every_period_until_one_succeeds() -
     assert sorted(j.name for j in store.list(VCJob)) == ["f-client", "f-server"]
     advance(clock, manager, 10)
     assert len(prober.checks) == 3  # met: no more rounds
+
+
+def attempt_events(store: MemoryStore) -> list[tuple[str, str, str]]:
+    """The AttemptFailed Events, by message (the store lists Events by their random names)."""
+    return sorted(
+        (e.type or "", e.reason or "", e.message or "")
+        for e in store.list(Event)
+        if e.reason == "AttemptFailed"
+    )
+
+
+def test_each_failed_attempt_of_a_retried_entry_is_a_warning_event() -> None:
+    policy = {**RETRY, "maxRetries": 2}
+    store, clock, manager = world(template("a"), flow({"name": "a"}, retryPolicy=policy))
+    set_phase(store, "f-a", "Running")
+    manager.settle()
+    set_phase(
+        store,
+        "f-a",
+        "Failed",
+    )
+    manager.settle()
+    set_phase(store, "f-a", "Failed")  # seen again: no second Event
+    manager.settle()
+    advance(clock, manager, 30)
+    assert attempt(store, "f-a") == 2
+    job = store.get(VCJob, "default", "f-a")
+    job.status = VCJobStatus(
+        state=JobState(phase="Terminated", reason="DeadlineExceeded", message="too long")
+    )
+    store.update_status(job)
+    manager.settle()
+    advance(clock, manager, 30)
+    set_phase(store, "f-a", "Failed")  # the last attempt: no retry left
+    manager.settle()
+    assert attempt_events(store) == [
+        ("Warning", "AttemptFailed", "vcjob f-a attempt 1 Failed: 2 of 2 retries left"),
+        (
+            "Warning",
+            "AttemptFailed",
+            "vcjob f-a attempt 2 Terminated (DeadlineExceeded: too long): 1 of 2 retries left",
+        ),
+        ("Warning", "AttemptFailed", "vcjob f-a attempt 3 Failed: 0 of 2 retries left"),
+    ]
+
+
+def test_a_failure_without_retries_is_no_attempt_event() -> None:
+    store, _clock, manager = world(template("a"), flow({"name": "a"}))
+    set_phase(store, "f-a", "Failed")
+    manager.settle()
+    assert attempt_events(store) == []

@@ -2,7 +2,9 @@
 `FlowController._apply`: a failed attempt's vcjob deleted, the next attempt held back while
 the last one's pods are still going (they have the same names), a vcjob past its entry's
 deadline annotated and sent a `TerminateJob` — in one transaction, so a controller that
-restarts sees both or neither.
+restarts sees both or neither. And the Warning Event of each failed attempt of an entry that
+has retries (`attempt_failed`, from `FlowController._handle_job`), so `kubectl describe jf`
+shows every failure, not only the last one's outcome.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from vcflow.api import clock, names
 from vcflow.api.command import command_for
 from vcflow.api.errors import AlreadyExists, NotFound
 from vcflow.api.jobflow import JobFlow
-from vcflow.api.phases import FINISHED_JOB_PHASES, Action
+from vcflow.api.phases import FINISHED_JOB_PHASES, Action, JobPhase
 from vcflow.api.pod import Pod
 from vcflow.api.vcjob import VCJob
 from vcflow.controller.events import WARNING, Recorder
@@ -27,6 +29,9 @@ from vcflow.store.base import Store
 #: seconds between two looks at whether the last attempt's pods are gone
 POD_WAIT = 0.1
 PODS_REMAIN = "waiting for the pods of the last attempt to be removed"
+#: the Warning Event's reason for an attempt of a retried entry that failed
+ATTEMPT_FAILED = "AttemptFailed"
+_FAILED = frozenset({JobPhase.FAILED, JobPhase.TERMINATED})
 
 
 def pods_remain(store: Store, job: VCJob) -> bool:
@@ -75,4 +80,35 @@ def terminate_for_deadline(
         WARNING,
         reconcile.DEADLINE_EXCEEDED,
         f"vcjob {name} ran past its activeDeadlineSeconds ({seconds}s): terminating it",
+    )
+
+
+def phase_seen(index: reconcile.FlowIndex, job_name: str) -> str:
+    """The phase the index last saw of the entry's vcjob ("" when none): what
+    `attempt_failed` compares the vcjob's new phase with."""
+    entry = index.by_job.get(job_name)
+    return (entry.phase or "") if entry is not None and entry.observed else ""
+
+
+def attempt_failed(recorder: Recorder, index: reconcile.FlowIndex, job: VCJob, before: str) -> None:
+    """A Warning Event `AttemptFailed` when `job` — this flow's, seen in phase `before`
+    until now — has just failed and its entry has retries; its message names the attempt,
+    the job's reason and the retries left."""
+    entry = index.by_job.get(job.name)
+    if entry is None or job.phase not in _FAILED or before == job.phase:
+        return
+    if entry.policy.retries <= 0 or before in _FAILED:
+        return
+    attempt = retry.attempt_of(job.metadata.annotations)
+    state = job.status.state if job.status else None
+    why = ""
+    if state is not None and state.reason:
+        why = f" ({state.reason}: {state.message})" if state.message else f" ({state.reason})"
+    left = max(0, entry.policy.retries - (attempt - entry.first_attempt))
+    recorder.record(
+        index.flow,
+        WARNING,
+        ATTEMPT_FAILED,
+        f"vcjob {job.name} attempt {attempt} {job.phase}{why}: "
+        f"{left} of {entry.policy.retries} retries left",
     )

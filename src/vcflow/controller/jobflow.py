@@ -298,9 +298,11 @@ class FlowController:
             return
         if index is not None:
             self._catch_up(key, index)
+            before = flowactions.phase_seen(index, job.name)
             index.observe(job, now)  # (an earlier flow's vcjob holds the name: NameConflict)
             if index.flow.metadata.uid == ref.uid:
                 self._note_met(key, index, job.name)
+                flowactions.attempt_failed(self.recorder, index, job, before)
         self.queue.add(key)
 
     def _note_met(self, key: FlowKey, index: reconcile.FlowIndex, job: str) -> None:
