@@ -1,12 +1,15 @@
 """`isolation.spawn_isolated` with real processes: a bind mount at a mount point this
 machine lacks (a shadow root: the host is left as it was), read-only mounts, a job's network
 namespace shared by its containers and apart from another job's (the same port bound in
-both), and all of it as an unprivileged user through a user namespace."""
+both), and all of it as an unprivileged user through a user namespace — that user runs a
+copy of the package made in the test's own world-readable directory, so the test passes
+wherever the checkout lives (a clone in a 0700 directory, as `mktemp -d` makes, included)."""
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -54,13 +57,28 @@ CLIENT = (
 )
 
 
+def readable_package(tmp: Path) -> str:
+    """A copy of the `vcflow` package in `tmp` that every user may read: the checkout's may
+    be in a directory only its owner reads."""
+    where = tmp / "package"
+    shutil.copytree(
+        Path(SRC) / "vcflow", where / "vcflow", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    for path in [where, *where.rglob("*")]:
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    return str(where)
+
+
 def drive(
     runs: list[tuple[list[str], dict[str, object]]], tmp: Path, *, user: str = ""
 ) -> list[object]:
     prefix = ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups"] if user else []
+    # as another user: only the copy, and no site-packages (where an editable install
+    # would point back into the checkout); the driver needs nothing else
+    python = [sys.executable, "-S"] if user else [sys.executable]
     done = subprocess.run(
-        [*prefix, sys.executable, "-c", DRIVER, json.dumps(runs), str(tmp / "log")],
-        env={**os.environ, "PYTHONPATH": SRC},
+        [*prefix, *python, "-c", DRIVER, json.dumps(runs), str(tmp / "log")],
+        env={**os.environ, "PYTHONPATH": readable_package(tmp) if user else SRC},
         capture_output=True,
         text=True,
         timeout=60,
