@@ -53,3 +53,15 @@ def test_the_wheel_ships_the_crd_and_an_install_finds_it(tmp_path: Path) -> None
     where, fields = ran.stdout.splitlines()
     assert where.startswith(str(installed))
     assert fields == "['metadata', 'spec']"
+
+
+def test_the_license_file_is_the_license_pyproject_names() -> None:
+    """pyproject.toml says Apache-2.0; LICENSE is that license's whole text."""
+    import tomllib
+
+    declared = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["license"]
+    assert declared == {"text": "Apache-2.0"}
+    text = (REPO / "LICENSE").read_text()
+    assert text.split()[:4] == ["Apache", "License", "Version", "2.0,"]
+    assert "END OF TERMS AND CONDITIONS" in text
+    assert "APPENDIX: How to apply the Apache License to your work." in text
