@@ -67,9 +67,10 @@ def server_command(state_dir: Path, *args: str) -> list[str]:
 
 @pytest.fixture
 def start_server(tmp_path: Path) -> Iterator[Start]:
-    """`start_server(*flags, state_dir=None, token=None, preexec_fn=None)` → a running
-    Server (its server.json read; `preexec_fn` runs in the child before the server starts,
-    e.g. to lower a limit); fails the test with the server's output if it does not come up."""
+    """`start_server(*flags, state_dir=None, token=None, preexec_fn=None, cwd=None)` → a
+    running Server (its server.json read; `preexec_fn` runs in the child before the server
+    starts, e.g. to lower a limit; `cwd`: the directory it starts in); fails the test with
+    the server's output if it does not come up."""
     started: list[Server] = []
     count = [0]
 
@@ -78,6 +79,7 @@ def start_server(tmp_path: Path) -> Iterator[Start]:
         state_dir: Path | None = None,
         token: str | None = None,
         preexec_fn: Callable[[], None] | None = None,
+        cwd: Path | None = None,
     ) -> Server:
         count[0] += 1
         where = state_dir or tmp_path / "state"
@@ -88,6 +90,7 @@ def start_server(tmp_path: Path) -> Iterator[Start]:
                 stdout=stdout,
                 stderr=stderr,
                 preexec_fn=preexec_fn,
+                cwd=cwd,
             )
         server = Server(proc, where, out, err, token=token)
         started.append(server)

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 import yaml
 
-from vcflow.api import warncap
+from vcflow.api import warncap, workdir
 from vcflow.api.errors import ValidationFailed
 from vcflow.api.jobflow import JobFlow
 from vcflow.api.jobtemplate import JobTemplate
@@ -219,8 +219,12 @@ def test_20_concurrent_applies_sharing_a_new_template_all_succeed(
 
 
 def _objects(*docs: dict[str, Any]) -> list[Resource]:
+    """The models of `docs`, with the working directory recorded as `vcflow apply` records
+    it (else the server records its own, and the next apply of the same input changes it)."""
     models: dict[str, type[Resource]] = {"JobTemplate": JobTemplate, "JobFlow": JobFlow}
-    return [models[doc["kind"]].model_validate(doc) for doc in docs]
+    objects = [models[doc["kind"]].model_validate(doc) for doc in docs]
+    workdir.stamp(objects, str(Path.cwd()))
+    return objects
 
 
 class _Meanwhile:

@@ -69,6 +69,17 @@ def server(
     log_level: Annotated[
         LogLevel, typer.Option("--log-level", help="info logs one line per request.")
     ] = LogLevel.INFO,
+    working_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--working-dir",
+            metavar="DIR",
+            help="Where containers with no workingDir start (and a relative one is resolved "
+            "from), for the objects written through the API that record no directory "
+            "(kubectl's): recorded on them as vcflow.io/working-dir. Default: the directory "
+            "the server starts in.",
+        ),
+    ] = None,
     insecure_no_auth: Annotated[
         bool,
         typer.Option(
@@ -85,6 +96,10 @@ def server(
 
     Without --token-file and --tls-cert it makes its own token, CA and certificate in
     <state dir>/serving/ (owner-only) and writes them into <state dir>/kubeconfig.
+
+    JobFlows, JobTemplates and vcjobs created through it (kubectl apply) run their
+    containers in the server's working directory (--working-dir, default: where it starts)
+    unless they name one, as `vcflow apply` records the directory it runs in.
     """
     serve(
         Settings(
@@ -98,6 +113,7 @@ def server(
             tls_key=tls_key,
             log_level=log_level.value,
             insecure_no_auth=insecure_no_auth,
+            working_dir=working_dir,
         ),
         extend=functools.partial(compat.extend, runs_pods=runtime is RuntimeChoice.LOCAL),
     )

@@ -10,6 +10,13 @@ the API on uvicorn in the foreground behind the connection bounds of
 On SIGTERM or SIGINT it stops accepting, ends the watch and log streams, stops the control
 plane without terminating pods (they run on, detached, and the next start adopts them),
 removes the advert files and returns. Called by `cli.server`.
+
+Objects its API writes that record no working directory (`api.workdir`: kubectl has no way to
+send one) get the server's — its start directory unless `--working-dir` names another —
+stamped as they are created or updated, not filled in by its runtime when a pod starts: as
+`vcflow apply` records the directory it ran in, the annotation shows where the pods will
+run (`kubectl get -o yaml`), and it stays with the object whoever runs it later (a server
+started elsewhere, a `vcflow run`).
 """
 
 from __future__ import annotations
@@ -30,11 +37,13 @@ from types import FrameType
 
 import uvicorn
 
+from vcflow.api import workdir
 from vcflow.api.errors import VcflowError
 from vcflow.controller.observer import Observer
 from vcflow.local import controlplane, statedir
 from vcflow.server import advertise, credentials
 from vcflow.server.app import Extend, Extensions, create_app
+from vcflow.store.base import Store
 from vcflow.telemetry import connections
 from vcflow.telemetry.exposure import check_strength, is_loopback, read_token
 
@@ -66,6 +75,9 @@ class Settings:
     log_level: str = "info"
     #: serve plain HTTP with no token (loopback only): any local user can then use the API
     insecure_no_auth: bool = False
+    #: recorded on the objects written through the API that record none (None: the
+    #: current directory)
+    working_dir: Path | None = None
 
 
 def check_exposure(settings: Settings) -> None:
@@ -113,6 +125,7 @@ def serve(
     if token is not None:
         check_strength(token, settings.host, settings.token_file)
     state_dir = statedir.resolve(settings.state_dir).absolute()
+    working_dir = _working_dir(settings.working_dir)
     logging.basicConfig(
         level=settings.log_level.upper() if settings.log_level != "trace" else "DEBUG",
         format="%(levelname)s: %(message)s",
@@ -123,6 +136,7 @@ def serve(
         statedir.opened(state_dir) as reads,  # (reads never wait behind a waiting write)
     ):
         statedir.acquire_for_controller(lock)
+        _stamp_working_dir(store, working_dir)
         access = _access(settings, state_dir, token)
         if settings.insecure_no_auth:
             print(INSECURE_WARNING.format(user=_user()), file=sys.stderr)
@@ -182,7 +196,7 @@ def serve(
                 plane.start()
                 say(
                     f"vcflow server: serving {advert.url} (state dir {state_dir}, "
-                    f"pid {advert.pid}); kubeconfig {config_path}"
+                    f"pid {advert.pid}); kubeconfig {config_path}; working dir {working_dir}"
                 )
                 sys.stdout.flush()
                 server.run(sockets=[sock])
@@ -194,6 +208,29 @@ def serve(
             sock.close()
         if failed:
             raise VcflowError(f"the control plane failed: {failed[0]}")
+
+
+def _working_dir(given: Path | None) -> Path:
+    """The directory recorded on the objects the API writes: `given` (absolute), else the
+    current one; Refused if it is not a directory."""
+    try:
+        found = (given if given is not None else Path.cwd()).absolute()
+        is_dir = found.is_dir()
+    except OSError as exc:  # (the current directory removed, a path too long)
+        raise Refused(f"--working-dir: {exc.strerror or exc}") from None
+    if not is_dir:
+        raise Refused(f"--working-dir {given}: not a directory")
+    return found
+
+
+def _stamp_working_dir(store: Store, directory: Path) -> None:
+    """The API's store records `directory` on the objects it creates or updates that
+    record no working directory (`workdir.defaulting`, after each kind's own defaults);
+    the control plane's store, which creates vcjobs from flows, copies the flow's."""
+    for info in store.kinds.all():
+        if info.kind in workdir.KINDS:
+            defaulter = workdir.defaulting(str(directory), info.defaulter)
+            store.register_kind(info.model, defaulter=defaulter)
 
 
 @contextlib.contextmanager
