@@ -4,7 +4,8 @@
 # It makes a CA and a serving certificate for the webhook Service's DNS names with openssl,
 # stores them as Secret vcflow-webhook-tls (tls.crt, tls.key, ca.crt) and patches the CA
 # into every webhook of ValidatingWebhookConfiguration vcflow-webhook (caBundle). Run it
-# again to rotate (the webhook pods read the certificate at start: restart them after).
+# again to rotate: no restart needed (the kubelet updates the mounted Secret within about a
+# minute, and the webhook loads a changed certificate at the next TLS handshake).
 #
 # usage: webhook-certs.sh [--namespace NS] [--service NAME] [--secret NAME]
 #                         [--webhook-config NAME] [--days N] [--out DIR]

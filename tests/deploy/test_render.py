@@ -33,6 +33,7 @@ from .rendered import (
     base,
     cert_manager,
     container,
+    kustomize,
     one,
     with_metrics,
 )
@@ -136,6 +137,26 @@ def test_the_images_are_tagged_with_pyprojects_version() -> None:
     metered = one(with_metrics(), "Deployment", "vcflow-operator")
     (init,) = metered["spec"]["template"]["spec"]["initContainers"]
     assert init["image"] == container(metered)["image"] == f"ghcr.io/vcflow/vcflow:{version}"
+
+
+def test_an_overlay_sets_the_image_as_docs_kubernetes_shows(tmp_path: Path) -> None:
+    """The overlay of docs/kubernetes.md's "The image", beside a checkout, replaces the
+    image of both Deployments (and of the metrics component's init container)."""
+    docs = (REPO / "docs" / "kubernetes.md").read_text()
+    shown = docs.split("# my-vcflow/kustomization.yaml\n", 1)[1].split("```", 1)[0]
+    overlay = tmp_path / "my-vcflow"
+    overlay.mkdir()
+    (tmp_path / "vcflow").symlink_to(REPO)  # `../vcflow/deploy`, as the docs lay it out
+    (overlay / "kustomization.yaml").write_text(shown + "components: [../vcflow/deploy/metrics]\n")
+    rendered = kustomize(overlay)
+    wanted = "registry.example.com/team/vcflow:0.1.0"
+    deployments = [o for o in rendered if o["kind"] == "Deployment"]
+    assert [container(d)["image"] for d in deployments] == [wanted, wanted]
+    (init,) = one(rendered, "Deployment", "vcflow-operator")["spec"]["template"]["spec"][
+        "initContainers"
+    ]
+    assert init["image"] == wanted
+    assert "ghcr.io/vcflow" not in yaml.safe_dump_all(rendered)
 
 
 def test_the_operator_deployment() -> None:
