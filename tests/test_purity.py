@@ -1,6 +1,7 @@
 """The pure tiers stay pure: no processes, databases, sockets, OS calls, threads, file reads or
-clock reads in api/, dag/, patch/, admission/ and reconcile/ (DESIGN.md "Layers"; time arrives
-as an argument). Checked on the source's AST, so a lazy import inside a function counts too.
+clock reads in api/, dag/, patch/, admission/ and reconcile/ (the layers of pyproject.toml's
+import-linter contracts; time arrives as an argument). Checked on the source's AST, so a lazy
+import inside a function counts too.
 
 Allowed on purpose, and only there:
 - `api/clock.py` reads the clock: it *is* the Clock that shells inject (SystemClock).

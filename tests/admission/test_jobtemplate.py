@@ -1,5 +1,6 @@
 """JobTemplate / vcjob admission: CRD schema, the vcjob webhook rules (reference §6.3, §6.4)
-and the runtime-trap warnings (SEMANTICS "The local vcjob runtime"), one table per area."""
+and the runtime-trap warnings (docs/compatibility.md "The local vcjob runtime"), one table per
+area."""
 
 from __future__ import annotations
 

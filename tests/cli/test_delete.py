@@ -1,4 +1,4 @@
-"""`vcflow delete` and `vcflow stop`: the refusal of an unfinished flow (SEMANTICS row 11),
+"""`vcflow delete` and `vcflow stop`: the refusal of an unfinished flow (compatibility row 11),
 stop → Failed → delete, --force, -f, garbage collection of a flow's vcjobs."""
 
 from __future__ import annotations

@@ -312,7 +312,7 @@ def test_a_run_whose_only_work_is_a_create_the_api_refuses_ends(
 ) -> None:
     """A template stored before admission checked what it checks now (here: written past
     admission) makes vcjobs the API refuses: the controller retries the create with backoff
-    for ever (SEMANTICS row 9), but no retry will succeed unless someone changes the
+    for ever (compatibility row 9), but no retry will succeed unless someone changes the
     template, so a run with nothing else to do ends, naming the entry and why."""
     with SqliteStore.in_state_dir(state_dir) as store:
         bad = JobTemplate.from_dict(

@@ -1,5 +1,5 @@
 """Every conformance case file under tests/conformance/cases, and vcflow's own cases under
-tests/conformance/vcflow (one per SEMANTICS row the engine implements), one test each, through
+tests/conformance/vcflow (one per compatibility row the engine implements), one test each, through
 the runner's Python API; plus the CLI over the admission cases, as CI would run it."""
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ def test_vcflow_case(path: Path) -> None:
 
 def test_vcflow_cases_shape() -> None:
     """Controller cases with ids `vf-ctl-NN-...`, unique numbers, no Volcano flags, each
-    tracing to a SEMANTICS row."""
+    tracing to a compatibility row."""
     assert len(VCFLOW_CASE_FILES) >= 10
     numbers = []
     for path in VCFLOW_CASE_FILES:
@@ -54,7 +54,7 @@ def test_vcflow_cases_shape() -> None:
         for key in ("volcano_bug", "design_divergence", "vcflow_skip", "expect_vcflow"):
             assert key not in case.data, f"{case.id}: {key}"
         provenance = case.data.get("provenance") or []
-        assert any("SEMANTICS.md row" in str(p) for p in provenance), case.id
+        assert any("compatibility.md row" in str(p) for p in provenance), case.id
     assert len(numbers) == len(set(numbers)), numbers
 
 

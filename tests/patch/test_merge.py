@@ -1,4 +1,4 @@
-"""`patched_spec`: the merge rules of SEMANTICS row 3, one table row per rule."""
+"""`patched_spec`: the merge rules of compatibility row 3, one table row per rule."""
 
 from __future__ import annotations
 

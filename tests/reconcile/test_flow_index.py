@@ -1,5 +1,5 @@
 """FlowIndex through `reconcile.flow.plan` and its incremental API: waiting reasons and
-messages (SEMANTICS rows 9, 12, 18), `strategy: any` (row 5), deleted jobs (row 16), the
+messages (compatibility rows 9, 12, 18), `strategy: any` (row 5), deleted jobs (row 16), the
 retain policy, the stop annotation, and jobStatusList histories stamped with `now`."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The flow phase as one function of the entries' outcomes (SEMANTICS row 7) and the status
+"""The flow phase as one function of the entries' outcomes (compatibility row 7) and the status
 list each job phase is filed under (row 6), as tables."""
 
 from __future__ import annotations

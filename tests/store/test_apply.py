@@ -30,7 +30,7 @@ def test_admit_false_skips_admission(store: StoreEngine) -> None:
 
 
 def test_flow_spec_update_is_refused(store: StoreEngine) -> None:
-    """SEMANTICS row 10: spec updates rejected, metadata updates allowed."""
+    """compatibility row 10: spec updates rejected, metadata updates allowed."""
     created = store.create(flow("f", "a"))
     changed = flow("f", "a", "b")
     changed.metadata.resource_version = created.metadata.resource_version

@@ -85,7 +85,7 @@ def test_garbage_collection_is_atomic_with_the_delete(store: StoreEngine) -> Non
 
 
 def test_unfinished_flow_delete_is_refused(store: StoreEngine) -> None:
-    """SEMANTICS row 11: stop a running flow before deleting it; `force` skips the review."""
+    """compatibility row 11: stop a running flow before deleting it; `force` skips the review."""
     store.create(flow("f", "a"))
     running = store.get(JobFlow, "default", "f")
     store.update_status(finished(running, "Running"))

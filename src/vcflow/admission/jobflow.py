@@ -1,5 +1,5 @@
 """JobFlow admission: Volcano's DAG webhook (reference §6.1), the CRD schema (§6.3) and
-vcflow's fixes (SEMANTICS rows 1, 2, 4, 10, 11, 13); the flow features' own checks (row 20:
+vcflow's fixes (compatibility rows 1, 2, 4, 10, 11, 13); the flow features' own checks (row 20:
 retries, deadlines, outcomes, probes) are `flowfeatures`.
 
 Checks run in the order the conformance cases assume — spec-update refusal, unique names,
@@ -109,7 +109,7 @@ def _max_len(value: str | None, limit: int, path: str) -> list[FieldError]:
 
 
 def _unique_names(flows: Sequence[Flow]) -> list[FieldError]:
-    """SEMANTICS row 1: Volcano lets the last duplicate win; vcflow rejects duplicates."""
+    """compatibility row 1: Volcano lets the last duplicate win; vcflow rejects duplicates."""
     errors = []
     seen: set[str] = set()
     for i, entry in enumerate(flows):
@@ -124,7 +124,7 @@ def _unique_names(flows: Sequence[Flow]) -> list[FieldError]:
 
 
 def _dag(flows: Sequence[Flow]) -> list[FieldError]:
-    """SEMANTICS row 2: unknown targets, then cycles, named by path; O(V+E)."""
+    """compatibility row 2: unknown targets, then cycles, named by path; O(V+E)."""
     graph = dag.Graph.build((f.name, f.targets) for f in flows)
     index = {f.name: i for i, f in reversed(list(enumerate(flows)))}
     errors = []
@@ -150,7 +150,7 @@ def _dag(flows: Sequence[Flow]) -> list[FieldError]:
 
 
 def _probes(flows: Sequence[Flow]) -> list[FieldError]:
-    """SEMANTICS row 4: a probe says when a target is ready, so it needs targets."""
+    """compatibility row 4: a probe says when a target is ready, so it needs targets."""
     errors = []
     for i, entry in enumerate(flows):
         dep = entry.depends_on
@@ -167,7 +167,7 @@ def _probes(flows: Sequence[Flow]) -> list[FieldError]:
 
 
 def _generated_names(flow: JobFlow) -> list[FieldError]:
-    """SEMANTICS row 13: the names and label values the flow will create must be valid."""
+    """compatibility row 13: the names and label values the flow will create must be valid."""
     errors: list[FieldError] = []
     ns, name = flow.namespace, flow.name
     if not name:
@@ -243,7 +243,7 @@ def _entries_against_templates(
 
 
 def validate_delete(flow: JobFlow) -> list[FieldError]:
-    """SEMANTICS row 11: an unfinished flow is stopped before it is deleted."""
+    """compatibility row 11: an unfinished flow is stopped before it is deleted."""
     phase = flow.phase
     if phase in UNFINISHED:
         return [
@@ -257,7 +257,7 @@ def validate_delete(flow: JobFlow) -> list[FieldError]:
 
 
 def validate_template_delete(template: JobTemplate, flows: Sequence[JobFlow]) -> list[FieldError]:
-    """SEMANTICS row 11: a template still needed by an unfinished flow stays."""
+    """compatibility row 11: a template still needed by an unfinished flow stays."""
     users = [
         f.name
         for f in flows

@@ -1,7 +1,7 @@
 """JobTemplate and vcjob admission: the CRD schema (reference §6.3) plus Volcano's vcjob create
-rules (§6.4, queue state excluded) applied to a JobSpec (SEMANTICS row 17), with Volcano's
-messages, and warnings for the runtime traps of SEMANTICS "The local vcjob runtime". Every
-problem is reported, none raised. Pure.
+rules (§6.4, queue state excluded) applied to a JobSpec (compatibility row 17), with Volcano's
+messages, and warnings for the runtime traps of docs/compatibility.md "The local vcjob
+runtime". Every problem is reported, none raised. Pure.
 """
 
 from __future__ import annotations
@@ -226,7 +226,8 @@ def _depends_on(task: TaskSpec) -> list[str]:
 
 
 def _warnings(spec: JobSpec, path: str) -> list[FieldError]:
-    """Volcano behaviours that are traps (SEMANTICS "The local vcjob runtime"); never reject."""
+    """Volcano behaviours that are traps (docs/compatibility.md "The local vcjob runtime");
+    never reject."""
     tasks = spec.tasks or []
     found = policies.star_restart_warnings(spec.policies, f"{path}.policies")
     for i, task in enumerate(tasks):

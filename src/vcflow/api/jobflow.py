@@ -3,7 +3,7 @@
 Wire names are Volcano's, typos included (`unKnowJobs`). vcflow's additive fields
 (`dependsOn.strategy` and `outcome`, `retryPolicy` with the names of Volcano's retry design,
 `activeDeadlineSeconds`, status condition `reason`/`message`, the retry bookkeeping of
-`jobStatusList`) are optional, so every Volcano manifest means what it meant (SEMANTICS rows
+`jobStatusList`) are optional, so every Volcano manifest means what it meant (compatibility rows
 5, 18, 20; docs/flow-features.md).
 """
 
@@ -81,7 +81,7 @@ class RetryPolicy(WireModel):
 
 
 class Patch(WireModel):
-    """`patch.jobSpec` (canonical) or `patch.spec` (the design doc's alias, SEMANTICS row 3)."""
+    """`patch.jobSpec` (canonical) or `patch.spec` (the design doc's alias, compatibility row 3)."""
 
     job_spec: JobSpec | None = Field(
         default=None,

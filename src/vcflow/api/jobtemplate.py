@@ -1,7 +1,7 @@
 """JobTemplate (`flow.volcano.sh/v1alpha1`): a vcjob spec kept for flows to instantiate.
 
 `spec` is directly a vcjob JobSpec (reference §2.2); `status.jobDependsOnList` names the
-vcjobs created from it that exist now (SEMANTICS row 15).
+vcjobs created from it that exist now (compatibility row 15).
 """
 
 from __future__ import annotations

@@ -61,7 +61,7 @@ OPERATOR_NAMESPACED: tuple[Rule, ...] = (
     Rule("coordination.k8s.io", "leases", ("get", "create", "update"), "leader election"),
 )
 
-#: the webhook's ClusterRole: the delete checks read flows and templates (SEMANTICS row 11)
+#: the webhook's ClusterRole: the delete checks read flows and templates (compatibility row 11)
 WEBHOOK: tuple[Rule, ...] = (
     _of(resources.JOBFLOWS, READ, "a delete of a template an unfinished flow uses"),
     _of(resources.JOBTEMPLATES, READ, "a flow's templates"),

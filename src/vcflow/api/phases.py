@@ -47,7 +47,7 @@ class RetainPolicy(StrEnum):
 
 
 class DependencyStrategy(StrEnum):
-    """vcflow's `dependsOn.strategy` (SEMANTICS row 5): wait for all targets or any one."""
+    """vcflow's `dependsOn.strategy` (compatibility row 5): wait for all targets or any one."""
 
     ALL = "all"
     ANY = "any"

@@ -1,6 +1,6 @@
 """`vcflow delete KIND NAME... | -f PATH...`: delete objects, kubectl style.
 
-Each deletion is reviewed (SEMANTICS row 11: an unfinished JobFlow is stopped first, a
+Each deletion is reviewed (compatibility row 11: an unfinished JobFlow is stopped first, a
 JobTemplate an unfinished flow uses stays) unless `--force`. The store removes a flow's
 vcjobs with it (garbage collection by owner). Every name is tried; problems are reported
 together at the end, one line each, exit 1.

@@ -1,4 +1,4 @@
-"""`vcflow stop jobflow NAME`: ask the controllers to stop a flow (SEMANTICS rows 7, 11).
+"""`vcflow stop jobflow NAME`: ask the controllers to stop a flow (compatibility rows 7, 11).
 
 Sets the annotation `vcflow.io/stop` (its value: when it was asked, RFC 3339) with an
 ordinary update. The JobFlow controller then deletes the flow's vcjobs (phase

@@ -17,7 +17,7 @@ SQLite's checkpoint of the write, about as much again). A flow is flushed only
 between its syncs, and a vcjob ADDED event (which never triggers a sync: Volcano has no Add
 handler) reaches the index at the flow's next sync or event, so every status written is
 the one a sync saw. Retryable problems requeue with backoff; nothing is dropped
-(SEMANTICS row 9).
+(compatibility row 9).
 
 The flow features (docs/flow-features.md) are the index's timers: each sync ends by
 queueing the flow again for its next one (`FlowIndex.next_wakeup`: a retry due, a

@@ -1,5 +1,5 @@
 """The JobTemplate controller: keeps `status.jobDependsOnList` exactly the vcjobs created
-from each template that exist now (SEMANTICS rows 14, 15)."""
+from each template that exist now (compatibility rows 14, 15)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Apply a flow entry's `patch.jobSpec` to its template's spec (SEMANTICS row 3).
+"""Apply a flow entry's `patch.jobSpec` to its template's spec (compatibility row 3).
 
 Volcano stores `patch` and never reads it (reference §3.6 item 3); vcflow applies it when the
 vcjob is created, with the per-field rules of Volcano's parameter-overriding design. The merge

@@ -30,7 +30,7 @@ DEADLINE_EXCEEDED = "DeadlineExceeded"
 RETRIES_EXHAUSTED = "RetriesExhausted"
 RETRY_CANCELLED = "RetryCancelled"
 #: Annotation `vcflow stop` sets: the flow's jobs are removed (phase Terminating), then the
-#: flow ends Failed (SEMANTICS rows 7, 11).
+#: flow ends Failed (compatibility rows 7, 11).
 STOP_ANNOTATION = "vcflow.io/stop"
 #: Annotation `vcflow retry` sets: a JSON request (`RetryRequest`) the controller carries out
 #: once (it is then `status.lastRetry`).

@@ -11,7 +11,7 @@ entry on a target is met or dead by the target's outcome and the entry's `outcom
 a probe); a dead dependency skips the entry, and a skip propagates (docs/flow-features.md).
 Retries, deadlines and probe rounds are timers (`timers.Timers`), fired by `decide(now)`.
 
-Pure: no I/O; time arrives as `now`. SEMANTICS rows 4–9, 12, 16, 18, 20 are decided here,
+Pure: no I/O; time arrives as `now`. compatibility rows 4–9, 12, 16, 18, 20 are decided here,
 with its parts: `entries` (an entry, its state, the wording of outcomes), `readiness` (the
 counting), `history` (jobStatusList), `attempts` and `retryrequest` (retries, `vcflow
 retry`), `probing` (probe rounds), `restore` (a stored status read back), `flowstatus` (the

@@ -1,4 +1,4 @@
-"""Build the vcjob a flow entry becomes (reference §3.6, SEMANTICS row 3). Pure."""
+"""Build the vcjob a flow entry becomes (reference §3.6, compatibility row 3). Pure."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ def owner_reference(flow: JobFlow) -> OwnerReference:
 
 
 def is_owned_by(job: VCJob, flow: JobFlow) -> bool:
-    """SEMANTICS row 12: a vcjob counts for a flow only if that flow controls it (by uid)."""
+    """compatibility row 12: a vcjob counts for a flow only if that flow controls it (by uid)."""
     ref = job.metadata.controller_ref()
     return (
         ref is not None

@@ -1,4 +1,4 @@
-"""The flow phase as one function of its entries' outcomes (SEMANTICS row 7). Pure.
+"""The flow phase as one function of its entries' outcomes (compatibility row 7). Pure.
 
 Volcano computes the phase in state-specific functions, so Pending never jumps to Succeed and
 Running+Terminated passes through Running (reference §4); vcflow decides from the outcomes

@@ -1,4 +1,4 @@
-"""Probe dependencies (SEMANTICS row 4, docs/flow-features.md §2): what a probe of a target
+"""Probe dependencies (compatibility row 4, docs/flow-features.md §2): what a probe of a target
 needs of the target's vcjob, and the checks the controller shell runs for it.
 
 `FlowIndex` keeps a `Target` view of each probed target's current vcjob and asks `assess`:

@@ -1,5 +1,5 @@
 """The JobTemplate status: `jobDependsOnList` is exactly the vcjobs created from the template
-that exist now (SEMANTICS rows 14, 15; Volcano's only grows). Pure."""
+that exist now (compatibility rows 14, 15; Volcano's only grows). Pure."""
 
 from __future__ import annotations
 

@@ -179,7 +179,7 @@ class StoreEngine(Backend):
     ) -> R:
         """Delete (or, with finalizers, mark deleted) and garbage-collect dependents.
 
-        Runs the DELETE review (SEMANTICS row 11) unless `force`. Returns the last state.
+        Runs the DELETE review (compatibility row 11) unless `force`. Returns the last state.
         """
         info = self.kinds.of_model(kind)
         with self._atomic():

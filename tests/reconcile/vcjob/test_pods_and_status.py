@@ -1,5 +1,5 @@
 """Pod identity (reference §3), webhook defaults (§2.1), the request of each pod event
-(§4.2) and the status fields vcflow reports differently (SEMANTICS R2, R3)."""
+(§4.2) and the status fields vcflow reports differently (docs/compatibility.md rows R2, R3)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The local vcjob runtime as pure decisions: Volcano's job controller (reference
 `volcano-vcjob.md` §4–§7, §11), its gang scheduler on one machine (§10) and the kubelet's
-part of a pod's life (§9), with the choices of SEMANTICS "The local vcjob runtime".
+part of a pod's life (§9), with the choices of docs/compatibility.md "The local vcjob runtime".
 
 Nothing here does I/O or reads a clock. The runtime shell (`vcflow.runtime.executor`, which
 the conformance runner drives too, with a simulated kubelet) calls these functions; this is

@@ -1,8 +1,8 @@
 """The vcjob status (reference §7): pod counters and `taskStatusCount`, the phase with its
 `conditions`, `lastTransitionTime`, `runningDuration`, `version`, `retryCount`.
 
-vcflow reports three fields differently from Volcano (SEMANTICS "The local vcjob runtime"),
-without changing what runs:
+vcflow reports three fields differently from Volcano (docs/compatibility.md "The local
+vcjob runtime"), without changing what runs:
 - R1: the counters count the pods that exist, also after a kill (Volcano zeroes kept pods,
   B1). The phase rules still see what Volcano sees (`volcano_view`).
 - R2: `runningDuration` runs from the job's first Running to its end and is kept: it is set
