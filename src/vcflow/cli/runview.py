@@ -175,7 +175,7 @@ def _why_raw(job: JobProgress, now: float) -> str:
     parts = [f"attempt {job.attempt}"] if job.attempt > 1 else []
     if job.failure:
         parts.append(job.failure)
-    elif job.reason and not job.ended:
+    elif job.reason and (not job.ended or job.suspended):
         parts.append(f"{job.reason}: {job.message}" if job.message else job.reason)
     if job.deadline and job.active and job.started is not None:
         parts.append(f"deadline in {_left(job.started + job.deadline - now)}")

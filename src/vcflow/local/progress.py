@@ -23,6 +23,9 @@ from vcflow.api.vcjob import VCJob
 
 #: vcjob phases after which nothing more happens to a job by itself
 JOB_ENDED = frozenset({*FINISHED_JOB_PHASES, JobPhase.ABORTED})
+#: the phases of a suspended vcjob (`vcflow suspend vcjob`, AbortJob): it waits for a person
+#: (`vcflow resume vcjob`), so a run goes on following it
+SUSPENDED = frozenset({JobPhase.ABORTING, JobPhase.ABORTED})
 FLOW_ENDED = frozenset({FlowPhase.SUCCEED, FlowPhase.FAILED})
 #: `JobProgress.phase` of a flow entry whose vcjob does not exist (yet)
 NOT_CREATED = ""
@@ -74,6 +77,11 @@ class JobProgress:
     @property
     def ended(self) -> bool:
         return self.phase in JOB_ENDED
+
+    @property
+    def suspended(self) -> bool:
+        """Suspended (AbortJob): waits for a resume, shown with the command that does it."""
+        return self.phase in SUSPENDED and not self.deleted
 
     @property
     def active(self) -> bool:
@@ -244,6 +252,10 @@ class Progress:
         row.reason, row.message = _condition_reason(job) or (
             (state.reason or "", state.message or "") if state is not None else ("", "")
         )
+        if phase in SUSPENDED and not row.reason:
+            where = "" if job.namespace == names.DEFAULT_NAMESPACE else f" -n {job.namespace}"
+            row.reason = "Suspended"
+            row.message = f"vcflow resume vcjob {job.name}{where} resumes it"
         if phase == row.phase:
             return row
         row.phase = phase
@@ -345,9 +357,16 @@ class Progress:
     # -- questions --------------------------------------------------------------------------
 
     def all_ended(self) -> bool:
-        """Every flow ended and every vcjob applied alone ended (or is gone)."""
+        """Every flow ended and every vcjob applied alone ended (or is gone); a suspended
+        one has not: it waits for a resume (a suspended flow job keeps its flow Running)."""
         flows = all(f.ended for f in self.flows.values())
-        return flows and all(j.ended or j.deleted for j in self.jobs.values())
+        return flows and all((j.ended and not j.suspended) or j.deleted for j in self.jobs.values())
+
+    def suspended(self) -> list[JobProgress]:
+        """The suspended jobs of flows that have not ended, and those applied alone: what
+        waits for a person to resume it."""
+        flows = [j for f in self.flows.values() if not f.ended for j in f.jobs.values()]
+        return [j for j in [*flows, *self.jobs.values()] if j.suspended]
 
     def active_jobs(self, flow: FlowProgress) -> list[JobProgress]:
         return [j for j in flow.jobs.values() if j.active]

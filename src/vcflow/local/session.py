@@ -12,6 +12,9 @@ pod process of the state directory is left running.
   later run runs them — while jobs of flows that had ended are terminated for good. The
   timeout does the same. Either way the job statuses say what happened before the run
   returns: no vcjob stays Running without a pod.
+- **A suspended vcjob** (`vcflow suspend vcjob`) waits for a person: the run goes on
+  following it — it is not stalled, however long nothing moves — says once what resumes
+  it, and goes on when `vcflow resume vcjob` (another shell) resumes it.
 
 The caller holds the state directory's controller lock (`statedir`).
 """
@@ -91,6 +94,8 @@ class LocalRun:
         self.executor: Executor[PodHandle] | None = None
         self.controllers: Manager | None = None
         self._idle_since: float | None = None
+        #: the suspended jobs the run said it waits for (with when each was suspended)
+        self._suspended_said: set[tuple[str, float | None]] = set()
         self._futile_read = 0.0
         self._features_read = 0.0
         self.stalled = False
@@ -207,6 +212,9 @@ class LocalRun:
         if not quiet:
             self._idle_since = None
             return False
+        if self._waiting_for_resume():
+            self._idle_since = None
+            return False
         if self._idle_since is None:
             self._idle_since = now
             return False
@@ -216,6 +224,21 @@ class LocalRun:
         self.stalled = True
         self.note("nothing is running and nothing can start: " + self._why_stuck())
         return True
+
+    def _waiting_for_resume(self) -> bool:
+        """Does a suspended job wait for a person (`vcflow resume vcjob`)? Said once per
+        suspension (a job suspended again is said again), when nothing else moves (O(jobs):
+        only then)."""
+        suspended = self.progress.suspended()
+        seen = {(j.job, j.finished) for j in suspended}
+        new = [j for j in suspended if (j.job, j.finished) not in self._suspended_said]
+        self._suspended_said = seen
+        if new:
+            shown = ", ".join(f"{j.flow}/{j.entry}" if j.flow else j.job for j in new[:5])
+            more = " ..." if len(new) > 5 else ""
+            how = new[0].message or "vcflow resume vcjob NAME resumes it"
+            self.note(f"waiting for {shown}{more} to be resumed (suspended): {how}")
+        return bool(suspended)
 
     def _only_futile_retries(self) -> bool:
         """What the controllers have due are retries that nothing here will make succeed:
