@@ -41,12 +41,16 @@ def pods_remain(store: Store, job: VCJob) -> bool:
     return bool(store.list(Pod, job.namespace, {podnames.JOB_NAME: job.name}))
 
 
-def delete_job(store: Store, namespace: str, name: str) -> str:
-    """Delete a vcjob (its pods go with it); its last phase ("" if it was gone already)."""
+def delete_job(store: Store, index: reconcile.FlowIndex, namespace: str, name: str) -> str | None:
+    """Delete a vcjob of the flow of `index` (its pods go with it); its last phase (None if
+    it was gone already): the DELETE answer's, or, when the answer has none — kube-apiserver
+    answers a custom resource's DELETE with a Status — the phase the index last saw of the
+    vcjob of that uid, so a job that had ended keeps its outcome (row 16)."""
     try:
-        return store.delete(VCJob, namespace, name, force=True).phase
+        last = store.delete(VCJob, namespace, name, force=True)
     except NotFound:
-        return ""
+        return None
+    return last.phase or index.seen_phase(name, last.metadata.uid or "")
 
 
 def terminate_for_deadline(

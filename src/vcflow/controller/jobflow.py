@@ -415,14 +415,12 @@ class FlowController:
                     self.store, self.recorder, flow, name, self.clock.now()
                 )
         for name in plan.delete:
-            try:
-                last = self.store.delete(VCJob, flow.namespace, name, force=True)
-            except NotFound:
-                continue
-            index.forget(name, last.phase, self.clock.now())
+            phase = flowactions.delete_job(self.store, index, flow.namespace, name)
+            if phase is not None:
+                index.forget(name, phase, self.clock.now())
         for name in plan.replace:  # a failed attempt whose retry is due
-            phase = flowactions.delete_job(self.store, flow.namespace, name)
-            index.forget(name, phase, self.clock.now())
+            phase = flowactions.delete_job(self.store, index, flow.namespace, name)
+            index.forget(name, phase or "", self.clock.now())
         if retry:
             self.retrying.add(key)
 

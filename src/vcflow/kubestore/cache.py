@@ -71,6 +71,18 @@ class KindCache:
             self.objects.pop(key, None)
             self.gone[key] = max(rv, self.gone.get(key, 0))
 
+    def removed(self, key: Key, uid: str) -> None:
+        """This store deleted the object and the server answered no resourceVersion (a
+        Status): the held state of that uid (any, without one) leaves the cache, kept out
+        up to its own resourceVersion — a later state of it (the watch lagging) comes back
+        until the watch's DELETED removes it."""
+        held = self.objects.get(key)
+        if held is None:
+            return
+        if uid and (json.loads(held.data).get("metadata") or {}).get("uid") != uid:
+            return  # (one created again since: not the one deleted)
+        self.remove(key, held.rv)
+
     def get(self, namespace: str, name: str) -> str | None:
         entry = self.objects.get((namespace, name))
         return entry.data if entry is not None else None

@@ -13,8 +13,10 @@ by `store`; stopped by `KubeStore.close()`.
   lags another's loses no event and repeats none. (A resume point no longer kept is read
   by resourceVersion alone: a lagging stream's events before it would be missed.)
 - Read-your-writes: a read waits (a little) until each kind's stream has passed the
-  store's own last write of it (`written`); a poll without `own_writes` (the store reads
-  from the cache) does not.
+  store's own last write of it (`written`) and brought the DELETED event of each of its
+  deletes the server answered with a Status, which has no resourceVersion (`deleting`:
+  kube-apiserver's answer for a custom resource); a poll without `own_writes` (the store
+  reads from the cache) does not.
 - With cached reads (`read`), a kind's objects are also kept (`cache.KindCache`): listed
   once, then each event applied as it arrives, under the lock the events are kept under,
   so the cache is never behind the events a watcher has been handed. Dropping the watches
@@ -24,6 +26,7 @@ by `store`; stopped by `KubeStore.close()`.
 from __future__ import annotations
 
 import bisect
+import json
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
@@ -35,7 +38,7 @@ from vcflow.api.meta import Resource
 from vcflow.kubestore.cache import Key, KindCache
 from vcflow.kubestore.client import KubeClient, Unreachable
 from vcflow.kubestore.watching import READ_TIMEOUT, STREAM_SECONDS, Watched, frames
-from vcflow.store.base import Expired, WatchEvent
+from vcflow.store.base import EventType, Expired, WatchEvent
 
 #: seconds a read waits for the streams to bring the store's own writes
 OWN_WRITES_WAIT = 10.0
@@ -95,6 +98,9 @@ class Informer:
         self.client = client
         self.namespace = namespace
         self.written: Positions = {}  # the resourceVersion of the store's last write, by kind
+        #: by kind, the objects (key → uid) this store deleted, answered by a Status, whose
+        #: DELETED event has not arrived yet: what a read waits for besides `written`
+        self.deleting: dict[type[Resource], dict[Key, str]] = {}
         self._feeds: dict[type[Resource], _Feed] = {}
         self._cursors: OrderedDict[tuple[tuple[str, ...], int], Positions] = OrderedDict()
         self._changed = threading.Condition()
@@ -190,6 +196,27 @@ class Informer:
         with self._changed:
             self.written[model] = max(self.written.get(model, 0), rv)
 
+    def position(self, model: type[Resource]) -> int:
+        """How far the kind's watch has come (0: none runs): taken before a delete, for
+        `deleted`."""
+        with self._changed:
+            feed = self._feeds.get(model)
+            return feed.progress if feed is not None else 0
+
+    def deleted(self, model: type[Resource], key: Key, uid: str, since: int) -> None:
+        """This store deleted the object `key` (of `uid`; any, if "") and the server answered
+        with a Status, no resourceVersion: reads wait for its DELETED event as they wait
+        for a write's resourceVersion — unless the kind has no watch running, or the event
+        came already (after `since`, the kind's `position` before the delete)."""
+        with self._changed:
+            feed = self._feeds.get(model)
+            if feed is None or feed.error is not None:
+                return
+            start = bisect.bisect_right(feed.rvs, since)
+            if any(_deletes(e, key, uid) for e in feed.events[start:]):
+                return
+            self.deleting.setdefault(model, {})[key] = uid
+
     # --- the cache ----------------------------------------------------------------------
 
     def read(self, kind: Watched, lister: Callable[[], Listed], fn: Callable[[KindCache], T]) -> T:
@@ -268,6 +295,14 @@ class Informer:
             if cache is not None:
                 cache.remove(key, rv)
 
+    def removed(self, model: type[Resource], key: Key, uid: str) -> None:
+        """This store deleted the object, answered by a Status (no resourceVersion): out of
+        the kind's cache (if it has one), by uid (`KindCache.removed`)."""
+        with self._changed:
+            cache = self._caches.get(model)
+            if cache is not None:
+                cache.removed(key, uid)
+
     def _ready(
         self, kinds: Sequence[Watched], since_rv: int, *, own_writes: bool = True
     ) -> list[_Feed] | None:
@@ -281,7 +316,11 @@ class Informer:
 
         def caught_up() -> bool:
             return all(
-                f.error is not None or f.progress >= self.written.get(f.kind.info.model, 0)
+                f.error is not None
+                or (
+                    f.progress >= self.written.get(f.kind.info.model, 0)
+                    and not self.deleting.get(f.kind.info.model)
+                )
                 for f in feeds
             )
 
@@ -339,6 +378,7 @@ class Informer:
                             cache = self._caches.get(feed.kind.info.model)
                             if cache is not None:
                                 cache.event(event)
+                            self._delete_seen(feed.kind.info.model, event)
                         feed.progress = max(feed.progress, rv)
                         self._changed.notify_all()
                     backoff = BACKOFF[0]
@@ -355,10 +395,20 @@ class Informer:
                     self._changed.notify_all()
                 return
 
+    def _delete_seen(self, model: type[Resource], event: WatchEvent) -> None:
+        """A DELETED event a read may be waiting for (`deleting`). Holds the lock."""
+        pending = self.deleting.get(model)
+        if not pending or event.type is not EventType.DELETED:
+            return
+        key = (event.namespace, event.name)
+        if key in pending and _deletes(event, key, pending[key]):
+            del pending[key]
+
     def _drop(self) -> None:
         """Forget every watch (their threads end at their next frame). Holds the lock."""
         self._generation += 1
         self._feeds.clear()
+        self.deleting.clear()  # (the watches that would bring their events are gone)
         self._caches.clear()
         self._cursors.clear()
         self._changed.notify_all()
@@ -367,6 +417,16 @@ class Informer:
         with self._changed:
             self._stopped = True
             self._drop()
+
+
+def _deletes(event: WatchEvent, key: Key, uid: str) -> bool:
+    """`event` is the DELETED event of the object `key` of `uid` (any, if "")."""
+    if event.type is not EventType.DELETED or (event.namespace, event.name) != key:
+        return False
+    if not uid:
+        return True
+    meta = json.loads(event.raw).get("metadata") or {}
+    return bool(meta.get("uid") == uid)
 
 
 def _sorted(found: list[WatchEvent], namespace: str | None) -> list[WatchEvent]:

@@ -560,8 +560,12 @@ class KubeStore:
         resource_version: str = "",
         propagation: str = "Background",
     ) -> R:
-        """DELETE (`force`: gracePeriodSeconds=0); returns the object as the server last
-        held it (marked deleted while finalizers remain)."""
+        """DELETE (`force`: gracePeriodSeconds=0); returns the object as the server
+        answers it: the object while finalizers hold it (marked deleted) and for the kinds
+        whose registry returns it (pods), else — kube-apiserver answers a Success Status
+        for a custom resource, ConfigMap, Secret, Event or Lease removed at once — only
+        its name, namespace and uid (the Status's): no status, no phase. Its last state is
+        the caller's to know (the flow controller takes the vcjob's from what it saw)."""
         info, resource = self._kind(kind)
         options: dict[str, Any] = {
             "apiVersion": "v1",
@@ -575,12 +579,19 @@ class KubeStore:
         if resource_version:
             options["preconditions"] = {"resourceVersion": resource_version}
         path = resource.path(namespace, name)
+        since = self.informer.position(info.model)
         response = self._call(
             info, "DELETE", path, namespace=namespace, name=name, query=query, body=options
         )
         found = response.json()
-        if found.get("kind") == "Status":  # (some servers answer with a Status)
-            found = {"metadata": {"name": name, "namespace": namespace}}
+        if found.get("kind") == "Status":  # (no resourceVersion: the DELETED event is waited)
+            details = found.get("details")
+            uid = details.get("uid") if isinstance(details, dict) else None
+            uid = uid if isinstance(uid, str) else ""
+            self.informer.deleted(info.model, (namespace, name), uid, since)
+            if info.model in self.cached:
+                self.informer.removed(info.model, (namespace, name), uid)
+            found = {"metadata": {"name": name, "namespace": namespace, "uid": uid}}
         return cast(R, self._model(info, found))
 
     def pod_log(

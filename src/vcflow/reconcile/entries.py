@@ -94,6 +94,7 @@ class Entry:
     deadline_at: datetime | None = None
     deadline_hit: bool = False
     view: probes.Target | None = None
+    uid: str = ""  # of the vcjob last observed (its last phase is `phase`)
 
     @property
     def has_job(self) -> bool:

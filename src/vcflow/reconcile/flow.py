@@ -216,6 +216,7 @@ class FlowIndex:
             entry.deadline_hit, entry.deadline_at = False, None
             entry.verdict = entry.verdict_message = ""
         status = job.status
+        entry.uid = job.metadata.uid or ""
         entry.condition = condition_of(job)
         if not fresh and entry.state == State.BACKOFF:
             # the attempt that failed, still in the store until its retry is due
@@ -270,6 +271,16 @@ class FlowIndex:
             entry.verdict_message = f"vcjob {job_name} was deleted before it finished"
             self._set_phase(entry, JobPhase.FAILED, now, final=True)
         self._settle()
+
+    def seen_phase(self, job_name: str, uid: str) -> str:
+        """The phase this index last saw of the vcjob `job_name` with that uid (any, if
+        `uid` is ""); "" when it saw none, or another object of that name. What a vcjob
+        deleted by its flow ended as when the DELETE answered no object (kube-apiserver's
+        Status for a custom resource)."""
+        entry = self.by_job.get(job_name)
+        if entry is None or not entry.observed or (uid and entry.uid != uid):
+            return ""
+        return entry.phase or ""
 
     def conflict_gone(self, job_name: str) -> bool:
         """The foreign vcjob that held this entry's name was deleted: the entry may now be

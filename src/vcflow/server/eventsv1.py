@@ -7,6 +7,7 @@ create, field selectors take its names (`regarding.name`). Mounted by `app.creat
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
@@ -125,8 +126,15 @@ async def _item(request: Request, resource: Any, api: Api) -> Response:
         _verb(request, "delete")
         given = await requests.optional_body(request)
         delete = requests.delete_options(request, given)
-        body = await run_in_threadpool(objects.delete, api.store, STORED, namespace, name, delete)
-        return JSONResponse(eventsv1.to_v1(body))
+        body = await run_in_threadpool(
+            functools.partial(objects.delete, shown=resources.EVENTS_V1),
+            api.store,
+            STORED,
+            namespace,
+            name,
+            delete,
+        )
+        return JSONResponse(body if body.get("kind") == "Status" else eventsv1.to_v1(body))
     options = requests.write_options(request)
     if request.method == "PUT":
         _verb(request, "update")

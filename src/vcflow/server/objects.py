@@ -1,5 +1,6 @@
 """One object's reads and writes as the Kubernetes API does them, on a Store: get, create,
-update (409 on a stale resourceVersion), JSON merge patch, delete, and the status
+update (409 on a stale resourceVersion), JSON merge patch, delete (answered as
+kube-apiserver does: a Status for an object gone, but for pods), and the status
 subresource (PUT and PATCH: only the status, no admission). Writes are reviewed by
 admission first for its warnings (returned, for `Warning` headers), with fieldValidation
 deciding what unknown fields do; `dryRun` writes in a transaction that is rolled back and
@@ -31,6 +32,11 @@ from vcflow.store.engine import generated_name
 R = TypeVar("R", bound=Resource)
 PATCH_ATTEMPTS = 5  # re-reads after a concurrent write before a patch gives up (409)
 UNKNOWN_FIELD = 'unknown field "'
+#: The kinds whose DELETE answers the deleted object, as kube-apiserver's registries that set
+#: `ReturnDeletedObject` do (of the kinds served, pods only); the others — the custom
+#: resources (apiextensions-apiserver never sets it), ConfigMaps, Secrets, Events, Leases —
+#: answer a Success Status once the object is gone.
+RETURNS_DELETED = frozenset({resources.PODS})
 
 
 @dataclass(frozen=True)
@@ -150,11 +156,20 @@ def bind(store: Store, namespace: str, name: str, data: Any) -> dict[str, Any]:
 
 
 def delete(
-    store: Store, resource: APIResource, namespace: str, name: str, options: DeleteOptions
+    store: Store,
+    resource: APIResource,
+    namespace: str,
+    name: str,
+    options: DeleteOptions,
+    *,
+    shown: APIResource | None = None,
 ) -> dict[str, Any]:
-    """The object's last state (with deletionTimestamp while finalizers hold it). Dependents
-    are collected at once whatever the propagationPolicy (the store's garbage collection
-    is synchronous); `gracePeriodSeconds=0` skips the DELETE review (force)."""
+    """kube-apiserver's answer to a DELETE: the object while finalizers hold it (with its
+    deletionTimestamp); once it is gone, the object only for the kinds whose registry
+    returns it (`RETURNS_DELETED`), else a Success Status naming it (`deleted_status`;
+    `shown`: the resource the client asked for, when it is served from another's storage).
+    Dependents are collected at once whatever the propagationPolicy (the store's garbage
+    collection is synchronous); `gracePeriodSeconds=0` skips the DELETE review (force)."""
 
     def remove() -> Resource:
         return store.delete(
@@ -166,7 +181,30 @@ def delete(
         )
 
     stored = functools.partial(_stored, store, resource, namespace, name)
-    return _written(store, options.dry_run, remove, stored).to_dict()
+    last = _written(store, options.dry_run, remove, stored)
+    held = bool(last.metadata.deletion_timestamp and last.metadata.finalizers)
+    if held or resource in RETURNS_DELETED:
+        return last.to_dict()
+    return deleted_status(shown or resource, last)
+
+
+def deleted_status(resource: APIResource, last: Resource) -> dict[str, Any]:
+    """The Status kube-apiserver answers for an object its DELETE removed (the registry's
+    `finalizeDelete`): details name, group (left out for the core group), the resource's
+    plural as `kind`, and the uid — no object, so a client knows it is gone, not held."""
+    details: dict[str, Any] = {"name": last.name}
+    if resource.group:
+        details["group"] = resource.group
+    details["kind"] = resource.plural
+    if last.metadata.uid:
+        details["uid"] = last.metadata.uid
+    return {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Success",
+        "details": details,
+    }
 
 
 def _stored(store: Store, resource: APIResource, namespace: str, name: str) -> str:
