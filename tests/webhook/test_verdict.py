@@ -13,6 +13,7 @@ import pytest
 from vcflow.admission import review as admission
 from vcflow.api import loading
 from vcflow.api.errors import Origin
+from vcflow.api.jobtemplate import JobTemplate
 from vcflow.store.memory import MemoryStore
 from vcflow.webhook import admissionreview, verdict
 from vcflow.webhook.admissionreview import Malformed, Verdict
@@ -91,3 +92,35 @@ def test_a_review_it_cannot_answer_is_malformed(change: dict[str, Any], message:
     with pytest.raises(Malformed) as raised:
         decide(sent)
     assert str(raised.value) == message
+
+
+class _Counting(MemoryStore):
+    """A cluster counting the JobTemplates its reads hand back."""
+
+    read = 0
+
+    def list(self, kind: Any, *args: Any, **kwargs: Any) -> Any:
+        found = super().list(kind, *args, **kwargs)
+        self.read += len(found) if kind is JobTemplate else 0
+        return found
+
+    def get(self, kind: Any, *args: Any, **kwargs: Any) -> Any:
+        found = super().get(kind, *args, **kwargs)
+        self.read += kind is JobTemplate
+        return found
+
+
+def test_a_flow_review_reads_the_templates_it_names_not_the_namespaces() -> None:
+    cluster = _Counting()
+    made = payload("jobtemplate-create")["request"]["object"]
+    for i in range(50):
+        made["metadata"] = {"name": f"t{i:02d}", "namespace": "default"}
+        cluster.create(JobTemplate.from_dict(made))
+    sent = payload("jobflow-create")
+    sent["request"]["object"]["spec"]["flows"] = [
+        {"name": "t07"},
+        {"name": "t42", "dependsOn": {"targets": ["t07"]}},
+    ]
+    parsed = admissionreview.parse(json.dumps(sent).encode())
+    assert verdict.decide(parsed, cluster, "JobFlow") == Verdict(True)
+    assert cluster.read == 2

@@ -4,7 +4,8 @@
 caller opts out: `admit=False` for internal writes, `force=True` for deletes). It builds the
 admission Context from the store — the namespace's JobTemplates for a JobFlow, its JobFlows
 for a JobTemplate delete — with the objects of an `apply` batch laid over the stored ones,
-so a flow applied together with its templates resolves them.
+so a flow applied together with its templates resolves them. The webhook reviews with
+`Named`: a flow's templates read by name from the cluster, not listed.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from dataclasses import replace
 from typing import Protocol, TypeVar
 
 from vcflow.admission import review
-from vcflow.api.errors import FieldError, ValidationFailed
+from vcflow.api.errors import FieldError, NotFound, ValidationFailed
 from vcflow.api.jobflow import JobFlow
 from vcflow.api.jobtemplate import JobTemplate
 from vcflow.api.meta import Resource
@@ -27,6 +28,12 @@ class Lister(Protocol):
     """The one store call admission needs (any `base.Store` is one)."""
 
     def list(self, kind: type[R], namespace: str | None = None) -> list[R]: ...
+
+
+class Reader(Lister, Protocol):
+    """A Lister that also reads one object by name (a cluster's client: the webhook's)."""
+
+    def get(self, kind: type[R], namespace: str, name: str) -> R: ...
 
 
 class Batch:
@@ -53,6 +60,36 @@ class Batch:
             found = {t.name: t for t in self._store.list(JobTemplate, namespace)}
             found.update(self._given.get(namespace, {}))
             self._templates[namespace] = found
+        return found
+
+    def templates_for(self, flow: JobFlow) -> dict[str, JobTemplate]:
+        """The templates a flow is reviewed against (admission reads only the ones its
+        entries name): here, its namespace's."""
+        return self.templates(flow.namespace)
+
+
+class Named(Batch):
+    """The context of reviews on a cluster (the webhook): a flow's templates are the ones
+    its entries name, each read by name (once: a missing one too), never the namespace's
+    list, so a review's cost does not grow with the templates a namespace holds."""
+
+    def __init__(self, store: Reader) -> None:
+        super().__init__(store)
+        self._reader = store
+        self._read: dict[tuple[str, str], JobTemplate | None] = {}
+
+    def templates_for(self, flow: JobFlow) -> dict[str, JobTemplate]:
+        found: dict[str, JobTemplate] = {}
+        for name in dict.fromkeys(entry.name for entry in flow.flows):
+            key = (flow.namespace, name)
+            if key not in self._read:
+                try:
+                    self._read[key] = self._reader.get(JobTemplate, *key)
+                except NotFound:
+                    self._read[key] = None
+            template = self._read[key]
+            if template is not None:
+                found[name] = template
         return found
 
 
@@ -103,7 +140,7 @@ def raise_errors(found: Sequence[FieldError]) -> list[FieldError]:
 def _context(obj: Resource, operation: Operation, store: Lister, batch: Batch) -> review.Context:
     ns = obj.namespace
     if isinstance(obj, JobFlow) and operation is not Operation.DELETE:
-        return review.Context(templates=batch.templates(ns), resolve_templates=True)
+        return review.Context(templates=batch.templates_for(obj), resolve_templates=True)
     if isinstance(obj, JobTemplate) and operation is Operation.DELETE:
         return review.Context(flows=store.list(JobFlow, ns))
     return review.Context()

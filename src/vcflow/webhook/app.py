@@ -20,7 +20,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from vcflow.api import bounds
-from vcflow.store.admit import Lister
+from vcflow.store.admit import Reader
 from vcflow.telemetry.connections import BodyBudget, BudgetExhausted
 from vcflow.webhook import admissionreview, verdict
 from vcflow.webhook.admissionreview import Malformed, Review, Verdict
@@ -42,7 +42,7 @@ class TooLarge(Exception):
     pass
 
 
-def create_app(cluster: Lister, budget: BodyBudget | None = None) -> Starlette:
+def create_app(cluster: Reader, budget: BodyBudget | None = None) -> Starlette:
     """The application; `cluster` is what reviews read (a KubeStore on the cluster),
     `budget` the bytes of bodies held at once (BODY_BUDGET, BUDGET_WAIT by default)."""
     budget = budget or BodyBudget(BODY_BUDGET, BUDGET_WAIT)
@@ -55,7 +55,7 @@ def create_app(cluster: Lister, budget: BodyBudget | None = None) -> Starlette:
 
 
 def _reviewer(
-    cluster: Lister, kind: str, budget: BodyBudget
+    cluster: Reader, kind: str, budget: BodyBudget
 ) -> Callable[[Request], Awaitable[Response]]:
     async def handle(request: Request) -> Response:
         started = time.monotonic()

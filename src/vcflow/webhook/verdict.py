@@ -1,6 +1,8 @@
 """What the webhook answers one review: the embedded admission (`store.admit.review_write`,
 the store's own review) run on the request's object — `oldObject` for a DELETE, both for an
-UPDATE — with the cluster as the store it reads (a flow's templates, a template's flows).
+UPDATE — with the cluster as the store it reads: a flow's templates, each it names read by
+name (`admit.Named`: a review's cost does not grow with the namespace); a template's flows
+for its DELETE (listed: any flow may use it).
 
 The refusal is the vcflow server's for the same write: 422 Invalid, or 403 Forbidden when
 no error names a field (a DELETE's); the message is admission's lines joined by "; ", the
@@ -40,7 +42,7 @@ class ClusterUnreadable(Exception):
     failurePolicy decides)."""
 
 
-def decide(review: Review, cluster: admit.Lister, kind: str) -> Verdict:
+def decide(review: Review, cluster: admit.Reader, kind: str) -> Verdict:
     """The verdict on `review`, which must be for `kind` (the path's); Malformed if not."""
     if (review.group, review.version, review.kind) != (GROUP, VERSION, kind):
         raise Malformed(
@@ -61,7 +63,7 @@ def decide(review: Review, cluster: admit.Lister, kind: str) -> Verdict:
     return _verdict(found, review.field_validation)
 
 
-def _delete(review: Review, cluster: admit.Lister) -> Verdict:
+def _delete(review: Review, cluster: admit.Reader) -> Verdict:
     if review.username in SYSTEM_DELETERS:
         return Verdict(True)
     if review.old_object is None:
@@ -86,11 +88,16 @@ def _model(
 
 
 def _reviewed(
-    obj: Resource, operation: Operation, cluster: admit.Lister, old: Resource | None
+    obj: Resource, operation: Operation, cluster: admit.Reader, old: Resource | None
 ) -> list[FieldError]:
     try:
         return admit.review_write(
-            obj, operation=operation, store=cluster, old=old, local_runtime=False
+            obj,
+            operation=operation,
+            store=cluster,
+            old=old,
+            batch=admit.Named(cluster),
+            local_runtime=False,
         )
     except StoreError as exc:
         raise ClusterUnreadable(f"cannot read the cluster: {exc}") from None
