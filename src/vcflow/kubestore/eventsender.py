@@ -1,8 +1,10 @@
 """Events sent in the background, as client-go's EventBroadcaster sends them: `submit`
 queues an Event and returns at once; one sender thread creates them in the order queued.
 A full queue drops the new Event, counted (`dropped`) and logged; an Event the server
-refuses is logged and not retried. `close` sends what is queued within a deadline, then
-counts the rest as dropped. Used by `store` (`KubeStore(async_events=True)`).
+refuses is logged and not retried. `close` (the operator's SIGTERM) sends what is queued
+within a deadline long enough for a full queue at the client's default rate limit, inside a
+pod's default termination grace period; the rest is counted as dropped and logged. Used by
+`store` (`KubeStore(async_events=True)`).
 """
 
 from __future__ import annotations
@@ -21,8 +23,11 @@ log = logging.getLogger("vcflow.kubestore.events")
 
 #: Events queued at most (client-go's broadcaster: 1,000)
 QUEUE_SIZE = 1000
-#: seconds `close` waits for the queue to be sent
-FLUSH_SECONDS = 5.0
+#: seconds `close` waits for the queue to be sent: a full queue at the operator's default
+#: rate limit (`ratelimit`: QPS 50 after a burst of 100) takes about 18 s, and a pod has 30 s
+#: from SIGTERM to SIGKILL by default (`terminationGracePeriodSeconds`, deploy/operator). A
+#: few seconds were too few: a rate-limited burst left hundreds of Events queued at SIGTERM.
+FLUSH_SECONDS = 25.0
 #: tries of an Event while the server is unreachable, and the seconds between them
 TRIES, RETRY_WAIT = 3, 0.5
 #: a drop is logged the first time and then every this many
@@ -111,13 +116,20 @@ class EventSender:
         )
 
     def close(self, deadline: float = FLUSH_SECONDS) -> None:
-        """Send what is queued within `deadline` seconds; the rest is dropped (counted)."""
+        """Send what is queued within `deadline` seconds; the rest is dropped (counted and
+        logged)."""
         with self._changed:
             self._closing = True
+            queued, began = len(self._queue) + self._busy, time.monotonic()
+            if queued:
+                log.info("events: sending the %d queued event(s) (up to %gs)", queued, deadline)
             self._changed.notify_all()
             self._changed.wait_for(lambda: not self._queue and not self._busy, deadline)
             left = len(self._queue)
             self._queue.clear()
             if left:
                 self._drop(left, f"not sent within {deadline:g}s of closing")
+            elif queued:
+                took = time.monotonic() - began
+                log.info("events: the %d queued event(s) were sent in %.1fs", queued, took)
             self._changed.notify_all()
