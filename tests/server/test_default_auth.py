@@ -19,27 +19,18 @@ import httpx
 import pytest
 import yaml
 
-from .conftest import BATCH, DEADLINE, FLOW, Start, server_command
+from .conftest import BATCH, DEADLINE, FLOW, Start, server_command, template
 
 OTHER_UID = 12345
 
 
 def vcjob(name: str, script: str) -> dict[str, Any]:
-    container = {"name": "c", "image": "busybox", "command": ["sh", "-c", script]}
+    """A one-task vcjob running `sh -c script` once (the spec of `conftest.template`)."""
     return {
         "apiVersion": "batch.volcano.sh/v1alpha1",
         "kind": "Job",
         "metadata": {"name": name, "namespace": "default"},
-        "spec": {
-            "minAvailable": 1,
-            "tasks": [
-                {
-                    "name": "t",
-                    "replicas": 1,
-                    "template": {"spec": {"restartPolicy": "Never", "containers": [container]}},
-                }
-            ],
-        },
+        "spec": template(name, script)["spec"],
     }
 
 
