@@ -22,7 +22,7 @@ from vcflow.reconcile.vcjob import spec as jobspec
 from vcflow.store import SqliteStore
 
 from .conftest import Vc
-from .flows import processes_with
+from .flows import cli, processes_with
 
 DEADLINE = 60.0
 #: a 10,000-pod run's peak RSS here is about 140 MB (it was 24 GB for a billion replicas)
@@ -133,13 +133,14 @@ def high_water(pid: int) -> int:
 
 
 def run_until(
-    state: Path, manifest: Path, *args: str, signal_when: Path | None = None
+    state: Path, manifest: Path | None, *args: str, signal_when: Path | None = None
 ) -> tuple[int, float, int, str]:
     """`vcflow run` as a child: (exit code, seconds it took, its peak RSS in KB as last seen
     before it ended — sampled every 50 ms — and its stderr);
     SIGINT once `signal_when` exists. Killed (and the test failed) after DEADLINE."""
     err = state.parent / "stderr"
-    command = ["--state-dir", str(state), "run", "-f", str(manifest), "--no-live", *args]
+    given = ["-f", str(manifest)] if manifest is not None else []
+    command = ["--state-dir", str(state), "run", *given, "--no-live", *args]
     with err.open("w") as sink:
         proc = subprocess.Popen(
             [sys.executable, "-m", "vcflow", *command], stdout=subprocess.DEVNULL, stderr=sink
@@ -229,8 +230,12 @@ def test_a_job_stored_before_the_bound_is_unschedulable_and_the_rest_runs(
         store.create(jobspec.with_defaults(huge), admit=False)
     manifest = tmp_path / "job.yaml"
     manifest.write_text(vcjob("small", (1, "true")))
-    code, _took, rss, err = run_until(state, manifest)
-    assert code == 0, err
+    applied = cli(state, "apply", "-f", str(manifest))
+    assert applied.returncode == 0, applied.stderr
+    # (`run` without -f: every job of the state directory, the stored one too)
+    code, _took, rss, err = run_until(state, None)
+    assert code == 1, err  # (huge never runs: the run says why, once small has run)
+    assert "huge is Pending (Unschedulable: its 1000000000 pods exceed" in err
     assert rss < MAX_RSS_KB
     with SqliteStore.in_state_dir(state) as store:
         stored = store.get(VCJob, "default", "huge")

@@ -57,9 +57,12 @@ def test_out_of_range_stored_vcjobs_neither_crash_the_run_nor_the_pod_server(
     manifest = tmp_path / "flow.yaml"
     manifest.write_text(template("a", "true") + jobflow("f", "a"))
 
-    result = vc("run", "-f", manifest, "--no-live")
+    assert vc("apply", "-f", manifest).exit_code == 0
+    result = vc("run", "--no-live")  # (every job of the state directory, the stored ones too)
 
-    assert result.exit_code == 0, result.output + result.stderr
+    # (1: the run follows badprio too, which fails as it must)
+    assert result.exit_code == 1, result.output + result.stderr
+    assert "vcjob badprio Failed" in result.stdout
     assert "internal error" not in result.stderr
     assert "flow f Succeed" in result.stdout
     store = SqliteStore.in_state_dir(state_dir)

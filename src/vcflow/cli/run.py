@@ -1,6 +1,10 @@
 """`vcflow run -f PATH... [--timeout S] [--capacity LIST] [--fail-fast] [--no-live]`: apply,
 then run the controllers and the local runtime in this process (`local.session.LocalRun`)
-until every applied JobFlow (and vcjob applied alone) has ended and no pod process is left.
+until every applied JobFlow (and vcjob applied alone) has ended and no pod process of theirs
+is left. Only the flows the manifests name run: others in the state directory (one `vcflow
+resubmit` made) are left as they are, for a run that names them (`vcflow get jf NAME -o
+yaml | vcflow run -f -`) or for `vcflow run` without `-f`, which runs every flow (and vcjob
+applied alone) of the state directory that has not ended.
 
 It holds `<state dir>/controller.lock` for the whole run (a second `vcflow run` or a
 `vcflow controller` on the same state directory is refused): only one process runs the
@@ -30,10 +34,9 @@ from vcflow.api.jobflow import JobFlow
 from vcflow.api.vcjob import VCJob
 from vcflow.cli import apply as apply_cmd
 from vcflow.cli import options, remote, runview, signals
-from vcflow.cli.validate import FilenameOption
 from vcflow.local import manifests, running
 from vcflow.local.following import Follow
-from vcflow.local.progress import Progress
+from vcflow.local.progress import FLOW_ENDED, JOB_ENDED, SUSPENDED, Progress
 from vcflow.local.result import RunResult
 from vcflow.local.session import LocalRun, Options
 from vcflow.runtime import logrotate, resources
@@ -131,9 +134,22 @@ LiveOption = Annotated[
 ]
 
 
+RunFilenameOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "-f",
+        "--filename",
+        metavar="PATH",
+        help="Manifest file, directory of manifests (not recursive) or - for stdin; "
+        "repeatable. Without it: every flow (and vcjob applied alone) of the state "
+        "directory that has not ended.",
+    ),
+]
+
+
 def run(
     ctx: typer.Context,
-    filename: FilenameOption,
+    filename: RunFilenameOption = None,
     timeout: TimeoutOption = None,
     capacity: CapacityOption = None,
     fail_fast: FailFastOption = False,
@@ -149,7 +165,14 @@ def run(
     waits for them (--fail-fast terminates them). Exit 0 when every flow Succeed, 1
     otherwise, 130 on Ctrl-C (the running pods are terminated). Run it again after a crash
     to resume.
+
+    Only the flows the manifests name run; to run another flow of the state directory (one
+    `vcflow resubmit` made): vcflow get jf NAME -o yaml | vcflow run -f -, or `vcflow run`
+    without -f: every flow (and vcjob applied alone) of the state directory not ended.
     """
+    if not filename:
+        _run_stored(ctx, timeout, capacity, fail_fast, live, log_max_size, log_max_files)
+        return
     loaded = manifests.load(filename)
     options.place(loaded, namespace)
     loaded.raise_if_invalid()
@@ -176,6 +199,53 @@ def run(
                 ),
                 live=live,
             )
+    _report(result, timeout)
+
+
+def _run_stored(
+    ctx: typer.Context,
+    timeout: float | None,
+    capacity: str | None,
+    fail_fast: bool,
+    live: bool,
+    log_max_size: str | None,
+    log_max_files: int | None,
+) -> None:
+    """`vcflow run` without -f: what the state directory holds that has not ended — its
+    flows, and its vcjobs no flow owns — run here, as if their manifests were given."""
+    if remote.remote_of(ctx) is not None:
+        raise typer.BadParameter("give the manifests to run on a server", param_hint="-f")
+    state_dir = options.state_dir(ctx)
+    with running.holding(state_dir) as store:
+        flows = [f for f in store.list(JobFlow) if f.phase not in FLOW_ENDED]
+        jobs = [
+            j
+            for j in store.list(VCJob)
+            if j.phase not in JOB_ENDED or j.phase in SUSPENDED
+            if (ref := j.metadata.controller_ref()) is None or ref.kind != "JobFlow"
+        ]
+        if not flows and not jobs:
+            typer.echo("nothing to run: every flow and vcjob of the state directory has ended")
+            return
+        with _run_gc():
+            result = _run(
+                store,
+                state_dir,
+                flows,
+                jobs,
+                running.options(
+                    capacity,
+                    timeout=timeout,
+                    fail_fast=fail_fast,
+                    log_limits=running.log_limits(log_max_size, log_max_files),
+                ),
+                live=live,
+            )
+    _report(result, timeout)
+
+
+def _report(result: RunResult, timeout: float | None) -> None:
+    """The closing table and notes of a local run; exits with its code."""
     runview.report(result, sys.stdout)
     if result.ending is Ending.INTERRUPTED:
         typer.echo(f"interrupted: terminated {result.terminated} running pods", err=True)

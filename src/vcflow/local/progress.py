@@ -273,6 +273,12 @@ class Progress:
         self._said(f"{row.flow}/{row.entry}" if row.flow else f"vcjob {row.job}", said, now)
         return row
 
+    def follows(self, job: VCJob) -> bool:
+        """Is `job` one of this run's: applied alone, or a vcjob of one of its flows (its
+        controller owner, by name: the flow the manifests name, whichever object it is)?
+        `vcflow run` runs only those (`runtime.executor.Executor(follows=...)`)."""
+        return self._row(job) is not None
+
     def _row(self, job: VCJob) -> JobProgress | None:
         alone = self.jobs.get(job.key)
         if alone is not None:

@@ -1,6 +1,12 @@
 """One local run of applied JobFlows (and vcjobs applied alone): the controllers and the
 local runtime on one store, in this process, until every flow is Succeed or Failed and no
-pod process of the state directory is left running.
+pod process of theirs is left running.
+
+- **Only its flows.** The runtime runs the vcjobs of the run's flows and those applied
+  alone (`Progress.follows`): other flows of the state directory (one `vcflow resubmit`
+  created, one applied earlier) are left as they are — their pods neither started nor
+  adopted — for a run that names them. Pods deleted meanwhile are the exception: their
+  processes are stopped and the run waits for them, naming them.
 
 - **Nothing is left unsupervised.** A flow that failed while other jobs of it still run is
   not the end of the run: it waits for them and records their outcome (nothing new starts:
@@ -110,6 +116,7 @@ class LocalRun:
             capacity=self.options.capacity,
             gpus=self.options.gpus,
             observer=self._observe,
+            follows=self.progress.follows,
         )
         self.runner, self.executor = runner, executor
         terminated = 0
@@ -284,7 +291,12 @@ class LocalRun:
                 "(--fail-fast terminates them; Ctrl-C stops them)"
             )
         else:
-            self.note("waiting for the processes of deleted pods to end")
+            assert self.executor is not None
+            alive, deleted = self.executor.busy_pods()
+            parts = [f"{len(deleted)} deleted pod(s): {_listed(deleted)}"] if deleted else []
+            if alive:
+                parts.append(f"{len(alive)} pod(s) of ended jobs: {_listed(alive)}")
+            self.note(f"waiting for the processes of {' and '.join(parts)} to end")
 
     def _fail_fast(self) -> None:
         for flow in self.progress.flows.values():
@@ -342,6 +354,10 @@ class LocalRun:
         self._terminate(self._jobs_of_ended_flows())
         self.note(f"{why}: terminating the running pods ({grace:g}s to end on SIGTERM)")
         return self.executor.terminate_all(grace, grace + 5.0, evict=True)
+
+
+def _listed(keys: list[apinames.ObjectKey]) -> str:
+    return ", ".join(keys[:5]) + (" ..." if len(keys) > 5 else "")
 
 
 def _jobs(rows: list[JobProgress]) -> str:

@@ -25,6 +25,11 @@ resources every placed pod holds kept as pods come and go. Pods are created `POD
 time — the rest of a decision's wait (`creating`) until nothing else is to be done, and the
 job's syncs create none meanwhile — and bound as many per pass; `settle(stop=...)` returns
 as soon as `stop()` holds (a deadline, a Ctrl-C), committing what it did.
+
+Given `follows`, it runs only the vcjobs that predicate accepts (`vcflow run` follows the
+flows its manifests name): the others are left as they are — not synced, their pods neither
+launched nor adopted, their Commands left in the store for whoever runs them — but for their
+pods being deleted, whose processes are stopped and whose deletion is finished.
 """
 
 from __future__ import annotations
@@ -112,8 +117,11 @@ class Executor(Generic[H]):
         priorities: Mapping[str, int] | None = None,
         clock: clocks.Clock | None = None,
         observer: Observer | None = None,
+        follows: Callable[[VCJob], bool] | None = None,
     ) -> None:
         self.store = store
+        self.follows = follows
+        self.ignored: set[Key] = set()  # the vcjobs `follows` refused
         self.clock = clock or clocks.SystemClock()
         self.recorder = Recorder(store, self.clock)
         self.pods = PodCache()
@@ -155,12 +163,16 @@ class Executor(Generic[H]):
         for pod in self.store.list(Pod):
             self.pods.put(pod)
         for job in self.store.list(VCJob):
+            if not self._followed(job):
+                continue
             record = self._add_job(job)
             if any(p.placed and not p.deleting for p in self.pods.of_job(job.key).values()):
                 record.group = Group.ADMITTED
                 self._job_changed(job.key, record)
         self.node.reconcile()
         for pod in self.pods.every():
+            if job_key_of(pod) in self.ignored and not pod.deleting:
+                continue  # (another's pod: left as it is)
             if pod.placed and (pod.deleting or pod.phase in kubelet.ALIVE):
                 self.node.resume(pod, self._job(job_key_of(pod)))
         for command in self.store.list(Command):
@@ -199,6 +211,7 @@ class Executor(Generic[H]):
         self.timed.clear()
         self.needy.clear()
         self.creating.clear()
+        self.ignored.clear()
         self.start()
 
     def _event(self, event: WatchEvent) -> None:
@@ -228,7 +241,8 @@ class Executor(Generic[H]):
             elif record is None or record.job.metadata.uid != job.metadata.uid:
                 if record is not None:
                     self._job_gone(job.key)
-                self._add_job(job)
+                if self._followed(job):
+                    self._add_job(job)
             else:
                 old, record.job = record.job, with_defaults(job)
                 self.dirty = True
@@ -240,6 +254,14 @@ class Executor(Generic[H]):
             command = event.object
             assert isinstance(command, Command)
             self._command(command)
+
+    def _followed(self, job: VCJob) -> bool:
+        """Does this runtime run `job` (`follows`)? Those it does not are remembered."""
+        if self.follows is None or self.follows(job):
+            self.ignored.discard(job.key)
+            return True
+        self.ignored.add(job.key)
+        return False
 
     def _add_job(self, job: VCJob) -> JobRecord:
         key = job.key
@@ -273,7 +295,10 @@ class Executor(Generic[H]):
 
     def _command(self, command: Command) -> None:
         target = command.target_object
-        record = self.jobs.get(names.object_key(command.namespace, target.name)) if target else None
+        key = names.object_key(command.namespace, target.name) if target else None
+        if key in self.ignored:
+            return  # (for whoever runs that job)
+        record = self.jobs.get(key) if key is not None else None
         if record is not None and target is not None:
             if not target.uid or target.uid == record.job.metadata.uid:
                 with contextlib.suppress(ValueError):
@@ -290,6 +315,13 @@ class Executor(Generic[H]):
         job_key = job_key_of(pod)
         record = self.jobs.get(job_key)
         if record is None:
+            if (
+                pod.deleting
+                and pod.placed
+                and job_key in self.ignored
+                and pod.key not in self.node.handles
+            ):
+                self.node.resume(pod, None)  # (its processes stopped, its deletion finished)
             return
         if old is None:
             request = events.pod_created(pod)
@@ -391,6 +423,10 @@ class Executor(Generic[H]):
     def busy(self) -> bool:
         """Does a pod process still run, or a deleted pod wait for its processes to end?"""
         return bool(self.node.active or self.pods.deleting)
+
+    def busy_pods(self) -> tuple[list[Key], list[Key]]:
+        """What `busy` waits for: the pods whose processes run, and those deleted."""
+        return sorted(set(self.node.active) - self.pods.deleting), sorted(self.pods.deleting)
 
     def _handle(self, key: Key, request: JobRequest) -> None:
         record = self.jobs.get(key)
