@@ -48,9 +48,14 @@ def reads(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
 
 @pytest.fixture
-def supervisor(tmp_path: Path) -> Iterator[Callable[..., PodSupervisor]]:
+def supervisor(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Callable[..., PodSupervisor]]:
     """Claims a pod to supervise in this process (driven by the test, not by a `Loop`); what
-    still runs at the end is killed and reaped."""
+    still runs at the end is killed and reaped. The test's working directory is restored
+    after: a supervisor spawns from its pod directory and stays there, as the pod server
+    does, and the tests after this one must not start in a removed pod directory."""
+    monkeypatch.chdir(tmp_path)
     made: list[PodSupervisor] = []
 
     def claimed(*containers: dict[str, Any]) -> PodSupervisor:

@@ -38,7 +38,7 @@ def test_each_request_is_logged_on_one_line(server: Server, client: httpx.Client
     assert client.get(f"{FLOW}/jobflows/x").status_code == 404
     logged = server.out.read_text().splitlines()
     assert logged[0].startswith(f"vcflow server: serving {server.url} ")
-    assert logged[0].endswith(f"kubeconfig {server.state_dir / 'kubeconfig'}")
+    assert f"; kubeconfig {server.state_dir / 'kubeconfig'}; working dir /" in logged[0]
     assert any(f'"GET {FLOW}/jobflows HTTP/1.1" 200' in line for line in logged[1:])
     assert any(f'"GET {FLOW}/jobflows/x HTTP/1.1" 404' in line for line in logged[1:])
 
