@@ -1,7 +1,8 @@
 """The CLI's remote mode against a real `vcflow server` process: every verb prints what it
 prints embedded (ages, times, uids and resourceVersions aside), `--server` / VCFLOW_TOKEN /
-a server owning the state directory, `get -w`, `run -f` following the server's run, and
-the one-line errors (401 without the token, a refused connection)."""
+a server owning the state directory, `get -w`, `run -f` following the server's run,
+`logs jobflow/NAME` (and `-f`) of a flow the server runs, and the one-line errors (401
+without the token, a refused connection)."""
 
 from __future__ import annotations
 
@@ -431,3 +432,77 @@ def test_get_watch_embedded_prints_each_change(tmp_path: Path) -> None:
             if pipe is not None:
                 pipe.close()
     assert watcher.returncode == 130
+
+
+def test_logs_of_a_flow_the_server_runs(running_server: Server, tmp_path: Path) -> None:
+    """`vcflow logs jobflow/f --kubeconfig ...`: the pods of a flow the server runs, in flow
+    order with `[pod/NAME/CONTAINER]` prefixes; `-f` follows the flow to its end (b's pod
+    starts after the follower did)."""
+    from .flows import jobflow, template
+
+    go = tmp_path / "go"
+    manifest = tmp_path / "f.yaml"
+    manifest.write_text(
+        template("a", f"echo a1; while [ ! -e {go} ]; do sleep 0.05; done; echo a2")
+        + template("b", "echo b1; echo b2")
+        + jobflow("f", "a", "b<a")
+    )
+    kubeconfig = ("--kubeconfig", str(running_server.state_dir / "kubeconfig"))
+    applied = subprocess.run(
+        _cli("apply", "-f", str(manifest), *kubeconfig), capture_output=True, timeout=60
+    )
+    assert applied.returncode == 0, applied.stderr
+
+    def logs(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            _cli("logs", *args, *kubeconfig), capture_output=True, text=True, timeout=60
+        )
+
+    end = time.monotonic() + DEADLINE
+    while "a1" not in logs("vcjob/f-a").stdout:
+        assert time.monotonic() < end, "job a's first line"
+        time.sleep(0.1)
+    follower = subprocess.Popen(
+        _cli("logs", "-f", "jobflow/f", *kubeconfig),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert follower.stdout is not None
+        assert follower.stdout.readline() == "[pod/f-a-t-0/main] a1\n"
+        go.touch()  # a ends, then b (a new pod) runs, then the flow ends
+        out, err = follower.communicate(timeout=DEADLINE)
+    finally:
+        go.touch()
+        if follower.poll() is None:
+            follower.kill()
+            follower.communicate()
+    assert (follower.returncode, err) == (0, "")
+    assert out.splitlines() == [
+        "[pod/f-a-t-0/main] a2",
+        "[pod/f-b-t-0/main] b1",
+        "[pod/f-b-t-0/main] b2",
+    ]
+    whole = logs("jobflow/f")
+    assert (whole.returncode, whole.stderr) == (0, "")
+    assert whole.stdout.splitlines() == [
+        "[pod/f-a-t-0/main] a1",
+        "[pod/f-a-t-0/main] a2",
+        "[pod/f-b-t-0/main] b1",
+        "[pod/f-b-t-0/main] b2",
+    ]
+    assert logs("jf/f", "--tail", "1", "--no-prefix").stdout == "a2\nb2\n"
+    assert logs("vcjob/f-b").stdout == "b1\nb2\n"
+    state = ("--state-dir", str(running_server.state_dir))  # its server.json
+    through_state = subprocess.run(
+        _cli(*state, "logs", "-f", "jobflow/f"), capture_output=True, text=True, timeout=60
+    )
+    assert (through_state.returncode, through_state.stdout) == (0, whole.stdout)
+    phase = subprocess.run(
+        _cli("get", "jf", "f", "-o", "jsonpath={.status.state.phase}", *kubeconfig),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert phase.stdout == "Succeed"
