@@ -4,14 +4,25 @@ each, carried out by the controllers the command runs in-process; refusals in on
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
 
 from vcflow.api.jobflow import JobFlow
 from vcflow.api.vcjob import VCJob
+from vcflow.cli.app import app
+from vcflow.local import statedir
 from vcflow.reconcile import flow as reconcile
 from vcflow.store import SqliteStore
 
 from .conftest import Phase, Vc
+
+
+def hint(state_dir: Path) -> str:
+    """What an embedded retry or resubmit adds when nothing runs the state directory."""
+    return f"; run it with: vcflow --state-dir {shlex.quote(str(state_dir))} run"
 
 
 def stored(state_dir: Path, name: str) -> JobFlow:
@@ -33,7 +44,7 @@ def test_retry_runs_a_failed_flow_again_from_where_it_failed(
     assert stored(state_dir, "test").phase == "Failed"
     result = vc("retry", "jobflow", "test")
     assert result.exit_code == 0, result.output
-    assert result.stdout == "jobflow.flow.volcano.sh/test retried\n"
+    assert result.stdout == f"jobflow.flow.volcano.sh/test retried{hint(state_dir)}\n"
     flow = stored(state_dir, "test")
     assert flow.phase == "Running"
     assert vcjobs(state_dir) == {"test-a": None, "test-b": "2"}  # a kept, b attempt 2
@@ -96,17 +107,45 @@ def test_resubmit_creates_a_new_flow_with_the_same_spec(
     result = vc("resubmit", "jobflow", "test")
     assert result.exit_code == 0, result.output
     (line,) = result.stdout.splitlines()
-    assert line.startswith("jobflow.flow.volcano.sh/test-") and line.endswith(" created")
-    new = line.split("/", 1)[1].removesuffix(" created")
+    created = f" created{hint(state_dir)}"
+    assert line.startswith("jobflow.flow.volcano.sh/test-") and line.endswith(created)
+    new = line.split("/", 1)[1].removesuffix(created)
     copy, old = stored(state_dir, new), stored(state_dir, "test")
     assert copy.spec == old.spec
     assert copy.metadata.annotations["vcflow.io/resubmitted-from"] == "test"
     assert reconcile.STOP_ANNOTATION not in copy.metadata.annotations
     assert f"{new}-a" in vcjobs(state_dir)  # the controllers ran it
     named = vc("resubmit", "jf", "test", "--name", "again")
-    assert named.stdout == "jobflow.flow.volcano.sh/again created\n"
+    assert named.stdout == f"jobflow.flow.volcano.sh/again created{hint(state_dir)}\n"
     twice = vc("resubmit", "jf", "test", "--name", "again")
     assert twice.exit_code == 1
     assert twice.stderr == (
         'Error from server (AlreadyExists): jobflow.flow.volcano.sh "again" already exists\n'
     )
+
+
+def test_no_run_hint_while_a_controller_runs_the_state_directory(
+    vc: Vc, example: object, set_phase: Phase, state_dir: Path
+) -> None:
+    """A `vcflow controller` (or run, or server) holding the lock runs the flow: the line is
+    kubectl's alone. A writer settling for a moment does not count."""
+    set_phase("test-a", "Failed")
+    with statedir.ControllerLock(state_dir, statedir.CONTROLLER) as lock:
+        assert lock.acquired
+        assert vc("retry", "jobflow", "test").stdout == "jobflow.flow.volcano.sh/test retried\n"
+        made = vc("resubmit", "jf", "test", "--name", "again")
+        assert made.stdout == "jobflow.flow.volcano.sh/again created\n"
+    with statedir.ControllerLock(state_dir, statedir.WRITER) as lock:
+        assert lock.acquired
+        made = vc("resubmit", "jf", "test", "--name", "other")
+        assert made.stdout == f"jobflow.flow.volcano.sh/other created{hint(state_dir)}\n"
+
+
+def test_the_run_hint_names_only_a_state_dir_given_on_the_command_line(
+    vc: Vc, example: object, state_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(statedir.ENV_VAR, str(state_dir))
+    made = CliRunner().invoke(app, ["resubmit", "jf", "test", "--name", "again"])
+    assert made.stdout == "jobflow.flow.volcano.sh/again created; run it with: vcflow run\n"
+    after = vc("resubmit", "jf", "test", "--name", "other")
+    assert after.stdout == f"jobflow.flow.volcano.sh/other created{hint(state_dir)}\n"

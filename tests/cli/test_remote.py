@@ -171,6 +171,21 @@ def test_every_verb_prints_as_embedded(remote: Remote, vc: Vc, tmp_path: Path) -
     same_eventually(remote, vc, "delete", "-f", EXAMPLE, "--ignore-not-found")
 
 
+def test_retry_and_resubmit_through_the_server_name_no_run(remote: Remote, vc: Vc) -> None:
+    """The server runs what they write: no `run it with: vcflow run` as embedded."""
+    assert same_eventually(remote, vc, "apply", "-f", EXAMPLE)[0] == 0
+    assert remote("stop", "jobflow", "test").exit_code == 0
+    phase = ("get", "jf", "test", "-o", "jsonpath={.status.state.phase}")
+    end = time.monotonic() + DEADLINE
+    while remote(*phase).stdout != "Failed":  # (the server's controllers stop it)
+        assert time.monotonic() < end, remote(*phase).output
+        time.sleep(0.05)
+    retried = remote("retry", "jobflow", "test")
+    assert (retried.exit_code, retried.stdout) == (0, "jobflow.flow.volcano.sh/test retried\n")
+    made = remote("resubmit", "jf", "test", "--name", "again")
+    assert (made.exit_code, made.stdout) == (0, "jobflow.flow.volcano.sh/again created\n")
+
+
 def test_global_flags_go_before_or_after_the_verb(
     served: Server, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:

@@ -6,6 +6,7 @@ state directory holds that has not ended."""
 
 from __future__ import annotations
 
+import shlex
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -83,8 +84,10 @@ def test_run_without_manifests_runs_what_the_state_directory_has_not_ended(
         template("quick", "true") + template("mark", f"echo ran >> {ran}") + jobflow("y", "mark")
     )
     assert cli(state_dir, "run", "-f", str(manifest), "--no-live").returncode == 0
-    assert cli(state_dir, "resubmit", "jobflow", "y", "--name", "y2").returncode == 0
-    every = cli(state_dir, "run", "--no-live")
+    made = cli(state_dir, "resubmit", "jobflow", "y", "--name", "y2")
+    how = f"vcflow --state-dir {shlex.quote(str(state_dir))} run"
+    assert made.stdout == f"jobflow.flow.volcano.sh/y2 created; run it with: {how}\n"
+    every = cli(state_dir, "run", "--no-live")  # the command it names
     assert every.returncode == 0, every.stdout + every.stderr
     assert [row[:3] for row in _table(every.stdout)] == [["y2", "mark", "Completed"]]
     assert _lines(ran) == 2

@@ -11,6 +11,7 @@ Each is one write the controllers carry out, crash-safe like every other write:
 
 from __future__ import annotations
 
+import shlex
 import uuid
 from typing import Annotated
 
@@ -22,6 +23,7 @@ from vcflow.api.jobflow import JobFlow
 from vcflow.api.meta import ObjectMeta
 from vcflow.api.phases import FlowPhase
 from vcflow.cli import kinds, options, patch, remote
+from vcflow.local import statedir
 from vcflow.reconcile.flow import RETRY_ANNOTATION, STOP_ANNOTATION, RetryRequest
 from vcflow.store import Store
 
@@ -58,8 +60,8 @@ def retry(
     """Run a Failed JobFlow again from where it failed.
 
     Its failed and skipped entries are reset and run again, entries that never ran run, and
-    Completed ones are kept (upstream work is never re-run). The controllers run in-process
-    unless a `vcflow controller` runs them; `vcflow run -f` the manifests to run it here.
+    Completed ones are kept (upstream work is never re-run). Embedded, with no controller
+    running the state directory, run it here with `vcflow run` (every unfinished flow).
     """
     _jobflow(kind)
     named = [e.strip() for e in entries.split(",") if e.strip()] if entries else None
@@ -92,7 +94,7 @@ def retry(
             }
         }
         patch.apply_patch(store, kinds.JOBFLOW, namespace, name, body, status=False)
-        typer.echo(f"{ref} retried")
+        typer.echo(f"{ref} retried{_run_hint(ctx)}")
 
 
 def resubmit(
@@ -105,7 +107,10 @@ def resubmit(
     ] = None,
     namespace: options.NamespaceOption = options.DEFAULT_NAMESPACE,
 ) -> None:
-    """Create a new JobFlow with the same spec as NAME, which is left as it is."""
+    """Create a new JobFlow with the same spec as NAME, which is left as it is.
+
+    Embedded, with no controller running the state directory, run it here with `vcflow run`
+    (every unfinished flow)."""
     _jobflow(kind)
     with remote.writing(ctx) as store:
         flow = _get(store, namespace, name)
@@ -129,7 +134,23 @@ def resubmit(
                 f"Error from server (AlreadyExists): {kinds.JOBFLOW.quoted(new_name or '')} "
                 "already exists"
             ) from None
-        typer.echo(f"{kinds.JOBFLOW.ref(created.name)} created")
+        typer.echo(f"{kinds.JOBFLOW.ref(created.name)} created{_run_hint(ctx)}")
+
+
+def _run_hint(ctx: typer.Context) -> str:
+    """`; run it with: vcflow run` when nothing runs the flow: embedded, and no controller,
+    run or server holds the state directory (the writer's own reconcile creates its vcjobs,
+    but no pod runs without `vcflow run`). A `--state-dir` given is repeated in it."""
+    if remote.is_remote(ctx):
+        return ""
+    state_dir = options.state_dir(ctx)
+    if statedir.runs_here(state_dir):
+        return ""
+    root = ctx.find_root()
+    source = root.get_parameter_source("state_dir")
+    given = source is not None and source.name == "COMMANDLINE"  # (not VCFLOW_STATE_DIR)
+    where = f"--state-dir {shlex.quote(str(state_dir))} " if given else ""
+    return f"; run it with: vcflow {where}run"
 
 
 def _jobflow(kind: str) -> None:

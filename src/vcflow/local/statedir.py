@@ -205,6 +205,17 @@ def acquire_for_controller(
         sleep(0.05)
 
 
+def runs_here(state_dir: Path) -> bool:
+    """Whether a long-running holder (`vcflow controller`, `run`, `server`) runs the
+    controllers on `state_dir` now; a writer settling for a moment does not count. Ask it
+    inside `writing`: a writer that finds the lock taken by this look leaves its change to
+    the holder, and `writing`'s own reconcile then settles it."""
+    with ControllerLock(state_dir) as lock:
+        if lock.acquired:
+            return False
+        return lock.holder()[1] in (CONTROLLER, SERVER)
+
+
 def reconcile(
     store: SqliteStore,
     state_dir: Path,
