@@ -17,6 +17,8 @@ from vcflow.api import resources, schemas
 from vcflow.server import openapi, openapi_pb
 
 PROTOBUF = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"
+STATUS = "io.k8s.apimachinery.pkg.apis.meta.v1.Status"
+STATUS_GVK = ("", "v1", "Status")
 
 
 @pytest.fixture
@@ -42,7 +44,7 @@ def test_v2_has_every_served_kind_and_no_dangling_ref(client: Client) -> None:
     assert doc["swagger"] == "2.0"
     defs = doc["definitions"]
     served = {(r.group, r.version, r.kind) for r in resources.ALL}
-    assert set(kinds(defs)) == served
+    assert set(kinds(defs)) == served | {STATUS_GVK}  # (a DELETE's answer)
     assert kinds(defs)["flow.volcano.sh", "v1alpha1", "JobFlow"] == (
         "sh.volcano.flow.v1alpha1.JobFlow"
     )
@@ -82,6 +84,84 @@ def test_every_patch_operation_takes_field_validation(client: Client) -> None:
     assert set(patched) == {r.kind for r in resources.ALL}
 
 
+def _delete_answers(paths: dict[str, Any], prefix: str, *, v3: bool) -> dict[str, set[str]]:
+    """The resource plural of each item path → the definitions its DELETE answers (200, 202)
+    with."""
+    found = {}
+    for path, item in paths.items():
+        if "delete" not in item:
+            continue
+        answers = item["delete"]["responses"]
+        assert set(answers) == {"200", "202"}
+        schemas_ = [
+            a["content"]["application/json"]["schema"] if v3 else a["schema"]
+            for a in answers.values()
+        ]
+        found[path.split("/")[-2]] = {s["$ref"].removeprefix(prefix) for s in schemas_}
+    return found
+
+
+def test_a_delete_answers_what_the_server_sends_as_kube_documents_it(client: Client) -> None:
+    """kube-apiserver answers a DELETE of a custom resource, ConfigMap, Secret, Event or
+    Lease with a Status (`server.objects.delete`), of a Pod with the Pod; its documents say
+    so, for 200 and 202, and define Status (`kubectl delete` reads neither)."""
+    doc = client.get("/openapi/v2").json()
+    by_kind = _delete_answers(doc["paths"], "#/definitions/", v3=False)
+    status_only = {STATUS}
+    assert by_kind == {
+        "jobflows": status_only,
+        "jobtemplates": status_only,
+        "jobs": status_only,
+        "commands": status_only,
+        "pods": {"io.k8s.api.core.v1.Pod"},
+        "events": status_only,
+        "configmaps": status_only,
+        "secrets": status_only,
+        "leases": status_only,
+    }
+    defs = doc["definitions"]
+    status = defs[STATUS]
+    assert set(status["properties"]) == {
+        "apiVersion",
+        "code",
+        "details",
+        "kind",
+        "message",
+        "metadata",
+        "reason",
+        "status",
+    }
+    assert status["x-kubernetes-group-version-kind"] == [
+        {"group": "", "kind": "Status", "version": "v1"}
+    ]
+    details = defs["io.k8s.apimachinery.pkg.apis.meta.v1.StatusDetails"]["properties"]
+    assert set(details) == {"causes", "group", "kind", "name", "retryAfterSeconds", "uid"}
+    assert {r.removeprefix("#/definitions/") for r in refs(doc)} <= set(defs)
+
+    for group_version in ("api/v1", "apis/flow.volcano.sh/v1alpha1", "apis/events.k8s.io/v1"):
+        v3 = client.get(f"/openapi/v3/{group_version}").json()
+        prefix = "#/components/schemas/"
+        answers = _delete_answers(v3["paths"], prefix, v3=True)
+        assert answers and all(
+            found == ({"io.k8s.api.core.v1.Pod"} if plural == "pods" else status_only)
+            for plural, found in answers.items()
+        )
+        assert STATUS in v3["components"]["schemas"]
+        assert {r.removeprefix(prefix) for r in refs(v3)} <= set(v3["components"]["schemas"])
+
+    pb = client.get("/openapi/v2", headers={"accept": PROTOBUF}).content
+    (definitions,) = field(pb, 9)
+    assert STATUS.encode() in [field(named, 1)[0] for named in field(definitions, 1)]
+    (paths,) = field(pb, 8)
+    path = b"/apis/flow.volcano.sh/v1alpha1/namespaces/{namespace}/jobflows/{name}"
+    (item,) = [field(p, 2)[0] for p in field(paths, 2) if field(p, 1) == [path]]
+    (delete,) = field(item, 5)
+    (responses,) = field(delete, 9)
+    codes = {field(r, 1)[0]: field(r, 2)[0] for r in field(responses, 1)}
+    assert set(codes) == {b"200", b"202"}
+    assert all(b"#/definitions/" + STATUS.encode() in answer for answer in codes.values())
+
+
 def test_v3_index_names_each_group_version_by_its_hash(client: Client) -> None:
     index = client.get("/openapi/v3").json()["paths"]
     assert {
@@ -102,6 +182,7 @@ def test_v3_index_names_each_group_version_by_its_hash(client: Client) -> None:
     assert set(kinds(schemas_)) == {
         ("flow.volcano.sh", "v1alpha1", "JobFlow"),
         ("flow.volcano.sh", "v1alpha1", "JobTemplate"),
+        STATUS_GVK,
     }
     assert {r.removeprefix("#/components/schemas/") for r in refs(doc)} <= set(schemas_)
     assert "io.k8s.api.core.v1.Pod" not in schemas_  # each document holds its own kinds

@@ -69,14 +69,23 @@ def definitions(ref_prefix: str) -> dict[str, Schema]:
             {"group": resource.group, "kind": resource.kind, "version": resource.version}
         ]
         for field in ("apiVersion", "kind"):
-            kind["properties"][field] = {"type": "string", "description": _ABOUT[field]}
+            kind["properties"][field] = dict(ABOUT_FIELD[field])
         kind.pop("required", None)
     return out
 
 
-_ABOUT = {
-    "apiVersion": "APIVersion defines the versioned schema of this representation of an object.",
-    "kind": "Kind is a string value representing the REST resource this object represents.",
+#: the schemas of `apiVersion` and `kind`, as kube-apiserver describes them
+ABOUT_FIELD: dict[str, Schema] = {
+    "apiVersion": {
+        "type": "string",
+        "description": "APIVersion defines the versioned schema of this representation of an "
+        "object.",
+    },
+    "kind": {
+        "type": "string",
+        "description": "Kind is a string value representing the REST resource this object "
+        "represents.",
+    },
 }
 
 

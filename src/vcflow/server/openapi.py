@@ -3,7 +3,10 @@ Swagger 2.0 document, as JSON or as gnostic's protobuf, `openapi_pb`) and `/open
 (the index of group versions) with `/openapi/v3/api/v1` and `/openapi/v3/apis/G/V`
 (OpenAPI 3.0 per group version). kubectl reads them for `explain`, and for `apply`'s
 validation: every PATCH operation lists the `fieldValidation` parameter, so kubectl leaves
-validation to the server. The app factory mounts `routes()`.
+validation to the server. A DELETE answers (200, 202) what the server sends (`objects.delete`),
+as kube-apiserver's documents say: the Pod for a Pod, else a `Status`
+(`io.k8s.apimachinery.pkg.apis.meta.v1.Status`, defined here as kube defines it). The app
+factory mounts `routes()`.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from starlette.routing import Route
 from vcflow.api import resources, schemas
 from vcflow.api.resources import APIResource
 from vcflow.server import discovery, openapi_pb
+from vcflow.server.objects import RETURNS_DELETED
 
 V2_REFS = "#/definitions/"
 V3_REFS = "#/components/schemas/"
@@ -38,6 +42,75 @@ _READ_PARAMS = (
     ("limit", "limit is a maximum number of responses to return for a list call."),
     ("continue", "The continue option should be set when retrieving more results."),
 )
+
+
+_META = "io.k8s.apimachinery.pkg.apis.meta.v1."
+STATUS = _META + "Status"
+_STRING = {"type": "string"}
+_INT32 = {"type": "integer", "format": "int32"}
+
+
+def _status_definitions(refs: str) -> dict[str, Any]:
+    """kube-apiserver's `Status` and what it refers to (`StatusDetails`, `StatusCause`,
+    `ListMeta`), as its OpenAPI documents define them."""
+
+    def ref(name: str) -> dict[str, str]:
+        return {"$ref": refs + _META + name}
+
+    return {
+        _META + "ListMeta": {
+            "description": "ListMeta describes metadata that synthetic resources must have.",
+            "type": "object",
+            "properties": {
+                "continue": _STRING,
+                "remainingItemCount": {"type": "integer", "format": "int64"},
+                "resourceVersion": _STRING,
+                "selfLink": _STRING,
+            },
+        },
+        STATUS: {
+            "description": "Status is a return value for calls that don't return other objects.",
+            "type": "object",
+            "properties": {
+                "apiVersion": dict(schemas.ABOUT_FIELD["apiVersion"]),
+                "code": {**_INT32, "description": "Suggested HTTP return code for this status."},
+                "details": ref("StatusDetails"),
+                "kind": dict(schemas.ABOUT_FIELD["kind"]),
+                "message": _STRING,
+                "metadata": ref("ListMeta"),
+                "reason": _STRING,
+                "status": {**_STRING, "description": 'One of: "Success" or "Failure".'},
+            },
+            "x-kubernetes-group-version-kind": [{"group": "", "kind": "Status", "version": "v1"}],
+        },
+        _META + "StatusCause": {
+            "description": "StatusCause provides more information about an api.Status failure.",
+            "type": "object",
+            "properties": {"field": _STRING, "message": _STRING, "reason": _STRING},
+        },
+        _META + "StatusDetails": {
+            "description": "StatusDetails is a set of additional properties that MAY be set by "
+            "the server to provide additional information about a response.",
+            "type": "object",
+            "properties": {
+                "causes": {
+                    "type": "array",
+                    "items": ref("StatusCause"),
+                    "x-kubernetes-list-type": "atomic",
+                },
+                "group": _STRING,
+                "kind": _STRING,
+                "name": _STRING,
+                "retryAfterSeconds": _INT32,
+                "uid": _STRING,
+            },
+        },
+    }
+
+
+def _definitions(refs: str) -> dict[str, Any]:
+    """The served kinds' definitions and kube's Status, by name."""
+    return {**schemas.definitions(refs), **_status_definitions(refs)}
 
 
 def _operations(resource: APIResource) -> dict[str, dict[str, tuple[str, bool]]]:
@@ -90,20 +163,29 @@ def _paths(served: list[APIResource], *, v3: bool) -> dict[str, Any]:
             }
             for method, (action, writes) in methods.items():
                 table = _WRITE_PARAMS if writes else _READ_PARAMS if action == "list" else ()
-                ok: dict[str, Any] = {"description": "OK"}
-                if v3:
-                    ok["content"] = {_JSON: {"schema": ref}}
-                else:
-                    ok["schema"] = ref
+                answers = {"200": "OK"}
+                answer = ref
+                if action == "delete":  # (kube's: 202 when finalizers hold it)
+                    answers["202"] = "Accepted"
+                    if resources.STORED_AS.get(resource, resource) not in RETURNS_DELETED:
+                        answer = {"$ref": refs + STATUS}
                 entry[method] = {
                     "operationId": f"{action}{resource.kind}",
                     "parameters": [_parameter(n, "query", a, v3=v3) for n, a in table],
-                    "responses": {"200": ok},
+                    "responses": {
+                        code: _response(about, answer, v3=v3) for code, about in answers.items()
+                    },
                     "x-kubernetes-action": action,
                     "x-kubernetes-group-version-kind": gvk,
                 }
             out[path] = entry
     return out
+
+
+def _response(about: str, schema: dict[str, str], *, v3: bool) -> dict[str, Any]:
+    if v3:
+        return {"description": about, "content": {_JSON: {"schema": schema}}}
+    return {"description": about, "schema": schema}
 
 
 def _reachable(defs: dict[str, Any], roots: list[str], prefix: str) -> dict[str, Any]:
@@ -131,7 +213,7 @@ def _v2_document() -> dict[str, Any]:
         "swagger": "2.0",
         "info": _info(),
         "paths": _paths(list(resources.ALL), v3=False),
-        "definitions": schemas.definitions(V2_REFS),
+        "definitions": _definitions(V2_REFS),
     }
 
 
@@ -153,13 +235,14 @@ def v3(group_version: str) -> bytes | None:
     served = resources.group_versions().get(group_version)
     if served is None:
         return None
-    defs = schemas.definitions(V3_REFS)
+    paths = _paths(served, v3=True)
     roots = [schemas.definition_name(r) for r in served]
+    roots += [ref.split('"')[0] for ref in json.dumps(paths).split(V3_REFS)[1:]]  # Status
     doc = {
         "openapi": "3.0.0",
         "info": _info(),
-        "paths": _paths(served, v3=True),
-        "components": {"schemas": _reachable(defs, roots, V3_REFS)},
+        "paths": paths,
+        "components": {"schemas": _reachable(_definitions(V3_REFS), roots, V3_REFS)},
     }
     return json.dumps(doc, separators=(",", ":")).encode()
 
