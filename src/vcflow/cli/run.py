@@ -183,22 +183,15 @@ def run(
     if server is not None:
         _follow_remote(server, loaded, state_dir, timeout=timeout, live=live)
         return
+    settings = running.options(
+        capacity,
+        timeout=timeout,
+        fail_fast=fail_fast,
+        log_limits=running.log_limits(log_max_size, log_max_files),
+    )
     with running.holding(state_dir) as store:
         flows, jobs = running.targets(apply_cmd.apply_and_report(store, loaded))
-        with _run_gc():
-            result = _run(
-                store,
-                state_dir,
-                flows,
-                jobs,
-                running.options(
-                    capacity,
-                    timeout=timeout,
-                    fail_fast=fail_fast,
-                    log_limits=running.log_limits(log_max_size, log_max_files),
-                ),
-                live=live,
-            )
+        result = _run_collected(store, state_dir, flows, jobs, settings, live=live)
     _report(result, timeout)
 
 
@@ -216,6 +209,12 @@ def _run_stored(
     if remote.remote_of(ctx) is not None:
         raise typer.BadParameter("give the manifests to run on a server", param_hint="-f")
     state_dir = options.state_dir(ctx)
+    settings = running.options(
+        capacity,
+        timeout=timeout,
+        fail_fast=fail_fast,
+        log_limits=running.log_limits(log_max_size, log_max_files),
+    )
     with running.holding(state_dir) as store:
         flows = [f for f in store.list(JobFlow) if f.phase not in FLOW_ENDED]
         jobs = [
@@ -227,21 +226,23 @@ def _run_stored(
         if not flows and not jobs:
             typer.echo("nothing to run: every flow and vcjob of the state directory has ended")
             return
-        with _run_gc():
-            result = _run(
-                store,
-                state_dir,
-                flows,
-                jobs,
-                running.options(
-                    capacity,
-                    timeout=timeout,
-                    fail_fast=fail_fast,
-                    log_limits=running.log_limits(log_max_size, log_max_files),
-                ),
-                live=live,
-            )
+        result = _run_collected(store, state_dir, flows, jobs, settings, live=live)
     _report(result, timeout)
+
+
+def _run_collected(
+    store: SqliteStore,
+    state_dir: Path,
+    flows: list[JobFlow],
+    jobs: list[VCJob],
+    settings: Options,
+    *,
+    live: bool,
+) -> RunResult:
+    """`_run` of the flows and vcjobs either way of `vcflow run` collected, with the
+    collector paused as `_run_gc` does."""
+    with _run_gc():
+        return _run(store, state_dir, flows, jobs, settings, live=live)
 
 
 def _report(result: RunResult, timeout: float | None) -> None:
