@@ -51,7 +51,11 @@ OPERATOR: tuple[Rule, ...] = (
         ("create",),
         "terminate a vcjob past its deadline (a TerminateJob Command, as vcctl sends)",
     ),
-    _of(resources.PODS, READ, "probes read the pod IPs of a target's tasks"),
+    _of(
+        resources.PODS,
+        (*READ, "patch"),
+        "probes read the pod IPs of a target's tasks; a flow's labels put on its vcjobs' pods",
+    ),
     Rule("", "events", ("create", "patch"), "events (core/v1, older clusters)"),
     Rule("events.k8s.io", "events", ("create", "patch"), "events (events.k8s.io/v1)"),
 )
