@@ -17,12 +17,15 @@ from urllib.parse import parse_qs
 import pytest
 from tests.deploy.test_rbac_requests import Recorded, grant_of
 from tests.store.kubeserver import Served
+from typer.testing import CliRunner
 
 from vcflow.api import permissions
 from vcflow.api.errors import NotFound
 from vcflow.api.pod import Pod
 from vcflow.api.vcjob import VCJob
+from vcflow.cli.app import app
 from vcflow.kubestore import KubeClient
+from vcflow.operator import process
 from vcflow.operator.podlabels import (
     SELECTOR,
     Action,
@@ -419,3 +422,19 @@ def test_a_pod_deleted_before_its_patch_is_let_go(world: World) -> None:
     assert len(world.patches()) == 1 and len(labeler.backlog) == 0
     with pytest.raises(NotFound):
         world.engine.get(Pod, "default", "test-a-t-0")
+
+
+@pytest.mark.parametrize(("flags", "on"), [([], True), (["--no-label-pods"], False)])
+def test_the_flag_turns_labelling_on_and_off(
+    flags: list[str], on: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    given: list[process.Settings] = []
+
+    def run(settings: process.Settings, stopping: threading.Event) -> int:
+        given.append(settings)
+        return 0
+
+    monkeypatch.setattr(process, "run", run)
+    result = CliRunner().invoke(app, ["operator", *flags])
+    assert result.exit_code == 0, result.output
+    assert [s.label_pods for s in given] == [on]

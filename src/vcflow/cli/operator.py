@@ -107,6 +107,14 @@ def operator(
     retry_period: Annotated[
         float, typer.Option("--retry-period", help="Seconds between two lease tries.")
     ] = 2.0,
+    label_pods: Annotated[
+        bool,
+        typer.Option(
+            "--label-pods/--no-label-pods",
+            help="Put the createdByJobFlow/createdByJobTemplate labels of flows' vcjobs on "
+            "their pods (needs patch on pods).",
+        ),
+    ] = True,
     log_level: Annotated[LogLevel, typer.Option("--log-level")] = LogLevel.INFO,
 ) -> None:
     """Run the JobFlow and JobTemplate controllers against a Kubernetes cluster.
@@ -142,6 +150,7 @@ def operator(
         lease_name=lease_name,
         lease_namespace=lease_namespace,
         timing=timing,
+        label_pods=label_pods,
     )
     stopping = threading.Event()
 

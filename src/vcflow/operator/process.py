@@ -2,7 +2,8 @@
 port's guard checked first), connect (in-cluster config in a pod, else the kubeconfig), win
 the Lease (`election`), then turn the JobFlow and JobTemplate controllers
 (`controller.manager.Manager`, as embedded) over `KubeStore` until told to stop; Volcano's
-job controller runs the vcjobs they create.
+job controller runs the vcjobs they create. Beside them, unless `label_pods` is off, the
+pod labeller (`podlabels`) puts the flows' labels on those vcjobs' pods.
 
 While leading, a renewer thread renews the Lease every retry period; when it cannot within
 the renew deadline it gives leadership up the way client-go's users do: the process exits
@@ -39,6 +40,7 @@ from vcflow.operator.endpoints import (
     served,
 )
 from vcflow.operator.podhosts import PodHosts
+from vcflow.operator.podlabels import PodLabeler, jobs_of
 from vcflow.operator.scope import Scoped
 
 log = logging.getLogger("vcflow.operator")
@@ -69,6 +71,7 @@ class Settings:
     lease_namespace: str | None = None  # None: the pod's namespace in a cluster, else default
     timing: Timing = field(default_factory=Timing)
     poll: float = 0.5
+    label_pods: bool = True  # the flows' labels onto their vcjobs' pods (`podlabels`)
 
 
 def in_cluster(settings: Settings) -> bool:
@@ -230,9 +233,16 @@ def _run(
             create_workers=CREATE_WORKERS,
             pod_network=True,  # PodHosts: each check goes to the pods' own IPs
         )
+        labeler = None
+        if settings.label_pods:
+            # (the store's client: its QPS limit; its cache: the vcjobs)
+            labeler = PodLabeler(store.client, jobs_of(scope), settings.namespaces)
+            labeler.start()
         try:
             _turn(manager, stopping, health)
         finally:
+            if labeler is not None:
+                labeler.stop()  # (before the Lease is released: no write after it)
             manager.flows.close()
         return 0
     finally:
