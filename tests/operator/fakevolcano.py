@@ -3,7 +3,9 @@ appears on the API server (one watch of all namespaces) is noted — name, uid, 
 seen — and moved Pending → Running → Completed by merge patches of its `status`
 subresource, the fields Volcano's controller writes (`state.phase` with its
 `lastTransitionTime`, `minAvailable`, the pod counters, `taskStatusCount`). A vcjob whose
-name `hold` names stays Running until `release`d."""
+name `hold` names stays Running until `release`d. With `make_pods` (off by default: the
+bench does without), each vcjob's pods are created first, as Volcano's job controller
+creates them (`pod_of`), and noted in `pods`."""
 
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ from typing import Any
 import httpx
 
 JOBS = "/apis/batch.volcano.sh/v1alpha1/jobs"
+PODS = "/api/v1/namespaces/{namespace}/pods"
 MERGE = {"Content-Type": "application/merge-patch+json"}
 STEPS = ("Pending", "Running", "Completed")
 
@@ -34,6 +37,53 @@ class Seen:
     min_available: int = 0
     phase: str = ""
     completed_at: float | None = None  # (monotonic) when our Completed patch was answered
+    spec: dict[str, Any] = field(default_factory=dict)
+
+
+def pod_of(job: Seen, task: dict[str, Any], index: int) -> dict[str, Any]:
+    """Replica `index` of `task` as Volcano's job controller creates it: named
+    `<job>-<task>-<index>`, the pod template's labels and Volcano's own (not the vcjob's
+    other labels: JobFlow's `createdBy...` ones are not copied), and the vcjob as its
+    controller owner, by uid."""
+    name = str(task.get("name") or "default")
+    template = task.get("template") or {}
+    meta = template.get("metadata") or {}
+    spec = dict(template.get("spec") or {})
+    spec.setdefault("containers", [{"name": "main", "image": "busybox"}])
+    labels = {
+        **(meta.get("labels") or {}),
+        "volcano.sh/job-name": job.name,
+        "volcano.sh/job-namespace": job.namespace,
+        "volcano.sh/queue-name": str(job.spec.get("queue") or "default"),
+        "volcano.sh/task-spec": name,
+        "volcano.sh/task-index": str(index),
+    }
+    annotations = {
+        **(meta.get("annotations") or {}),
+        "volcano.sh/job-name": job.name,
+        "volcano.sh/task-spec": name,
+        "scheduling.k8s.io/group-name": f"{job.name}-{job.uid}",
+    }
+    owner = {
+        "apiVersion": "batch.volcano.sh/v1alpha1",
+        "kind": "Job",
+        "name": job.name,
+        "uid": job.uid,
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": f"{job.name}-{name}-{index}",
+            "namespace": job.namespace,
+            "labels": labels,
+            "annotations": annotations,
+            "ownerReferences": [owner],
+        },
+        "spec": spec,
+    }
 
 
 def _status(job: Seen, phase: str) -> dict[str, Any]:
@@ -71,10 +121,14 @@ class FakeVolcano:
         workers: int = 4,
         token: str | None = None,
         ca_file: str | None = None,
+        make_pods: bool = False,
     ) -> None:
         self.url = url
         self.step = step
         self.hold = set(hold)
+        self.make_pods = make_pods
+        #: "namespace/name" of each pod created → its resourceVersion then
+        self.pods: dict[str, str] = {}
         self.jobs: dict[str, Seen] = {}  # by uid
         self.lock = threading.Condition()
         self.due: list[tuple[float, int, str]] = []
@@ -166,6 +220,7 @@ class FakeVolcano:
                 time.monotonic(),
                 {str(t.get("name")): int(t.get("replicas") or 1) for t in spec.get("tasks") or []},
                 int(spec.get("minAvailable") or 0),
+                spec=spec,
             )
             with self.lock:
                 self.jobs[job.uid] = job
@@ -190,6 +245,8 @@ class FakeVolcano:
                     continue
                 phase = STEPS[at]
             try:
+                if phase == STEPS[0] and self.make_pods:
+                    self._create_pods(job)
                 self._patch(job, phase)
             except Exception as exc:  # (shown by the test that reads `errors`)
                 self.errors.append(exc)
@@ -201,6 +258,23 @@ class FakeVolcano:
                     job.completed_at = time.monotonic()
                 else:
                     self._schedule(uid, self.step)
+
+    def _create_pods(self, job: Seen) -> None:
+        for task in self._tasks(job):
+            for index in range(int(task.get("replicas") or 1)):
+                pod = pod_of(job, task, index)
+                path = PODS.format(namespace=job.namespace)
+                answer = self.client.post(path, json=pod)
+                if answer.status_code == 409:
+                    continue  # (made already: a vcjob seen again after a watch restart)
+                answer.raise_for_status()
+                meta = answer.json()["metadata"]
+                with self.lock:
+                    self.pods[f"{job.namespace}/{meta['name']}"] = str(meta["resourceVersion"])
+
+    @staticmethod
+    def _tasks(job: Seen) -> list[dict[str, Any]]:
+        return [t for t in job.spec.get("tasks") or () if isinstance(t, dict)]
 
     def _patch(self, job: Seen, phase: str) -> None:
         path = f"/apis/batch.volcano.sh/v1alpha1/namespaces/{job.namespace}/jobs/{job.name}"
