@@ -15,7 +15,8 @@ stay what the flow's templates say, so the operator labels the pods once Volcano
   labels, nothing else, pinned to the pod's resourceVersion (a pod changed meanwhile is
   refused with 409 and comes again with its watch event).
 - Left alone: the pods of vcjobs no flow created, pods their vcjob does not own, and a pod
-  carrying one of the labels with another value (logged once).
+  carrying one of the labels with another value: a `createdByJobTemplate` is logged once
+  per pod; one with any `createdByJobFlow` is not even sent (the selector).
 - The vcjob is read from the operator's informer cache (`find_job`); one not there yet — or
   there with another uid, the cache behind a vcjob created again — is looked for again a
   few times (`RETRY_DELAYS`), as is a patch the API server could not take (5xx, 429, down).
