@@ -38,7 +38,7 @@ from vcflow.operator.podlabels import (
 )
 from vcflow.server.app import create_app
 from vcflow.store import MemoryStore
-from vcflow.store.base import Selector
+from vcflow.store.base import Expired, Selector
 
 FLOW = "volcano.sh/createdByJobFlow"
 TEMPLATE = "volcano.sh/createdByJobTemplate"
@@ -438,3 +438,29 @@ def test_the_flag_turns_labelling_on_and_off(
     result = CliRunner().invoke(app, ["operator", *flags])
     assert result.exit_code == 0, result.output
     assert [s.label_pods for s in given] == [on]
+
+
+def test_a_watch_that_expired_is_listed_again(world: World) -> None:
+    """A 410 (the resourceVersion compacted away): the pods are listed again and watched
+    from there, as an informer does."""
+    world.jobs[("default", "test-a")] = JobView("job-uid", JOB_LABELS)
+    labeler = world.labeler()
+    streams = labeler._stream
+    opened: list[str] = []
+
+    def stream(rv: str) -> Iterator[tuple[str, dict[str, Any]]]:
+        opened.append(rv)
+        if len(opened) == 1:
+            raise Expired("Error from server (Expired): too old resource version")
+        return streams(rv)
+
+    labeler._stream = stream  # type: ignore[method-assign]
+    labeler.start()
+    try:
+        eventually(lambda: len(opened) >= 2, "the watch opened again")
+        world.create(pod())
+        eventually(lambda: FLOW in world.labels("test-a-t-0"), "labelled after the relist")
+    finally:
+        labeler.stop()
+    lists = [q for m, _, q in world.recorded.requests if m == "GET" and "watch=true" not in q]
+    assert len(lists) == 2

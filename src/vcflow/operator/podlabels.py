@@ -343,6 +343,10 @@ class PodLabeler:
                 log.warning("pod labels: watching pods: %s; again in %gs", exc, backoff)
                 self._stopped.wait(backoff)
                 backoff = min(BACKOFF[1], backoff * 2)
+            except Exception:  # (a surprise must not end the labelling silently)
+                log.exception("pod labels: watching pods; again in %gs", backoff)
+                self._stopped.wait(backoff)
+                backoff = min(BACKOFF[1], backoff * 2)
 
     def _list(self) -> tuple[list[dict[str, Any]], str]:
         path = resources.PODS.path(None)
