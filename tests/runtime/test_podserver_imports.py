@@ -20,6 +20,7 @@ POD_SERVER_SIDE = {
     "vcflow.runtime.statusfile",
     "vcflow.runtime.descendants",
     "vcflow.runtime.logrotate",
+    "vcflow.runtime.logtimes",
     "vcflow.runtime.oserrors",
     "vcflow.runtime.ownership",
     "vcflow.runtime.seals",

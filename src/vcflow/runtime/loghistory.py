@@ -9,6 +9,7 @@ report read them through `attempts`.
                                     container statuses), finishedAt and keptAt
         <container>.<restart>.log   moved from the pod directory, as they were
         <container>.<restart>.log.<n>   with their rotated copies (`logrotate`)
+        <container>.<restart>.log.times and their time indexes (`logtimes`)
 
 An attempt is one pod of that name (one uid); they are numbered from 1 in the order they
 ran, and the pod directory, while it exists, is the latest one. The last `KEEP` are kept per
@@ -26,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vcflow.runtime import logrotate, ownership, podfs
+from vcflow.runtime import logrotate, logtimes, ownership, podfs
 from vcflow.runtime.status import read_status
 
 LOGS = "logs"
@@ -143,8 +144,9 @@ def keep(pod_dir: Path, history: Path, *, limit: int = KEEP) -> Attempt | None:
     names = set(record["containers"])
     with contextlib.suppress(OSError):
         for entry in os.scandir(pod_dir):
-            match = _LOG.match(entry.name) or logrotate.COPIED.match(entry.name)
-            if match and match.group(1) in names:  # (a log, or a rotated copy of one)
+            name = entry.name.removesuffix(logtimes.SUFFIX)
+            match = _LOG.match(name) or logrotate.COPIED.match(name)
+            if match and match.group(1) in names:  # (a log, a rotated copy, a time index)
                 os.replace(entry.path, directory / entry.name)
     for old in kept(history)[: -max(limit, 1)]:
         shutil.rmtree(old.directory, ignore_errors=True)

@@ -13,6 +13,9 @@ attempt's first run is the last run of the attempt before it (`run_log`).
 that run ended and its file is read to the end — or the pod ended, or its supervisor died.
 It polls (0.1 s by default): no inotify in the standard library.
 
+Both take a `logtimes.View`: each line with its time in front (`--timestamps`), only the
+lines of a time or later (`--since`); the times are the log's time index's (`logtimes`).
+
 A log file is opened by its name, never through a link (`LogsError` for one: it is not the
 pod's log but whatever it points at).
 """
@@ -28,7 +31,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from vcflow.api.errors import InputError
-from vcflow.runtime import logtail, ownership, podfs
+from vcflow.runtime import logtail, logtimes, ownership, podfs
 from vcflow.runtime.loghistory import Attempt
 from vcflow.runtime.status import RunStatus, read_status
 
@@ -134,10 +137,16 @@ def run_log(
     return None
 
 
-def read_path(path: Path, tail: int | None = None) -> bytes:
-    """The file, or its last `tail` lines (read from its end: `logtail`)."""
+def read_path(path: Path, tail: int | None = None, view: logtimes.View | None = None) -> bytes:
+    """The file, or its last `tail` lines (read from its end: `logtail`), as `view` asks
+    (then `tail` counts the lines before `view.since` leaves some out, as the kubelet's)."""
     with open_log(path) as f:
-        return f.read() if tail is None else logtail.last_lines(f, tail)
+        data = f.read() if tail is None else logtail.last_lines(f, tail)
+        if view is None or view.plain:
+            return data
+        end, modified = f.tell(), os.fstat(f.fileno()).st_mtime_ns
+    stamper = logtimes.Stamper(str(path), view)
+    return stamper.feed(data, end - len(data), modified) + stamper.end(modified)
 
 
 def open_log(path: Path) -> BinaryIO:
@@ -158,10 +167,12 @@ def follow(
     poll_interval: float = 0.1,
     tail: int | None = None,
     idle: bool = False,
+    view: logtimes.View | None = None,
 ) -> Iterator[bytes]:
     """Chunks of the current run's log as they are written, until that run ended. With
     `idle`, an empty chunk where it would wait `poll_interval`: the caller waits (or stops),
-    so an async server holds no thread while a log is quiet."""
+    so an async server holds no thread while a log is quiet. With a `view` that asks for
+    something, whole lines (one is held until its end is written, or the run ends)."""
     _check(pod_dir, container)
     while True:
         files = log_files(pod_dir, container)
@@ -175,21 +186,31 @@ def follow(
         else:
             time.sleep(poll_interval)
     restart, path = files[-1]
+    stamper = None if view is None or view.plain else logtimes.Stamper(str(path), view)
+
+    def seen(data: bytes, end: int) -> bytes:
+        """`data`, read up to offset `end`, as `view` asks."""
+        return data if stamper is None else stamper.feed(data, end - len(data))
+
     with open_log(path) as f:
         if tail is not None:
-            data = logtail.last_lines(f, tail)
+            data = seen(logtail.last_lines(f, tail), f.tell())
             if data:
                 yield data
         while True:
             chunk = f.read(CHUNK)
             if chunk:
-                yield chunk
+                chunk = seen(chunk, f.tell())
+                if chunk:  # (else all of it left out, or held: read on)
+                    yield chunk
                 continue
             if os.fstat(f.fileno()).st_size < f.tell():  # rotated (`logrotate`): from its start
                 f.seek(0)
                 continue
             if run_ended(read_status(pod_dir), container, restart):
-                rest = f.read()
+                rest = seen(f.read(), f.tell())
+                if stamper is not None:
+                    rest += stamper.end()
                 if rest:
                     yield rest
                 return

@@ -14,6 +14,7 @@ Layout (`<state>` is the state directory)::
         supervisor.log  the supervisor's own output (exec mode; the server has server.log)
         reap.lock       held by the reaper of a pod whose supervisor died
         <container>.<restart>.log        stdout+stderr of one run of a container
+        <container>.<restart>.log.times  when its lines were written (`logtimes`)
         work/           the default working directory (made at the claim when used)
         devices.json    the GPUs a pod was given, if any (`devicemanager`)
         ...             the files a launch request brings (`launch.PodFile`)
@@ -23,8 +24,8 @@ Layout (`<state>` is the state directory)::
 
 Metadata operations dominate the cost of a short pod on ext4 (docs/benchmarks.md, "Figures
 behind the design"), so a pod makes few: its directory, spec.json, the claim, work/, one log
-file per run and one temp file per later status write — the logs are not in a directory of
-their own.
+file per run (and its time index once a look saw the run write) and one temp file per later
+status write — the logs are not in a directory of their own.
 
 Writes are atomic (temp file + rename), so a reader never sees half a file and a process killed
 with SIGKILL leaves the old or the new content. With `fsync` they are also durable across an OS

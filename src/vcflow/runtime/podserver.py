@@ -8,9 +8,10 @@ plane, so that pods outlive it (SIGKILL included) and are never started twice.
 Both kinds drive pod state machines (`supervisor.PodSupervisor`) with one `Loop`: a single
 thread, select() on a self-pipe that SIGCHLD wakes, waitpid(-1) to reap container processes,
 a timer heap for back-offs, deadlines and grace periods, a look at the logs' sizes every
-`logrotate.CHECK` seconds. Signals: SIGUSR1 = "a terminate file was written, look" (sent by
-`PodRunner.terminate`); SIGTERM = terminate every pod of this process (grace from its
-terminate file, else its spec's default) and exit once they ended.
+`logrotate.CHECK` seconds (their rotation, and their time index: `logtimes`). Signals:
+SIGUSR1 = "a terminate file was written, look" (sent by `PodRunner.terminate`); SIGTERM =
+terminate every pod of this process (grace from its terminate file, else its spec's
+default) and exit once they ended.
 
 Modes (`pods.PodRunner(mode=...)`):
 

@@ -56,7 +56,7 @@ import sys
 import time
 from typing import Any
 
-from vcflow.runtime import logrotate, oserrors, podfs, seals, spawn, statusfile
+from vcflow.runtime import logrotate, logtimes, oserrors, podfs, seals, spawn, statusfile
 from vcflow.runtime.descendants import Descendants, Run
 from vcflow.runtime.statusfile import DEFAULT_GRACE, FAILED, FINAL, PENDING, RUNNING, SUCCEEDED
 
@@ -94,6 +94,7 @@ class Container:
         self.terminated: dict[str, Any] | None = None
         self.last: dict[str, Any] | None = None
         self.tracked: Run | None = None  # its current run's descendants (`descendants`)
+        self.marked = 0  # its current run's log size at its time index's last mark (`logtimes`)
 
     def record(self) -> dict[str, Any]:
         """The running process as a reaper needs it; its start time is read the first time
@@ -315,6 +316,7 @@ class PodSupervisor:
         c.due = None
         c.started_mono = now
         c.started_at = podfs.utc_now()
+        c.marked = 0
         log_fd = spawn.open_log(self.dir, c.name, c.restart_count)
         tracker = self.descendants
         c.tracked = tracker.new() if tracker is not None else None
@@ -349,7 +351,10 @@ class PodSupervisor:
         c.state, c.pid, c.terminated = DONE, 0, record
         self.dirty = True
         log = os.path.join(self.dir, podfs.log_name(c.name, c.restart_count))
-        logrotate.trim_if_needed(log, self.log_limits)  # (a flood's since the last look)
+        if c.marked:  # (a run no look saw output of has no time index: its log's mtime serves)
+            c.marked = logtimes.look(log, c.marked)
+        if logrotate.trim_if_needed(log, self.log_limits):  # (a flood's since the last look)
+            logtimes.trimmed(log, c.marked)
         if self.stop is None and self._restarts(c, code):
             c.last, c.state, c.waiting_reason = record, WAITING, "CrashLoopBackOff"
             if now - c.started_mono >= BACKOFF_RESET:
@@ -379,10 +384,15 @@ class PodSupervisor:
         return self.policy == "Always" or (self.policy == "OnFailure" and code != 0)
 
     def rotate_logs(self) -> None:
-        """Rotate the logs of the running containers that are over the limit (`logrotate`)."""
+        """The look at the running containers' logs: a mark in the time index of each that
+        grew (`logtimes`), then the rotation of those over the limit (`logrotate`), which
+        starts their index again."""
         for c in self.running():
             log = os.path.join(self.dir, podfs.log_name(c.name, c.restart_count))
-            logrotate.rotate_if_needed(log, self.log_limits)
+            c.marked = logtimes.look(log, c.marked)
+            if logrotate.rotate_if_needed(log, self.log_limits):
+                logtimes.restart(log)
+                c.marked = 0
 
     def running(self) -> list[Container]:
         return [c for c in (*self.inits, *self.mains) if c.state == RUN]
