@@ -9,7 +9,9 @@ is skipped. With `-f` every pod's log is followed at once (a thread each: lines 
 different pods interleave as they come, never within a line), the owner is looked at again
 every half second for new pods, and it ends once the flow (job) has finished and every log
 has been read to its end. Embedded logs are read from the state directory (`podlog`);
-remote ones through the server's `pods/NAME/log`, one connection per pod.
+remote ones through the server's `pods/NAME/log`, one connection per pod. `--timestamps`,
+`--since` and `--since-time` apply to each pod's log (`times`; the prefix goes before the
+time, as kubectl prints it: `[pod/NAME/CONTAINER] 2026-12-01T23:00:00.123456789Z line`).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import typer
 
@@ -32,7 +34,7 @@ from vcflow.api.pod import Pod
 from vcflow.api.vcjob import VCJob
 from vcflow.cli import kinds, options, remote
 from vcflow.runtime import logs as podlogs
-from vcflow.runtime import podlog
+from vcflow.runtime import logtimes, podlog
 from vcflow.store.base import Store
 
 RESCAN = 0.5
@@ -62,6 +64,34 @@ def owner_of(text: str) -> Owner | None:
     if not name or "/" in name:
         raise typer.BadParameter(f'"{text}": give {kind.singular}/NAME', param_hint="POD")
     return Owner(kind, name)
+
+
+def times(timestamps: bool, since: str | None, since_time: str | None) -> podlog.Times:
+    """kubectl's `--timestamps`, `--since DURATION` and `--since-time RFC3339`; a usage
+    error for a value that is none, or both since flags."""
+    if since is not None and since_time is not None:
+        raise typer.BadParameter("give --since or --since-time, not both", param_hint="--since")
+    seconds = options.duration(since, "--since") if since is not None else None
+    if seconds is not None and seconds < 0:
+        raise typer.BadParameter(f'"{since}": must be greater than 0', param_hint="--since")
+    moment = None
+    if since_time is not None:
+        try:
+            moment = logtimes.parse_rfc3339(since_time)
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc), param_hint="--since-time") from None
+    return podlog.Times(timestamps, seconds or None, moment)
+
+
+def query(times: podlog.Times) -> dict[str, Any]:
+    """`times` as the log route takes them (`KubeStore.pod_log`): `--since` in whole
+    seconds, at least 1, as kubectl rounds it; `--since-time` to the nanosecond."""
+    seconds = times.since_seconds
+    return {
+        "timestamps": times.timestamps,
+        "since_seconds": None if seconds is None else max(1, int(seconds + 0.5)),
+        "since_time": None if times.since_time is None else logtimes.rfc3339(times.since_time),
+    }
 
 
 def _owner_uid(pod: Pod) -> str:
@@ -115,6 +145,7 @@ def group_logs(
     follow: bool,
     tail: int | None,
     prefix: bool | None,
+    times: podlog.Times,
 ) -> None:
     server = remote.remote_of(ctx)
     state_dir = options.state_dir(ctx).absolute()
@@ -131,19 +162,24 @@ def group_logs(
                 with server.connect() as kube:
                     try:
                         yield from kube.pod_log(
-                            namespace, pod.name, container=picked, follow=live, tail=tail
+                            namespace,
+                            pod.name,
+                            container=picked,
+                            follow=live,
+                            tail=tail,
+                            **query(times),
                         )
                     except VcflowError:
                         return
 
             return picked, chunks(), live
-        request = podlog.LogRequest(namespace, pod.name, container, False, tail, None)
+        request = podlog.LogRequest(namespace, pod.name, container, False, tail, None, times)
         try:
             chosen = podlog.choose(state_dir, request, pod)
         except (VcflowError, podlogs.LogsError):
             return container or _first_container(pod), iter(()), False
         if live and chosen.live:
-            return chosen.container, podlog.stream(state_dir, chosen, tail), True
+            return chosen.container, podlog.stream(state_dir, chosen, tail, times=times), True
         return chosen.container, iter((podlog.read(state_dir, request, chosen),)), False
 
     out = sys.stdout.buffer

@@ -1,7 +1,8 @@
-"""`vcflow logs POD [-c CONTAINER] [-f] [-p] [--tail N] [--attempt N] [--attempts] [-n NS]`:
-a pod's container log, as kubectl logs prints it, from the pod's directory in the state
-directory — or from the logs kept of its earlier attempts (`runtime.loghistory`: the pods of
-that name that ran before, deleted by RestartJob, an interrupted run, a rerun).
+"""`vcflow logs POD [-c CONTAINER] [-f] [-p] [--tail N] [--timestamps] [--since DURATION |
+--since-time TIME] [--attempt N] [--attempts] [-n NS]`: a pod's container log, as kubectl
+logs prints it, from the pod's directory in the state directory — or from the logs kept of
+its earlier attempts (`runtime.loghistory`: the pods of that name that ran before, deleted
+by RestartJob, an interrupted run, a rerun).
 
 POD is a name or kubectl's `pod/NAME` (`pods/`, `po/`); `jobflow/NAME` (`jf/`) and
 `vcjob/NAME` (`vj/`, `job/`) print the log of every pod of the flow or job (`grouplogs`):
@@ -12,6 +13,15 @@ of its previous attempt. `--attempt N` reads attempt N (1 = the first, -1 the la
 `--attempts` lists them. A pod that has not started, or failed to launch, is explained from
 its status in the store (its reason and message), not reported as missing; a pod removed
 from the store shows its latest attempt.
+
+`--timestamps` puts each line's time in front of it, as kubectl does
+(`2026-12-01T23:00:00.123456789Z line`; after the `[pod/NAME/CONTAINER] ` prefix);
+`--since 5m` (a Go duration) and `--since-time` (RFC 3339) leave out the lines before. The
+times come from the log's time index (`runtime.logtimes`): the pod server notes a log's
+size with the time every 0.2 s while it grows, so a line's time is when the pod server
+first saw it — at most 0.2 s after it was written. Lines written since its last look, and
+every line of a log from before vcflow kept the index, have the log's modification time.
+Through a server, `--since` goes as kubectl sends it: whole seconds (at least 1).
 
 Only the pod's own log files are read: POD and the namespace must be names Kubernetes would
 take (no `/`, no `..`), and a log is read from its directory under the state directory by
@@ -78,6 +88,32 @@ PrefixOption = Annotated[
         show_default=False,
     ),
 ]
+TimestampsOption = Annotated[
+    bool,
+    typer.Option(
+        "--timestamps",
+        help="Put each line's time in front of it (RFC3339 with nanoseconds; the time the "
+        "pod server first saw the line: at most 0.2 s late).",
+    ),
+]
+SinceOption = Annotated[
+    str | None,
+    typer.Option(
+        "--since",
+        metavar="DURATION",
+        help="Only the lines newer than this (5s, 2m, 3h), by the times --timestamps shows.",
+        show_default=False,
+    ),
+]
+SinceTimeOption = Annotated[
+    str | None,
+    typer.Option(
+        "--since-time",
+        metavar="TIME",
+        help="Only the lines of this RFC3339 time (2026-12-01T23:00:00Z) or later.",
+        show_default=False,
+    ),
+]
 ATTEMPT_HEADERS = ("attempt", "phase", "restarts", "started", "finished", "uid")
 
 
@@ -91,15 +127,19 @@ def logs(
     attempt: AttemptOption = None,
     list_attempts: AttemptsOption = False,
     prefix: PrefixOption = None,
+    timestamps: TimestampsOption = False,
+    since: SinceOption = None,
+    since_time: SinceTimeOption = None,
     namespace: options.NamespaceOption = options.DEFAULT_NAMESPACE,
 ) -> None:
     """Print the log of a pod's container (stdout and stderr, as written), or of every pod
     of jobflow/NAME or vcjob/NAME."""
+    times = grouplogs.times(timestamps, since, since_time)
     owner = grouplogs.owner_of(pod)
     if owner is not None:
         if previous or attempt is not None or list_attempts:
             raise typer.BadParameter("-p, --attempt and --attempts take one pod", param_hint="POD")
-        grouplogs.group_logs(ctx, owner, namespace, container, follow, tail, prefix)
+        grouplogs.group_logs(ctx, owner, namespace, container, follow, tail, prefix, times)
         return
     name = pod_name(pod)
     podlog.check_names(namespace, name)
@@ -110,7 +150,7 @@ def logs(
                 "--attempts reads the state directory; the server's API does not list "
                 "attempts (use --attempt N)"
             )
-        wanted = _Wanted(container, follow, previous, tail, attempt)
+        wanted = _Wanted(container, follow, previous, tail, attempt, times)
         _remote_logs(server, namespace, name, wanted)
         return
     state_dir = options.state_dir(ctx).absolute()
@@ -119,7 +159,7 @@ def logs(
             stored: Pod | None = store.get(Pod, namespace, name)
         except NotFound:
             stored = None
-    request = podlog.LogRequest(namespace, name, container, previous, tail, attempt)
+    request = podlog.LogRequest(namespace, name, container, previous, tail, attempt, times)
     try:
         if list_attempts:
             found, unstarted = podlog.every_attempt(state_dir, namespace, name, stored)
@@ -129,7 +169,7 @@ def logs(
     except NotFound:
         raise kinds.POD.not_found(name) from None
     if follow and not previous and chosen.live:
-        for chunk in podlog.stream(state_dir, chosen, tail):
+        for chunk in podlog.stream(state_dir, chosen, tail, times=times):
             typer.echo(chunk, nl=False)
         return
     typer.echo(podlog.read(state_dir, request, chosen), nl=False)
@@ -142,6 +182,7 @@ class _Wanted:
     previous: bool
     tail: int | None
     attempt: int | None
+    times: podlog.Times
 
 
 _BAD_REQUEST = "Error from server (BadRequest): "
@@ -160,6 +201,7 @@ def _remote_logs(server: remote.Remote, namespace: str, name: str, wanted: _Want
                 tail=wanted.tail,
                 previous=wanted.previous,
                 attempt=wanted.attempt,
+                **grouplogs.query(wanted.times),
             ):
                 out.write(chunk)
                 out.flush()

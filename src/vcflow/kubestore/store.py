@@ -604,6 +604,9 @@ class KubeStore:
         tail: int | None = None,
         previous: bool = False,
         attempt: int | None = None,
+        timestamps: bool = False,
+        since_seconds: int | None = None,
+        since_time: str | None = None,
     ) -> Iterator[bytes]:
         """A pod's container log (`pods/NAME/log`), as it comes when `follow`; `attempt` is
         vcflow's extension (the kept log of attempt N)."""
@@ -616,6 +619,12 @@ class KubeStore:
             query.append(("previous", "true"))
         if attempt is not None:
             query.append(("attempt", str(attempt)))
+        if timestamps:
+            query.append(("timestamps", "true"))
+        if since_seconds is not None:
+            query.append(("sinceSeconds", str(since_seconds)))
+        if since_time is not None:
+            query.append(("sinceTime", since_time))
         path = resources.PODS.path(namespace, name, "log")
         timeout = None if not follow else 3600.0
         with self.client.stream(path, query=query, timeout=timeout, lines=False) as (head, body):

@@ -2,12 +2,14 @@
 `GET .../pods/NAME/log` both come here. The attempt (`loghistory`) and container are picked,
 a pod the store has but that never launched is explained from its status, and only the
 pod's own log files are read: names must be DNS-1123 (they become paths) and a log is read
-from its directory under the state directory by name, never through a link.
+from its directory under the state directory by name, never through a link. Lines' times
+(`--timestamps`, `--since`, `--since-time`: `Times`) are the log's time index's (`logtimes`).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import time
 from collections.abc import Generator
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,8 +18,26 @@ from vcflow.api import names
 from vcflow.api.errors import InvalidName, NotFound
 from vcflow.api.pod import Pod
 from vcflow.runtime import logs as podlogs
-from vcflow.runtime import ownership, podfs
+from vcflow.runtime import logtimes, ownership, podfs
 from vcflow.runtime.loghistory import Attempt, attempts
+
+
+@dataclass(frozen=True)
+class Times:
+    """kubectl's `--timestamps`, `--since` (`since_seconds`) and `--since-time`
+    (`since_time`, ns since the epoch): the log route's `timestamps`, `sinceSeconds` and
+    `sinceTime`."""
+
+    timestamps: bool = False
+    since_seconds: float | None = None
+    since_time: int | None = None
+
+    def view(self) -> logtimes.View:
+        """What to read, `since_seconds` counted back from now."""
+        since = self.since_time
+        if self.since_seconds is not None:
+            since = time.time_ns() - round(self.since_seconds * 1e9)
+        return logtimes.View(since, self.timestamps)
 
 
 @dataclass(frozen=True)
@@ -30,6 +50,7 @@ class LogRequest:
     previous: bool = False
     tail: int | None = None
     attempt: int | None = None
+    times: Times = Times()
 
 
 @dataclass(frozen=True)
@@ -86,12 +107,19 @@ def choose(state_dir: Path, request: LogRequest, stored: Pod | None) -> Chosen:
 
 
 def stream(
-    state_dir: Path, chosen: Chosen, tail: int | None, *, idle: bool = False
+    state_dir: Path,
+    chosen: Chosen,
+    tail: int | None,
+    *,
+    idle: bool = False,
+    times: Times = Times(),
 ) -> Generator[bytes, None, None]:
     """The live run's log as it is written, until that run ends (`logs.follow`; `idle`:
     an empty chunk instead of each wait)."""
     check_directory(state_dir.absolute(), chosen.attempt.directory)
-    yield from podlogs.follow(chosen.attempt.directory, chosen.container, tail=tail, idle=idle)
+    yield from podlogs.follow(
+        chosen.attempt.directory, chosen.container, tail=tail, idle=idle, view=times.view()
+    )
 
 
 def read(state_dir: Path, request: LogRequest, chosen: Chosen) -> bytes:
@@ -111,7 +139,7 @@ def read(state_dir: Path, request: LogRequest, chosen: Chosen) -> bytes:
             break
         try:
             check_directory(state_dir, path.parent)
-            return podlogs.read_path(path, request.tail)
+            return podlogs.read_path(path, request.tail, request.times.view())
         except FileNotFoundError:
             continue
     if request.previous:

@@ -1,8 +1,9 @@
 """`GET /api/v1/namespaces/NS/pods/NAME/log`: a pod's container log as text/plain, with
-kubectl's `container`, `follow`, `tailLines`, `previous` and vcflow's `attempt`. What is
-read, and the rule that only the pod's own files are, is `runtime.podlog`'s (which
-`vcflow logs` shares); a followed log ends when its container's run does or the server
-stops. Used by `routes`.
+kubectl's `container`, `follow`, `tailLines`, `previous`, `timestamps`, `sinceSeconds`,
+`sinceTime` and vcflow's `attempt`. What is read, and the rule that only the pod's own
+files are, is `runtime.podlog`'s (which `vcflow logs` shares; the lines' times are the
+log's time index's, `runtime.logtimes`: accurate to the pod server's look, 0.2 s); a
+followed log ends when its container's run does or the server stops. Used by `routes`.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from starlette.responses import Response, StreamingResponse
 
 from vcflow.api.errors import NotFound
 from vcflow.api.pod import Pod
-from vcflow.runtime import podlog
+from vcflow.runtime import logtimes, podlog
 from vcflow.server.status import ApiError
 from vcflow.store.base import Store
 
@@ -34,6 +35,27 @@ def log_request(request: Request, namespace: str, name: str) -> podlog.LogReques
         previous=_flag(query.get("previous")),
         tail=_number(query.get("tailLines"), "tailLines", signed=False),
         attempt=_number(query.get("attempt"), "attempt", signed=True),
+        times=_times(query.get("timestamps"), query.get("sinceSeconds"), query.get("sinceTime")),
+    )
+
+
+def _times(timestamps: str | None, seconds: str | None, moment: str | None) -> podlog.Times:
+    """kube's `timestamps`, `sinceSeconds` and `sinceTime`, refused as kube refuses them."""
+    since_seconds = _number(seconds, "sinceSeconds", signed=True)
+    if since_seconds is not None and moment:
+        raise ApiError(400, "only one of sinceTime or sinceSeconds can be provided")
+    if since_seconds is not None and since_seconds < 1:
+        raise ApiError(400, "sinceSeconds must be a positive integer")
+    since_time = None
+    if moment:
+        try:
+            since_time = logtimes.parse_rfc3339(moment)
+        except ValueError as exc:
+            raise ApiError(400, f"sinceTime: {exc}") from None
+    return podlog.Times(
+        _flag(timestamps),
+        None if since_seconds is None else float(since_seconds),
+        since_time,
     )
 
 
@@ -52,7 +74,7 @@ async def answer(
     stored = await run_in_threadpool(_stored, store, namespace, name)
     chosen = await run_in_threadpool(podlog.choose, state_dir, wanted, stored)
     if follow and not wanted.previous and chosen.live:
-        chunks = podlog.stream(state_dir, chosen, wanted.tail, idle=True)
+        chunks = podlog.stream(state_dir, chosen, wanted.tail, idle=True, times=wanted.times)
         return StreamingResponse(_followed(chunks, stopping), media_type=TEXT)
     data = await run_in_threadpool(podlog.read, state_dir, wanted, chosen)
     return Response(data, media_type=TEXT)
