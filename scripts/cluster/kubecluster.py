@@ -491,7 +491,7 @@ class Process:
     popen: subprocess.Popen[bytes] | None = None
     _log: IO[bytes] | None = None
 
-    def start(self, env: Mapping[str, str] | None = None) -> None:
+    def start(self, env: Mapping[str, str] | None = None, *, die_with_parent: bool = True) -> None:
         self._log = open(self.log_path, "ab")  # noqa: SIM115 - closed by stop()
         self._log.write(f"$ {' '.join(self.command)}\n".encode())
         self._log.flush()
@@ -501,7 +501,7 @@ class Process:
             stdout=self._log,
             stderr=subprocess.STDOUT,
             start_new_session=True,  # its own process group: stop() signals the group
-            preexec_fn=_die_with_parent if sys.platform == "linux" else None,
+            preexec_fn=_die_with_parent if die_with_parent and sys.platform == "linux" else None,
             cwd=self.log_path.parent,
             env={**os.environ, **(env or {})},
         )
@@ -666,6 +666,7 @@ class Cluster:
         self.versions = versions()
         self._ssl: ssl.SSLContext | None = None
         self._stopped = False
+        self._die_with_parent = True
 
     # ---- public API
 
@@ -678,6 +679,7 @@ class Cluster:
         nodes: Sequence[NodeSpec] = DEFAULT_NODES,
         timeout: float = 180.0,
         etcd_fsync: bool = True,
+        die_with_parent: bool = True,
         log: Log = _say,
     ) -> Cluster:
         """Start etcd, kube-apiserver, the Volcano CRDs, kube-controller-manager,
@@ -685,11 +687,17 @@ class Cluster:
         once nodes are Ready, the `default` Queue is Open and the `default` ServiceAccount
         exists. `binaries` defaults to `build()`. Everything is written under `workdir`
         (certificates, tokens, kubeconfigs, etcd's data, logs/<component>.log). Raises
-        ClusterError (everything started is stopped first)."""
+        ClusterError (everything started is stopped first).
+
+        `die_with_parent`: the components get SIGKILL when the thread that started them
+        ends (Linux PR_SET_PDEATHSIG), so a killed test run leaves nothing behind; start from
+        a thread that outlives the cluster, or pass False (then only stop() ends them).
+        `etcd_fsync=False` runs etcd with --unsafe-no-fsync."""
         workdir = Path(workdir).resolve()
         workdir.mkdir(parents=True, exist_ok=True)
         found = dict(binaries) if binaries is not None else build(log=log)
         cluster = cls(workdir)
+        cluster._die_with_parent = die_with_parent
         try:
             cluster._start(found, tuple(nodes), timeout, etcd_fsync, log)
         except BaseException:
@@ -823,7 +831,10 @@ class Cluster:
         self.processes[name] = process
         # KUBECONFIG too: Volcano's vGPU device code builds a client of its own from it
         # (else it logs a failure to read ~/.kube/config).
-        process.start({"KUBECONFIG": str(kubeconfig)} if kubeconfig else None)
+        process.start(
+            {"KUBECONFIG": str(kubeconfig)} if kubeconfig else None,
+            die_with_parent=self._die_with_parent,
+        )
         return process
 
     def _ok(self, path: str) -> bool:
@@ -1128,6 +1139,13 @@ class Cluster:
                 lambda: _http_status(f"http://127.0.0.1:{ports['vc-scheduler']}/healthz") == 200,
             ),
         ]
+        checks.append(
+            (
+                "kwok",
+                "/healthz (served once its controllers run)",
+                lambda: _http_status(f"http://127.0.0.1:{ports['kwok']}/healthz") == 200,
+            )
+        )
         for node in nodes:
             path = f"/api/v1/nodes/{node.name}"
             checks.append(
