@@ -6,6 +6,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+
+# The real Kubernetes + Volcano test cluster (one per session) for every directory's tests.
+from tests.cluster.fixtures import cluster, kube, kube_namespace  # noqa: F401
 from typer.testing import CliRunner, Result
 
 from vcflow.cli.app import app

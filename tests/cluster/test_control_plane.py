@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 import yaml
-from tests.cluster.conftest import REPO, Kube, kubecluster, wait_until
+from tests.cluster.fixtures import REPO, Kube, kubecluster, wait_until
 
 BATCH = "/apis/batch.volcano.sh/v1alpha1"
 SCHEDULING = "/apis/scheduling.volcano.sh/v1beta1"
