@@ -46,7 +46,7 @@ def entry_specs(flow: JobFlow, templates: Mapping[str, JobTemplate]) -> list[Job
     template is not known (or has no spec)."""
     out: list[JobSpec | None] = []
     for entry in flow.flows:
-        template = templates.get(entry.name)
+        template = templates.get(entry.template_name)
         spec = template.spec if template is not None else None
         if spec is not None and entry.patch is not None and entry.patch.job_spec is not None:
             spec = merge.patched_spec(spec, entry.patch.job_spec)

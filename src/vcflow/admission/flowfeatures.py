@@ -42,7 +42,7 @@ def validate(
         found += _retry_policy(entry.retry_policy, f"{base}.retryPolicy")
         found += _deadline(entry.active_deadline_seconds, f"{base}.activeDeadlineSeconds")
         found += _dependency(entry, f"{base}.dependsOn")
-        found += _restarts_multiply(flow, entry, base, templates.get(entry.name))
+        found += _restarts_multiply(flow, entry, base, templates.get(entry.template_name))
         found += _probe_reach(flow, entry, f"{base}.dependsOn.probe", templates, local_runtime)
     return found
 
@@ -288,7 +288,10 @@ def _probe_reach(
     connects: list[str | None] = [t.task_name for t in probe.tcp_socket_list or []]
     connects += [h.task_name for h in probe.http_get_list or []]
     for target in dict.fromkeys(entry.targets):
-        spec = _spec_of(entries[target], templates.get(target)) if target in entries else None
+        target_entry = entries.get(target)
+        if target_entry is None:
+            continue
+        spec = _spec_of(target_entry, templates.get(target_entry.template_name))
         if spec is None:
             continue
         tasks = {t.name or f"default{i}": t for i, t in enumerate(spec.tasks or [])}

@@ -12,7 +12,7 @@ import difflib
 from collections.abc import Sequence
 
 from vcflow.admission import collisions, flowfeatures, jobtemplate
-from vcflow.api import names, phases
+from vcflow.api import names, phases, printable
 from vcflow.api.errors import FieldError
 from vcflow.api.jobflow import Flow, JobFlow
 from vcflow.api.jobtemplate import JobTemplate
@@ -68,6 +68,7 @@ def _schema(flows: Sequence[Flow]) -> list[FieldError]:
                     f"{base}.name",
                 )
             )
+        errors += _template_name(entry.template, f"{base}.template")
         probe = entry.depends_on.probe if entry.depends_on else None
         if probe is None:
             continue
@@ -82,6 +83,19 @@ def _schema(flows: Sequence[Flow]) -> list[FieldError]:
             errors += _max_len(ts.task_name, 253, f"{ppath}.taskStatusList[{j}].taskName")
             errors += _max_len(ts.phase, 63, f"{ppath}.taskStatusList[{j}].phase")
     return errors
+
+
+def _template_name(template: str | None, path: str) -> list[FieldError]:
+    """An entry's `template` names a JobTemplate: an object name (a DNS-1123 subdomain)."""
+    if template is None:
+        return []
+    if not template:
+        message = f'Invalid value: "": {path} in body should be at least 1 chars long'
+        return [FieldError(message, path)]
+    return [
+        FieldError(f"Invalid value: {printable.quoted(template)}: {problem}", path)
+        for problem in names.dns1123_subdomain_errors(template)
+    ]
 
 
 def _port(port: int | None, path: str) -> list[FieldError]:
@@ -189,13 +203,16 @@ def _generated_names(flow: JobFlow) -> list[FieldError]:
             errors.append(
                 FieldError(f'generated vcjob name "{job}": {problem}', f"spec.flows[{i}].name")
             )
-        tvalue = names.created_by_value(ns, entry.name)
+        if entry.template == "":
+            continue  # (refused as empty already)
+        tvalue = names.created_by_value(ns, entry.template_name)
+        where = "template" if entry.template is not None else "name"
         for problem in names.label_value_errors(tvalue):
             errors.append(
                 FieldError(
                     f'label value "{tvalue}" ({names.LABEL_CREATED_BY_TEMPLATE}) of vcjob "{job}": '
                     f"{problem}",
-                    f"spec.flows[{i}].name",
+                    f"spec.flows[{i}].{where}",
                 )
             )
     return errors
@@ -209,15 +226,16 @@ def _entries_against_templates(
     errors: list[FieldError] = []
     specs = collisions.entry_specs(flow, templates)
     for i, (entry, spec) in enumerate(zip(flow.flows, specs, strict=True)):
-        template = templates.get(entry.name)
+        wanted = entry.template_name
+        template = templates.get(wanted)
         path = f"spec.flows[{i}]"
         if template is None:
-            if resolve and entry.name:
+            if resolve and wanted:
                 errors.append(
                     FieldError(
-                        f'JobTemplate "{entry.name}" not found; the entry will wait '
+                        f'JobTemplate "{wanted}" not found; the entry will wait '
                         "(TemplateNotFound) until it is created",
-                        f"{path}.name",
+                        f"{path}.template" if entry.template is not None else f"{path}.name",
                         warning=True,
                     )
                 )
@@ -263,7 +281,7 @@ def validate_template_delete(template: JobTemplate, flows: Sequence[JobFlow]) ->
         for f in flows
         if f.namespace == template.namespace
         and f.phase in UNFINISHED
-        and any(e.name == template.name for e in f.flows)
+        and any(e.template_name == template.name for e in f.flows)
     ]
     if not users:
         return []

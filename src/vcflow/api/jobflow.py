@@ -1,10 +1,10 @@
 """JobFlow (`flow.volcano.sh/v1alpha1`): spec (flows, dependsOn, patch) and status.
 
-Wire names are Volcano's, typos included (`unKnowJobs`). vcflow's additive fields
-(`dependsOn.strategy` and `outcome`, `retryPolicy` with the names of Volcano's retry design,
-`activeDeadlineSeconds`, status condition `reason`/`message`, the retry bookkeeping of
-`jobStatusList`) are optional, so every Volcano manifest means what it meant (compatibility rows
-5, 18, 20; docs/flow-features.md).
+Wire names are Volcano's, typos included (`unKnowJobs`). vcflow's additive fields (an
+entry's `template`, `dependsOn.strategy` and `outcome`, `retryPolicy` with the names of
+Volcano's retry design, `activeDeadlineSeconds`, status condition `reason`/`message`, the retry
+bookkeeping of `jobStatusList`) are optional, so every Volcano manifest means what it meant
+(compatibility rows 5, 18, 20, 21; docs/flow-features.md).
 """
 
 from __future__ import annotations
@@ -98,13 +98,20 @@ class Patch(WireModel):
 
 
 class Flow(WireModel):
-    """One flow entry: `name` is both the entry id and the JobTemplate it instantiates."""
+    """One flow entry: vcjob `<flow>-<name>` made from JobTemplate `template`, else `name`."""
 
     name: str
+    #: vcflow: the entry's JobTemplate when it is not the one named as the entry
+    template: str | None = None
     depends_on: DependsOn | None = None
     patch: Patch | None = None
     retry_policy: RetryPolicy | None = None
     active_deadline_seconds: int | None = None
+
+    @property
+    def template_name(self) -> str:
+        """The JobTemplate this entry's vcjob is built from."""
+        return self.name if self.template is None else self.template
 
     @property
     def targets(self) -> list[str]:
@@ -220,6 +227,12 @@ class JobFlow(Resource):
         if self.spec is None or self.spec.flows is None:
             return []
         return self.spec.flows
+
+    @property
+    def uses_language(self) -> bool:
+        """Does the flow use the flow language (docs/flow-features.md section 9): of what is
+        built, an entry's `template`?"""
+        return any(entry.template is not None for entry in self.flows)
 
     @property
     def retain_policy(self) -> phases.RetainPolicy:

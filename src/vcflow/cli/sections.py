@@ -79,9 +79,12 @@ def flow_sections(flow: JobFlow, text: Text, now: datetime | None = None) -> Non
         )
         if any(cell(e) for e in entries)
     ]
+    # (the template column only when an entry names one: else each entry's is its name)
+    named = any(entry.template is not None for entry in entries)
     rows = [
         [
             entry.name,
+            *([entry.template_name] if named else []),
             ", ".join(entry.targets) or NONE,
             str(entry.strategy) if entry.targets else "",
             *(cell(entry) for _, cell in extra),
@@ -89,7 +92,14 @@ def flow_sections(flow: JobFlow, text: Text, now: datetime | None = None) -> Non
         ]
         for entry in entries
     ]
-    headers = ["NAME", "DEPENDS ON", "STRATEGY", *(h for h, _ in extra), "PATCH"]
+    headers = [
+        "NAME",
+        *(["TEMPLATE"] if named else []),
+        "DEPENDS ON",
+        "STRATEGY",
+        *(h for h, _ in extra),
+        "PATCH",
+    ]
     text.table(headers, rows, 2)
     _flow_status(flow, text, now)
 

@@ -716,7 +716,10 @@ class KubeStore:
             if index not in refused
             and isinstance(plan.obj, JobFlow)
             and not plan.unchanged
-            and any((plan.data["metadata"]["namespace"], e.name) in changed for e in plan.obj.flows)
+            and any(
+                (plan.data["metadata"]["namespace"], e.template_name) in changed
+                for e in plan.obj.flows
+            )
         ]
         if not flows:
             return []

@@ -125,6 +125,7 @@ class FlowIndex:
         #: the candidates a limited `decide` left, in flow order: the next one need not sort
         #: them again while no candidate was added (a 10,000-wide flow, 50 at a time)
         self._left: list[str] = []
+        #: JobTemplate name → the entries waiting for it (TemplateNotFound)
         self.template_waiters: dict[str, set[str]] = {}
         self.history: dict[str, dict[str, Any]] = {}
         self._live = 0
@@ -380,13 +381,14 @@ class FlowIndex:
                     continue
                 if not entry.creatable():
                     continue
-                template = templates.get(name)
+                spec_entry = self.flow.flows[entry.index]
+                wanted = spec_entry.template_name
+                template = templates.get(wanted)
                 if template is None:
                     entry.reason = TEMPLATE_NOT_FOUND
-                    entry.message = f'jobtemplate.flow.volcano.sh "{name}" not found'
-                    self.template_waiters.setdefault(name, set()).add(name)
+                    entry.message = f'jobtemplate.flow.volcano.sh "{wanted}" not found'
+                    self.template_waiters.setdefault(wanted, set()).add(name)
                     continue
-                spec_entry = self.flow.flows[entry.index]
                 entry.creating = entry.attempt + 1 if entry.renew else entry.attempt
                 creates.append(
                     jobbuild.build_job(self.flow, spec_entry, template, attempt=entry.creating)

@@ -30,14 +30,15 @@ def is_owned_by(job: VCJob, flow: JobFlow) -> bool:
 
 
 def build_job(flow: JobFlow, entry: Flow, template: JobTemplate, *, attempt: int = 1) -> VCJob:
-    """`<flow>-<entry>` with Volcano's two labels and annotations, the template's spec
+    """`<flow>-<entry>` with Volcano's two labels and annotations (the template's: the
+    entry's `template`, else its name), the template's spec
     (as stored, CRD defaults included) with the entry's patch applied, and no status; the
     working directory the flow (else the template) was applied from (`api.workdir`). An
     attempt after the first (a retry, docs/flow-features.md) carries its number in the
     annotation `vcflow.io/attempt`."""
     ns = flow.namespace
     created_by = {
-        names.LABEL_CREATED_BY_TEMPLATE: names.created_by_value(ns, entry.name),
+        names.LABEL_CREATED_BY_TEMPLATE: names.created_by_value(ns, entry.template_name),
         names.LABEL_CREATED_BY_FLOW: names.created_by_value(ns, flow.name),
     }
     job = VCJob(
