@@ -17,6 +17,7 @@ __version__ = "0.1.0"
 
 #: public name → the module that defines it
 _LAZY = {
+    "ArgumentError": "vcflow.api.errors",
     "Failure": "vcflow.local.result",
     "FlowResult": "vcflow.local.result",
     "JobResult": "vcflow.local.result",
@@ -29,6 +30,7 @@ _LAZY = {
 }
 
 __all__ = [
+    "ArgumentError",
     "Failure",
     "FlowResult",
     "JobResult",
@@ -42,7 +44,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from vcflow.api.errors import ValidationFailed, VcflowError
+    from vcflow.api.errors import ArgumentError, ValidationFailed, VcflowError
     from vcflow.local.result import Failure, FlowResult, JobResult, RunResult
     from vcflow.local.running import NothingToRun, run
     from vcflow.local.statedir import LockHeld

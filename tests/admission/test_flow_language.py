@@ -124,3 +124,129 @@ def test_a_template_a_flow_uses_under_another_entry_name_is_not_deleted() -> Non
 
 def _with_phase(data: dict[str, Any], phase: str) -> JobFlow:
     return JobFlow.from_dict({**data, "status": {"state": {"phase": phase}}})
+
+
+# -- arguments ------------------------------------------------------------------------------
+
+
+def with_arguments(*declared: dict[str, Any]) -> dict[str, Any]:
+    return flow({"name": "a"}, arguments=list(declared))
+
+
+ARGUMENTS_BAD = [
+    (
+        "required-without-value",
+        with_arguments({"name": "threshold"}),
+        'spec.arguments[0]: required argument "threshold" has no value: give it with '
+        "-p threshold=...",
+    ),
+    (
+        "duplicate",
+        with_arguments({"name": "x", "value": "1"}, {"name": "x", "value": "2"}),
+        'spec.arguments[1].name: Duplicate value: "x"',
+    ),
+    (
+        "empty-name",
+        with_arguments({"name": "", "value": "1"}),
+        'spec.arguments[0].name: Invalid value: "": spec.arguments[0].name in body should be '
+        "at least 1 chars long",
+    ),
+    (
+        "dash-in-name",
+        with_arguments({"name": "learning-rate", "value": "1"}),
+        'spec.arguments[0].name: Invalid value: "learning-rate": an argument name is a CEL '
+        "identifier: letters, digits and '_', not starting with a digit (regex "
+        "[A-Za-z_][A-Za-z0-9_]*)",
+    ),
+    (
+        "leading-digit",
+        with_arguments({"name": "1st", "value": "1"}),
+        'spec.arguments[0].name: Invalid value: "1st": an argument name is a CEL identifier: '
+        "letters, digits and '_', not starting with a digit (regex [A-Za-z_][A-Za-z0-9_]*)",
+    ),
+    (
+        "reserved-word",
+        with_arguments({"name": "in", "value": "1"}),
+        'spec.arguments[0].name: Invalid value: "in": a CEL reserved word cannot name an argument',
+    ),
+    (
+        "long-name",
+        with_arguments({"name": "n" * 64, "value": "1"}),
+        "spec.arguments[0].name: Too long: may not be longer than 63",
+    ),
+    (
+        "long-value",
+        with_arguments({"name": "big", "value": "é" * 2049}),
+        "spec.arguments[0].value: Too long: may not be longer than 4096 bytes (it has 4098)",
+    ),
+    (
+        "long-description",
+        with_arguments({"name": "x", "value": "1", "description": "d" * 1025}),
+        "spec.arguments[0].description: Too long: may not be longer than 1024 bytes (it has 1025)",
+    ),
+    (
+        "values-together",
+        with_arguments(*({"name": f"v{i}", "value": "x" * 4096} for i in range(9))),
+        "spec.arguments: Too long: the values may have at most 32768 bytes together (they "
+        "have 36864)",
+    ),
+    (
+        "too-many",
+        with_arguments(*({"name": f"v{i}", "value": ""} for i in range(65))),
+        "spec.arguments: Too many: 65: must have at most 64 items",
+    ),
+    (
+        "a-number-value",
+        with_arguments({"name": "x", "value": 0.9}),
+        "spec.arguments[0].value: Invalid value: 0.9: must be of type string",
+    ),
+    (
+        "not-a-list",
+        flow({"name": "a"}, arguments={"parameters": [{"name": "x"}]}),
+        'spec.arguments: Invalid value: {"parameters": [{"name": "x"}]}: must be of type array',
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("data", "message"), [c[1:] for c in ARGUMENTS_BAD], ids=[c[0] for c in ARGUMENTS_BAD]
+)
+def test_a_bad_argument_is_one_clear_line(data: dict[str, Any], message: str) -> None:
+    errors, _ = problems(data)
+    assert errors == [message]
+
+
+def test_the_webhook_says_to_write_the_value_in_the_manifest() -> None:
+    errors, _ = problems(with_arguments({"name": "threshold"}), local_runtime=False)
+    assert errors == [
+        'spec.arguments[0]: required argument "threshold" has no value: give it a value in '
+        "the manifest (spec.arguments[0].value)"
+    ]
+
+
+def test_good_arguments_are_admitted_without_a_word() -> None:
+    data = with_arguments(
+        {"name": "threshold", "value": "0.9", "description": "the bar"},
+        {"name": "_target2", "value": ""},
+        *({"name": f"v{i}", "value": "x" * 500} for i in range(62)),
+    )
+    assert problems(data, template("a")) == ([], [])
+    assert problems(flow({"name": "a"}, arguments=[]), template("a")) == ([], [])
+
+
+def test_a_container_that_sets_vcflow_args_itself_is_a_warning() -> None:
+    pod = {
+        "restartPolicy": "Never",
+        "containers": [
+            {"name": "m", "command": ["true"]},
+            {"name": "own", "command": ["true"], "env": [{"name": "VCFLOW_ARGS", "value": "x"}]},
+        ],
+    }
+    tasks = [{"name": "main", "replicas": 1, "template": {"spec": pod}}]
+    _, warnings = problems(with_arguments({"name": "x", "value": "1"}), template("a", tasks=tasks))
+    assert warnings == [
+        "spec.flows[0].name: entry a: task main container own sets VCFLOW_ARGS itself: it "
+        "keeps its own value, not the flow's arguments"
+    ]
+    # a flow that does not use the language adds no variable: nothing to say
+    assert problems(flow({"name": "a"}), template("a", tasks=tasks)) == ([], [])

@@ -85,3 +85,98 @@ def test_a_missing_template_is_waited_for_under_its_name(vc: Vc, manifest: Path)
     assert (
         'f-one Waiting TemplateNotFound jobtemplate.flow.volcano.sh "worker" not found' in described
     )
+
+
+# -- arguments --------------------------------------------------------------------------------
+
+ARGS = """
+apiVersion: flow.volcano.sh/v1alpha1
+kind: JobFlow
+metadata: {name: f}
+spec:
+  arguments:
+    - {name: threshold, description: the accuracy to deploy at}
+    - {name: target, value: cpu}
+  flows:
+    - name: show
+"""
+
+
+def test_p_gives_a_value_the_job_reads_in_vcflow_args(
+    vc: Vc, manifest: Path, state_dir: Path
+) -> None:
+    manifest.write_text(template("show", 'echo "args: $VCFLOW_ARGS"') + ARGS)
+    result = vc("run", "-f", manifest, "-p", "threshold=0.95", "--no-live", "--timeout", "60")
+    assert result.exit_code == 0, result.output
+    assert vc("logs", "f-show-t-0").stdout == 'args: {"threshold":"0.95","target":"cpu"}\n'
+    stored = vc("get", "jf", "f", "-o", "jsonpath={.spec.arguments[0].value}").stdout
+    assert stored == "0.95"
+    described = squeezed(vc("describe", "jf", "f").stdout)
+    assert "NAME VALUE DESCRIPTION" in described
+    assert "threshold 0.95 the accuracy to deploy at" in described
+    assert "target cpu" in described
+
+
+def test_an_unknown_argument_is_one_line_exit_2_and_nothing_is_written(
+    vc: Vc, manifest: Path, state_dir: Path
+) -> None:
+    manifest.write_text(template("show", "true") + ARGS)
+    for verb in ("run", "apply"):
+        result = vc(verb, "-f", manifest, "-p", "treshold=0.95")
+        assert result.exit_code == 2, result.output
+        assert result.stderr == 'unknown argument "treshold"; did you mean "threshold"?\n'
+        assert result.stdout == ""
+    assert not (state_dir / "vcflow.db").exists()
+
+
+def test_a_required_argument_without_a_value_is_refused(
+    vc: Vc, manifest: Path, state_dir: Path
+) -> None:
+    manifest.write_text(template("show", "true") + ARGS)
+    result = vc("run", "-f", manifest, "--no-live")
+    assert result.exit_code == 1, result.output
+    assert result.stderr == (
+        f"{manifest}:24 (document 2): JobFlow default/f: spec.arguments[0]: required argument "
+        '"threshold" has no value: give it with -p threshold=...\n'
+    )
+    assert not (state_dir / "vcflow.db").exists()
+
+
+def test_a_malformed_p_is_a_usage_error(vc: Vc, manifest: Path) -> None:
+    manifest.write_text(template("show", "true") + ARGS)
+    result = vc("apply", "-f", manifest, "-p", "threshold")
+    assert result.exit_code == 2
+    assert "'threshold' is not NAME=VALUE" in result.stderr
+    without = vc("run", "-p", "threshold=1")
+    assert without.exit_code == 2
+    assert "give -f with it" in without.stderr
+
+
+def test_apply_p_stores_the_value_and_resubmit_p_changes_the_copy_only(
+    vc: Vc, manifest: Path
+) -> None:
+    manifest.write_text(template("show", "true") + ARGS)
+    applied = vc("apply", "-f", manifest, "-p", "threshold=0.9", "-p", "target=gpu")
+    assert applied.exit_code == 0, applied.output
+    values = "jsonpath={.spec.arguments[*].value}"
+    assert vc("get", "jf", "f", "-o", values).stdout == "0.9 gpu"
+    copied = vc("resubmit", "jf", "f", "--name", "g", "-p", "target=tpu")
+    assert copied.exit_code == 0, copied.output
+    assert vc("get", "jf", "g", "-o", values).stdout == "0.9 tpu"
+    assert vc("get", "jf", "f", "-o", values).stdout == "0.9 gpu"
+    unknown = vc("resubmit", "jf", "f", "--name", "h", "-p", "targte=x")
+    assert unknown.exit_code == 2
+    assert unknown.stderr == 'unknown argument "targte"; did you mean "target"?\n'
+    assert vc("get", "jf", "h").exit_code == 1
+
+
+def test_retry_keeps_the_arguments(vc: Vc, manifest: Path, tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    script = f'echo "$VCFLOW_ARGS" >> {runs}; test $(wc -l < {runs}) -ge 2'
+    manifest.write_text(template("show", script) + ARGS)
+    first = vc("run", "-f", manifest, "-p", "threshold=0.5", "--no-live", "--timeout", "60")
+    assert first.exit_code == 1, first.output
+    assert vc("retry", "jf", "f").exit_code == 0
+    again = vc("run", "--no-live", "--timeout", "60")
+    assert again.exit_code == 0, again.output
+    assert runs.read_text().splitlines() == ['{"threshold":"0.5","target":"cpu"}'] * 2

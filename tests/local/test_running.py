@@ -112,3 +112,36 @@ def _yaml(text: str) -> dict[str, object]:
     assert isinstance(loaded, dict)
     loaded.setdefault("metadata", {})["namespace"] = "default"
     return loaded
+
+
+ARGUMENTS_FLOW = """
+apiVersion: flow.volcano.sh/v1alpha1
+kind: JobFlow
+metadata: {name: f}
+spec:
+  arguments: [{name: threshold}]
+  flows: [{name: a}]
+"""
+
+
+def test_run_takes_the_flows_arguments(tmp_path: Path) -> None:
+    manifest = tmp_path / "flow.yaml"
+    out = tmp_path / "args"
+    script = f"echo $VCFLOW_ARGS > {out}"
+    manifest.write_text(TEMPLATE.format(name="a", script=script) + "---" + ARGUMENTS_FLOW)
+    state = tmp_path / "state"
+    with pytest.raises(vcflow.ArgumentError, match='did you mean "threshold"'):
+        vcflow.run(manifest, state_dir=state, arguments={"treshold": "1"})
+    with pytest.raises(vcflow.ValidationFailed, match="required argument"):
+        vcflow.run(manifest, state_dir=state)
+    assert not state.exists()
+    result = vcflow.run(manifest, state_dir=state, arguments={"threshold": "0.9"})
+    assert result.succeeded, result
+    assert out.read_text() == '{"threshold":"0.9"}\n'
+    given = JobFlow.from_dict(_yaml(ARGUMENTS_FLOW))
+    objects = [JobTemplate.from_dict(_yaml(TEMPLATE.format(name="a", script=script))), given]
+    again = vcflow.run(objects, state_dir=tmp_path / "other", arguments={"threshold": "0.8"})
+    assert again.succeeded
+    assert out.read_text() == '{"threshold":"0.8"}\n'
+    assert given.spec is not None and given.spec.arguments is not None
+    assert given.spec.arguments[0].value is None  # (the caller's object is left as it was)

@@ -1,6 +1,6 @@
 """JobFlow admission: Volcano's DAG webhook (reference §6.1), the CRD schema (§6.3) and
 vcflow's fixes (compatibility rows 1, 2, 4, 10, 11, 13); the flow features' own checks (row 20:
-retries, deadlines, outcomes, probes) are `flowfeatures`.
+retries, deadlines, outcomes, probes) are `flowfeatures`, the arguments' (row 22) `arguments`.
 
 Checks run in the order the conformance cases assume — spec-update refusal, unique names,
 unknown targets, cycles — and every problem is reported, none raised. Pure.
@@ -11,11 +11,12 @@ from __future__ import annotations
 import difflib
 from collections.abc import Sequence
 
-from vcflow.admission import collisions, flowfeatures, jobtemplate
+from vcflow.admission import arguments, collisions, flowfeatures, jobtemplate
 from vcflow.api import names, phases, printable
 from vcflow.api.errors import FieldError
 from vcflow.api.jobflow import Flow, JobFlow
 from vcflow.api.jobtemplate import JobTemplate
+from vcflow.api.vcjob import JobSpec
 from vcflow.dag import graph as dag
 
 NOT_DAG = "jobflow Flow is not DAG"
@@ -48,8 +49,11 @@ def validate_jobflow(
     errors += _dag(flows)
     errors += _probes(flows)
     errors += flowfeatures.validate(flow, templates or {}, local_runtime=local_runtime)
+    errors += arguments.validate(flow, local_runtime=local_runtime)
     errors += _generated_names(flow)
-    errors += _entries_against_templates(flow, templates or {}, resolve_templates)
+    specs = collisions.entry_specs(flow, templates or {})
+    errors += _entries_against_templates(flow, templates or {}, specs, resolve_templates)
+    errors += arguments.env_warnings(flow, specs)
     return errors
 
 
@@ -219,12 +223,14 @@ def _generated_names(flow: JobFlow) -> list[FieldError]:
 
 
 def _entries_against_templates(
-    flow: JobFlow, templates: dict[str, JobTemplate], resolve: bool
+    flow: JobFlow,
+    templates: dict[str, JobTemplate],
+    specs: Sequence[JobSpec | None],
+    resolve: bool,
 ) -> list[FieldError]:
-    """What each entry would create, checked like the vcjob it becomes (patch applied), and
-    pods of two entries that would have one name (`collisions`)."""
+    """What each entry would create (`specs`: `collisions.entry_specs`), checked like the
+    vcjob it becomes (patch applied), and pods of two entries that would have one name."""
     errors: list[FieldError] = []
-    specs = collisions.entry_specs(flow, templates)
     for i, (entry, spec) in enumerate(zip(flow.flows, specs, strict=True)):
         wanted = entry.template_name
         template = templates.get(wanted)

@@ -27,6 +27,7 @@ from vcflow.api.vcjob import JobSpec, VCJob
 #: The JobFlow models whose every field vcflow knows (a JobSpec below them goes by the CRD).
 CHECKED = (
     jobflow.JobFlowSpec,
+    jobflow.Argument,
     jobflow.Flow,
     jobflow.DependsOn,
     jobflow.RetryPolicy,

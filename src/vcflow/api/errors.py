@@ -6,7 +6,8 @@ Callers catch by branch (httpx habit)::
     ├── InputError              a file, document or object the user gave is wrong
     │   ├── ParseError          not readable: YAML/JSON syntax, not a mapping, unknown kind
     │   ├── ValidationFailed    read, but admission or schema rejected it (.errors)
-    │   └── InvalidName         a name that is not DNS-1123 where it becomes a key or path
+    │   ├── InvalidName         a name that is not DNS-1123 where it becomes a key or path
+    │   └── ArgumentError       a flow argument given (`-p`) that no flow declares: exit 2
     ├── StoreError              the store refused or failed an operation
     │   ├── NotFound
     │   ├── AlreadyExists
@@ -134,6 +135,13 @@ class ValidationFailed(InputError):
 
 class InvalidName(InputError):
     """A name that must be DNS-1123 (it becomes a key, a label or a path) is not."""
+
+
+class ArgumentError(InputError):
+    """A flow argument given at submit time (`-p NAME=VALUE`, `vcflow.run(arguments=...)`)
+    that is malformed or that no flow declares: a usage error, exit code 2."""
+
+    exit_code = 2
 
 
 class StoreError(VcflowError):

@@ -1,10 +1,10 @@
 """JobFlow (`flow.volcano.sh/v1alpha1`): spec (flows, dependsOn, patch) and status.
 
-Wire names are Volcano's, typos included (`unKnowJobs`). vcflow's additive fields (an
-entry's `template`, `dependsOn.strategy` and `outcome`, `retryPolicy` with the names of
-Volcano's retry design, `activeDeadlineSeconds`, status condition `reason`/`message`, the retry
-bookkeeping of `jobStatusList`) are optional, so every Volcano manifest means what it meant
-(compatibility rows 5, 18, 20, 21; docs/flow-features.md).
+Wire names are Volcano's, typos included (`unKnowJobs`). vcflow's additive fields
+(`spec.arguments`, an entry's `template`, `dependsOn.strategy` and `outcome`, `retryPolicy`
+with the names of Volcano's retry design, `activeDeadlineSeconds`, status condition
+`reason`/`message`, the retry bookkeeping of `jobStatusList`) are optional, so every Volcano
+manifest means what it meant (compatibility rows 5, 18, 20, 21, 22; docs/flow-features.md).
 """
 
 from __future__ import annotations
@@ -137,8 +137,18 @@ class Flow(WireModel):
         return None if probe is None or probe.is_empty() else probe
 
 
+class Argument(WireModel):
+    """A flow argument; one without `value` is required: it is given one at submit time."""
+
+    name: str
+    value: str | None = None
+    description: str | None = None
+
+
 class JobFlowSpec(WireModel):
     flows: list[Flow] | None = None
+    #: vcflow: the flow's arguments (docs/flow-features.md section 10)
+    arguments: list[Argument] | None = None
     job_retain_policy: Annotated[phases.RetainPolicy, LaxEnum] | None = None
     retry_policy: RetryPolicy | None = None
     active_deadline_seconds: int | None = None
@@ -231,7 +241,10 @@ class JobFlow(Resource):
     @property
     def uses_language(self) -> bool:
         """Does the flow use the flow language (docs/flow-features.md section 9): of what is
-        built, an entry's `template`?"""
+        built, `spec.arguments` (even empty) or an entry's `template`? Only such a flow's
+        vcjobs get more than their template's spec (`VCFLOW_ARGS`)."""
+        if self.spec is not None and self.spec.arguments is not None:
+            return True
         return any(entry.template is not None for entry in self.flows)
 
     @property

@@ -26,14 +26,16 @@ def apply(
     ctx: typer.Context,
     filename: FilenameOption,
     namespace: options.ApplyNamespaceOption = None,
+    argument: options.ArgumentsOption = None,
 ) -> None:
     """Create or update the objects in manifests (like kubectl apply), all or nothing.
 
     Every object is validated first, against the store and the other manifests; if any is
     rejected nothing is written. Then the controllers run in-process until settled, unless
-    a `vcflow controller` process runs them.
+    a `vcflow controller` process runs them. `-p NAME=VALUE` gives a flow argument's value,
+    written into the stored flow.
     """
-    loaded = manifests.load(filename)
+    loaded = manifests.load(filename, options.arguments(argument))
     options.place(loaded, namespace)
     loaded.raise_if_invalid()
     loaded.require_objects("apply")

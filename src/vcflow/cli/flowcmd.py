@@ -6,7 +6,8 @@ Each is one write the controllers carry out, crash-safe like every other write:
   entries that failed or were skipped (and, with `--restart-successful`, completed ones) and
   records the request in `status.lastRetry`;
 - resubmit creates a new JobFlow with the same spec (`--name`, else `<name>-` and five random
-  characters), annotated `vcflow.io/resubmitted-from`.
+  characters), annotated `vcflow.io/resubmitted-from`; `-p NAME=VALUE` changes an argument's
+  value in the copy.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Annotated
 
 import typer
 
+from vcflow.api import arguments as flowargs
 from vcflow.api import clock
 from vcflow.api.errors import AlreadyExists, NotFound, VcflowError
 from vcflow.api.jobflow import JobFlow
@@ -106,12 +108,15 @@ def resubmit(
         typer.Option("--name", metavar="NEW", help="The new flow's name (default: NAME-xxxxx)."),
     ] = None,
     namespace: options.NamespaceOption = options.DEFAULT_NAMESPACE,
+    argument: options.ArgumentsOption = None,
 ) -> None:
     """Create a new JobFlow with the same spec as NAME, which is left as it is.
 
-    Embedded, with no controller running the state directory, run it here with `vcflow run`
-    (every unfinished flow)."""
+    `-p NAME=VALUE` changes an argument's value in the new flow only. Embedded, with no
+    controller running the state directory, run it here with `vcflow run` (every
+    unfinished flow)."""
     _jobflow(kind)
+    given = options.arguments(argument)
     with remote.writing(ctx) as store:
         flow = _get(store, namespace, name)
         meta = flow.metadata
@@ -127,6 +132,8 @@ def resubmit(
             ),
             spec=flow.spec.clone() if flow.spec is not None else None,
         )
+        if given:
+            flowargs.give([copy], given)
         try:
             created = store.create(copy)
         except AlreadyExists:

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from vcflow.api import arguments as flowargs
 from vcflow.api import clock, names
 from vcflow.api.errors import InputError
 from vcflow.cli import kinds
@@ -31,6 +32,35 @@ ApplyNamespaceOption = Annotated[
         help="Namespace of the objects that name none (one that names another is refused).",
     ),
 ]
+
+
+def _arguments(values: list[str] | None) -> list[str] | None:
+    """`-p NAME=VALUE`: a usage error (exit 2) when one is not of that form or a name is
+    given twice; which flows declare them is checked where the flows are read."""
+    if values:
+        try:
+            flowargs.parse_given(values)
+        except InputError as exc:
+            raise typer.BadParameter(str(exc)) from None
+    return values
+
+
+ArgumentsOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "-p",
+        "--argument",
+        metavar="NAME=VALUE",
+        callback=_arguments,
+        help="A value of the flows' argument NAME (spec.arguments), written into every flow "
+        "that declares it; repeatable.",
+    ),
+]
+
+
+def arguments(values: list[str] | None) -> dict[str, str] | None:
+    """The `-p` values given, by name (None when none is)."""
+    return flowargs.parse_given(values) if values else None
 
 
 def place(loaded: manifests.Manifests, namespace: str | None) -> None:

@@ -1,4 +1,5 @@
-"""`vcflow run -f PATH... [--timeout S] [--capacity LIST] [--fail-fast] [--no-live]`: apply,
+"""`vcflow run -f PATH... [-p NAME=VALUE] [--timeout S] [--capacity LIST] [--fail-fast]
+[--no-live]`: apply,
 then run the controllers and the local runtime in this process (`local.session.LocalRun`)
 until every applied JobFlow (and vcjob applied alone) has ended and no pod process of theirs
 is left. Only the flows the manifests name run: others in the state directory (one `vcflow
@@ -157,6 +158,7 @@ def run(
     log_max_size: LogSizeOption = None,
     log_max_files: LogFilesOption = None,
     namespace: options.ApplyNamespaceOption = None,
+    argument: options.ArgumentsOption = None,
 ) -> None:
     """Apply manifests and run their JobFlows (and vcjobs) here until each has ended.
 
@@ -169,11 +171,18 @@ def run(
     Only the flows the manifests name run; to run another flow of the state directory (one
     `vcflow resubmit` made): vcflow get jf NAME -o yaml | vcflow run -f -, or `vcflow run`
     without -f: every flow (and vcjob applied alone) of the state directory not ended.
+    `-p NAME=VALUE` gives a flow argument's value (with -f), written into the stored flow.
     """
     if not filename:
+        if argument:
+            raise typer.BadParameter(
+                "arguments are given to the flows of manifests: give -f with it (a stored "
+                "flow keeps the values it has)",
+                param_hint="-p",
+            )
         _run_stored(ctx, timeout, capacity, fail_fast, live, log_max_size, log_max_files)
         return
-    loaded = manifests.load(filename)
+    loaded = manifests.load(filename, options.arguments(argument))
     options.place(loaded, namespace)
     loaded.raise_if_invalid()
     loaded.require_objects("run")

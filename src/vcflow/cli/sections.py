@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 
 from vcflow.api import clock, compactstatus, printable
-from vcflow.api.jobflow import Flow, JobFlow, JobFlowStatus, Probe, RetryPolicy
+from vcflow.api.jobflow import Argument, Flow, JobFlow, JobFlowStatus, Probe, RetryPolicy
 from vcflow.api.jobtemplate import JobTemplate
 from vcflow.api.vcjob import JobSpec, VCJob
 from vcflow.cli import output
@@ -66,6 +66,8 @@ def flow_sections(flow: JobFlow, text: Text, now: datetime | None = None) -> Non
     if spec is not None and spec.active_deadline_seconds:
         pairs.append(("Active Deadline Seconds", str(spec.active_deadline_seconds)))
     text.fields(pairs, 1)
+    if spec is not None and spec.arguments is not None:
+        _arguments(spec.arguments, text)
     text.heading("Flows", 1)
     entries = flow.flows
     # (vcflow's columns only when an entry uses them: a Volcano flow looks as it did)
@@ -102,6 +104,21 @@ def flow_sections(flow: JobFlow, text: Text, now: datetime | None = None) -> Non
     ]
     text.table(headers, rows, 2)
     _flow_status(flow, text, now)
+
+
+def _arguments(arguments: Sequence[Argument], text: Text) -> None:
+    """The flow's arguments with the values it runs with (a given one replaced the
+    declared one in the stored flow); the description column only when one has one."""
+    text.heading("Arguments", 1)
+    if not arguments:
+        text.lines.append(INDENT * 2 + NONE)
+        return
+    described = any(a.description for a in arguments)
+    rows = [
+        [a.name, _or_none(a.value), *([a.description or ""] if described else [])]
+        for a in arguments
+    ]
+    text.table(["NAME", "VALUE", *(["DESCRIPTION"] if described else [])], rows, 2)
 
 
 def retry_text(policy: RetryPolicy) -> str:

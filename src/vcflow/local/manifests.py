@@ -11,13 +11,22 @@ an unreadable file is one problem and the other files are still read.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from vcflow.admission import collisions
 from vcflow.admission import review as admission
+from vcflow.api import arguments as flowargs
 from vcflow.api import gcpause, loading
-from vcflow.api.errors import FieldError, InputError, Origin, ParseError, ValidationFailed
+from vcflow.api.errors import (
+    ArgumentError,
+    FieldError,
+    InputError,
+    Origin,
+    ParseError,
+    ValidationFailed,
+)
+from vcflow.api.jobflow import JobFlow
 from vcflow.api.jobtemplate import JobTemplate
 from vcflow.api.loading import Document
 from vcflow.api.meta import Resource
@@ -37,11 +46,15 @@ class Item:
 
 @dataclass(frozen=True)
 class Manifests:
-    """Everything read from the given paths: objects, errors and warnings, in input order."""
+    """Everything read from the given paths: objects, errors and warnings, in input order;
+    `argument_error`: why the arguments given (`load(arguments=...)`) were not taken."""
 
     items: tuple[Item, ...]
     errors: tuple[FieldError, ...]
     warnings: tuple[FieldError, ...]
+    argument_error: ArgumentError | None = None
+    #: every document was read and typed (no file or schema error hides an object)
+    all_typed: bool = True
 
     @property
     def objects(self) -> list[Resource]:
@@ -53,9 +66,16 @@ class Manifests:
         return [item for item in self.items if not item.errors]
 
     def raise_if_invalid(self) -> None:
-        """ValidationFailed with every problem, unless there is none."""
+        """The ArgumentError of an argument no flow declares (a usage error: the flows'
+        own errors may follow from it, a required argument without its value), when every
+        document was read and typed, so every flow was looked at; else ValidationFailed
+        with every problem, unless there is none."""
+        if self.argument_error is not None and self.all_typed:
+            raise self.argument_error
         if self.errors:
             raise ValidationFailed(list(self.errors))
+        if self.argument_error is not None:
+            raise self.argument_error
 
     def require_objects(self, verb: str) -> None:
         """NoObjects (kubectl's `error: no objects passed to <verb>`) when the paths held no
@@ -71,20 +91,31 @@ class NoObjects(InputError):
         super().__init__(f"error: no objects passed to {verb}")
 
 
-def load(paths: Sequence[str]) -> Manifests:
+def load(paths: Sequence[str], arguments: Mapping[str, str] | None = None) -> Manifests:
     """Read, type and review every object in `paths` (`-` is stdin); never raises for input.
+
+    `arguments` (`-p NAME=VALUE`) are written into the flows that declare them before they
+    are reviewed (`api.arguments.give`), so a required one given here is no error; a name
+    that no flow declares is `argument_error`, and no flow is changed then.
 
     The cyclic GC is paused: a big manifest's nodes, data and models are acyclic, and
     collecting again and again over them cost more than reading them.
     """
+    given: ArgumentError | None = None
     with gcpause.paused():
         slots = _read(paths)
         problems: list[list[FieldError]] = [[s] if isinstance(s, FieldError) else [] for s in slots]
         typed = _typed(slots, problems)
+        if arguments:
+            try:
+                flowargs.give([o for _, o in typed.values() if isinstance(o, JobFlow)], arguments)
+            except ArgumentError as exc:
+                given = exc
         warnings = _review(typed, problems)
     items = tuple(Item(obj, doc, tuple(problems[i])) for i, (doc, obj) in typed.items())
     errors = tuple(e for found in problems for e in found)
-    return Manifests(items, errors, tuple(warnings))
+    all_typed = len(typed) == len(slots) and all(isinstance(s, Document) for s in slots)
+    return Manifests(items, errors, tuple(warnings), given, all_typed)
 
 
 def _read(paths: Sequence[str]) -> list[Document | FieldError]:

@@ -14,12 +14,13 @@ controller lock held for the run), `options`, `runnable` and `targets`.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
+from vcflow.api import arguments as flowargs
 from vcflow.api import workdir
-from vcflow.api.errors import InputError
+from vcflow.api.errors import ArgumentError, InputError, ValidationFailed
 from vcflow.api.jobflow import JobFlow
 from vcflow.api.meta import Resource
 from vcflow.api.vcjob import VCJob
@@ -51,6 +52,7 @@ def run(
     stop: Callable[[], bool] | None = None,
     container_log_max_size: str | int | None = None,
     container_log_max_files: int | None = None,
+    arguments: Mapping[str, str] | None = None,
 ) -> RunResult:
     """Apply `sources` — manifest files, directories (their *.yaml, *.yml, *.json) or
     objects — to the store in `state_dir`, then run their flows here until each has ended
@@ -60,8 +62,10 @@ def run(
     the objects, as `vcflow apply` does); `on_change(what, phase, seconds)` hears every
     phase change; `stop()` True ends the run as Ctrl-C does; `container_log_max_size`
     (`10Mi`, or bytes) and `container_log_max_files` rotate each container's log as the
-    kubelet does (default 10Mi and 5)."""
-    objects = load(sources)
+    kubelet does (default 10Mi and 5); `arguments` are the flows' arguments given, as
+    `-p NAME=VALUE` gives them (written into every flow that declares the name; one that
+    none declares raises ArgumentError)."""
+    objects = load(sources, arguments)
     runnable(objects)
     workdir.stamp(objects, os.path.abspath(working_dir or os.getcwd()))
     rotation = log_limits(container_log_max_size, container_log_max_files)
@@ -82,20 +86,28 @@ def _never() -> bool:
     return False
 
 
-def load(sources: Source | Iterable[Source]) -> list[Resource]:
-    """The objects of `sources` (paths are read and reviewed as `vcflow validate` does);
-    ValidationFailed with every problem, NoObjects when there is none."""
+def load(
+    sources: Source | Iterable[Source], arguments: Mapping[str, str] | None = None
+) -> list[Resource]:
+    """The objects of `sources` (paths are read and reviewed as `vcflow validate` does),
+    the `arguments` given written into the flows that declare them; ValidationFailed with
+    every problem, NoObjects when there is none, ArgumentError for an argument no flow
+    declares."""
     items: Sequence[Source] = (
         [sources] if isinstance(sources, str | os.PathLike | Resource) else list(sources)
     )
     paths = [os.fspath(s) for s in items if not isinstance(s, Resource)]
-    given = [s for s in items if isinstance(s, Resource)]
-    found: list[Resource] = []
-    if paths:
-        loaded = manifests.load(paths)
-        loaded.raise_if_invalid()
-        found = loaded.objects
-    objects = found + given
+    given = [s.clone() if arguments else s for s in items if isinstance(s, Resource)]
+    loaded = manifests.load(paths, arguments) if paths else None
+    objects = (loaded.objects if loaded is not None else []) + given
+    if arguments:  # (the names checked against every flow, the objects' ones included)
+        try:
+            flowargs.give([obj for obj in objects if isinstance(obj, JobFlow)], arguments)
+        except ArgumentError:
+            if loaded is None or loaded.all_typed or not loaded.errors:
+                raise
+    if loaded is not None and loaded.errors:
+        raise ValidationFailed(list(loaded.errors))
     if not objects:
         raise manifests.NoObjects("run")
     return objects

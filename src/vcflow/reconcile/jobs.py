@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from vcflow.api import names, workdir
+from vcflow.api import arguments, names, workdir
 from vcflow.api.jobflow import Flow, JobFlow
 from vcflow.api.jobtemplate import JobTemplate
 from vcflow.api.meta import ObjectMeta, OwnerReference, controller_reference
-from vcflow.api.vcjob import VCJob
+from vcflow.api.vcjob import EnvVar, JobSpec, VCJob
 from vcflow.patch import merge
 
 #: (`reconcile.retry.ATTEMPT_ANNOTATION`, which reads it)
@@ -35,7 +35,8 @@ def build_job(flow: JobFlow, entry: Flow, template: JobTemplate, *, attempt: int
     (as stored, CRD defaults included) with the entry's patch applied, and no status; the
     working directory the flow (else the template) was applied from (`api.workdir`). An
     attempt after the first (a retry, docs/flow-features.md) carries its number in the
-    annotation `vcflow.io/attempt`."""
+    annotation `vcflow.io/attempt`. A flow that uses the flow language gives every container
+    its arguments in `VCFLOW_ARGS` (`add_env`); any other flow's spec is its template's."""
     ns = flow.namespace
     created_by = {
         names.LABEL_CREATED_BY_TEMPLATE: names.created_by_value(ns, entry.template_name),
@@ -59,5 +60,23 @@ def build_job(flow: JobFlow, entry: Flow, template: JobTemplate, *, attempt: int
         spec = template.spec.clone()
         if entry.patch is not None and entry.patch.job_spec is not None:
             spec = merge.patched_spec(spec, entry.patch.job_spec)
+        if flow.uses_language:
+            add_env(spec, arguments.ENV_ARGS, arguments.env_value(flow))
         job.spec = spec
     return job
+
+
+def add_env(spec: JobSpec, name: str, value: str) -> None:
+    """`name=value` appended to the `env` of every container and init container of every
+    task of `spec` (changed in place: a copy), except a container that sets `name` itself,
+    which keeps its own value (docs/flow-features.md section 11)."""
+    for task in spec.tasks or []:
+        pod = task.template.spec if task.template is not None else None
+        if pod is None:
+            continue
+        for container in [*(pod.init_containers or []), *(pod.containers or [])]:
+            env = container.env
+            if env is None:
+                container.env = [EnvVar(name=name, value=value)]
+            elif not any(var.name == name for var in env):
+                env.append(EnvVar(name=name, value=value))
