@@ -1,10 +1,16 @@
 """Records Kubernetes-style Events on objects, as `v1 Event` objects in the store, so
 `describe` shows them and the conformance runner can assert them. Used by the controllers
-and the runtime alike (they meet only through the store), so it lives here."""
+and the runtime alike (they meet only through the store), so it lives here.
+
+An Event is named as client-go's recorders name theirs, `<object>.<hex of the Unix time in
+ns>`: kube-apiserver lists Events by name, and an Event sent through the events API has no
+`lastTimestamp`, by which `kubectl describe` sorts them (all equal, they keep the list's
+order); so names in time order are what keeps a flow's Events in order there."""
 
 from __future__ import annotations
 
-import uuid
+import threading
+import time
 
 from vcflow.api import clock as clocks
 from vcflow.api.event import Event, EventSource, ObjectReference
@@ -17,6 +23,19 @@ MAX_MESSAGE = 1024
 NORMAL = "Normal"
 WARNING = "Warning"
 COMPONENT = "vc-controller-manager"
+
+
+_named = threading.Lock()
+_last_name_ns = 0
+
+
+def event_suffix() -> str:
+    """The hex of the Unix time in ns, as client-go's `fmt.Sprintf("%v.%x", name, t.UnixNano())`;
+    strictly increasing within the process, so two Events never share a name."""
+    global _last_name_ns
+    with _named:
+        _last_name_ns = max(time.time_ns(), _last_name_ns + 1)
+        return f"{_last_name_ns:x}"
 
 
 def short_message(message: str) -> str:
@@ -35,7 +54,7 @@ class Recorder:
         stamp = clocks.rfc3339(self._clock.now())
         event = Event(
             metadata=ObjectMeta(
-                name=f"{obj.name[:200]}.{uuid.uuid4().hex[:16]}",
+                name=f"{obj.name[:200]}.{event_suffix()}",
                 namespace=obj.namespace,
                 # owned by the object it is about, so deleting that object removes it
                 owner_references=[
