@@ -5,10 +5,13 @@ Pods are those the store has whose controller reference is one of the owner's vc
 uid), in flow order: the flow's entries as listed, each job's pods by task and index. Each
 line is prefixed `[pod/NAME/CONTAINER] ` when more than one pod is read (or `--prefix`).
 Without `-f` each pod's log is printed whole, one pod after another; a pod with no log yet
-is skipped. With `-f` every pod's log is followed at once (a thread each: lines of
-different pods interleave as they come, never within a line), the owner is looked at again
-every half second for new pods, and it ends once the flow (job) has finished and every log
-has been read to its end. Embedded logs are read from the state directory (`podlog`);
+(not started) is skipped. A started pod whose log the server does not give — on a cluster
+the API server reads it from the kubelet of the pod's node, which may be unreachable — is
+said on stderr (`error: pod/NAME: ...`) and the command exits 1 once the others are printed.
+With `-f` every pod's log is followed at once (a thread each: lines of different pods
+interleave as they come, never within a line), the owner is looked at again every half
+second for new pods, and it ends once the flow (job) has finished and every log has been
+read to its end. Embedded logs are read from the state directory (`podlog`);
 remote ones through the server's `pods/NAME/log`, one connection per pod. `--timestamps`,
 `--since` and `--since-time` apply to each pod's log (`times`; the prefix goes before the
 time, as kubectl prints it: `[pod/NAME/CONTAINER] 2026-12-01T23:00:00.123456789Z line`).
@@ -169,7 +172,9 @@ def group_logs(
                             tail=tail,
                             **query(times),
                         )
-                    except VcflowError:
+                    except VcflowError as exc:
+                        if started(pod):  # (one not started has no log yet: skipped)
+                            failed.say(pod, str(exc))
                         return
 
             return picked, chunks(), live
@@ -183,6 +188,7 @@ def group_logs(
         return chosen.container, iter((podlog.read(state_dir, request, chosen),)), False
 
     out = sys.stdout.buffer
+    failed = Failures()
     with remote.reading(ctx) as store:
         pods, done = pods_of(store, namespace, owner)
         prefixed = prefix if prefix is not None else (len(pods) > 1 or follow)
@@ -190,11 +196,55 @@ def group_logs(
             for pod in pods:
                 picked, chunks, _ = source(pod, False)
                 _write(out, b"".join(chunks), _label(pod, picked) if prefixed else b"")
-            return
-        try:
-            _follow(store, namespace, owner, source, pods, done, prefix, out)
-        except KeyboardInterrupt:
-            raise typer.Exit(130) from None
+        else:
+            try:
+                _follow(store, namespace, owner, source, pods, done, prefix, out)
+            except KeyboardInterrupt:
+                raise typer.Exit(130) from None
+    if failed.pods:
+        raise typer.Exit(1)
+
+
+def started(pod: Pod) -> bool:
+    """Whether a container of the pod has started (so it has a log to give)."""
+    status = pod.to_dict().get("status") or {}
+    if status.get("phase") in ("Running", "Succeeded", "Failed"):
+        return True
+    return any(
+        "running" in (c.get("state") or {}) or "terminated" in (c.get("state") or {})
+        for c in status.get("containerStatuses") or []
+    )
+
+
+def log_error(message: str, pod: Pod | None) -> str:
+    """The server's refusal of a pod's log, with what a 5xx means on a cluster: the API
+    server reads a log from the kubelet of the pod's node, and could not."""
+    if not SERVER_FAILED.match(message):
+        return message
+    node = pod.spec.node_name if pod is not None and pod.spec is not None else None
+    where = f"node {node}" if node else "the pod's node"
+    return (
+        f"{message} (the API server reads a pod's log from the kubelet of {where}, and could not)"
+    )
+
+
+#: a 5xx answer as KubeStore words it (`kubestore.status`)
+SERVER_FAILED = re.compile(r"Error from server \((InternalError|ServiceUnavailable|Unknown)\)")
+
+
+class Failures:
+    """The pods whose logs could not be read, each said on stderr once."""
+
+    def __init__(self) -> None:
+        self.pods: set[str] = set()
+        self._lock = threading.Lock()
+
+    def say(self, pod: Pod, message: str) -> None:
+        with self._lock:
+            if pod.name in self.pods:
+                return
+            self.pods.add(pod.name)
+        typer.echo(f"error: pod/{pod.name}: {log_error(message, pod)}", err=True)
 
 
 def _first_container(pod: Pod) -> str:

@@ -42,6 +42,7 @@ from vcflow.cli import grouplogs, kinds, options, output, remote
 from vcflow.runtime import logs as podlogs
 from vcflow.runtime import podlog
 from vcflow.runtime.loghistory import Attempt
+from vcflow.store.base import Store
 
 PodArg = Annotated[
     str,
@@ -208,9 +209,19 @@ def _remote_logs(server: remote.Remote, namespace: str, name: str, wanted: _Want
         except NotFound:
             raise kinds.POD.not_found(name) from None
         except StoreError as exc:  # the server's own words, as embedded prints them
-            raise podlogs.LogsError(str(exc).removeprefix(_BAD_REQUEST)) from None
+            said = str(exc).removeprefix(_BAD_REQUEST)
+            if grouplogs.SERVER_FAILED.match(said):  # (the kubelet could not be reached)
+                said = grouplogs.log_error(said, _pod_or_none(store, namespace, name))
+            raise podlogs.LogsError(said) from None
         except KeyboardInterrupt:
             raise typer.Exit(130) from None
+
+
+def _pod_or_none(store: Store, namespace: str, name: str) -> Pod | None:
+    try:
+        return store.get(Pod, namespace, name)
+    except StoreError:
+        return None
 
 
 def _attempt_row(attempt: Attempt) -> list[str]:
