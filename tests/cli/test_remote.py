@@ -351,6 +351,7 @@ def test_get_watch_prints_each_change(running_server: Server) -> None:
             timeout=60,
         )
         assert applied.returncode == 0
+        assert out.next().split() == ["NAME", "STATUS", "AGE"]  # kubectl's, on the first row
         seen: list[str] = []
         while not seen or seen[-1].split()[:2] != ["test", "Running"]:
             seen.append(out.next())
@@ -438,6 +439,7 @@ def test_get_watch_embedded_prints_each_change(tmp_path: Path) -> None:
         templates = str(EXAMPLE / "JobTemplate.yaml")
         applied = subprocess.run(_cli(*state, "apply", "-f", templates), capture_output=True)
         assert applied.returncode == 0, applied.stderr
+        assert out.next().split() == ["NAME", "AGE"]
         names = [out.next().split()[0] for _ in range(5)]
         assert names == list("abcde")
     finally:

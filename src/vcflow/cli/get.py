@@ -156,7 +156,8 @@ def get(
                 and labels.matches(obj.metadata.labels or {})
                 and matches(obj)
             )
-            _watch(store, target.kind, scope, accepts, since, fmt, all_namespaces)
+            header = fmt.tabular and not every and not no_headers  # (kubectl's, on the first row)
+            _watch(store, target.kind, scope, accepts, since, fmt, all_namespaces, header)
 
 
 def _label_selector(text: str | None) -> Selector:
@@ -198,9 +199,11 @@ def _watch(
     since: int,
     fmt: output.Output,
     all_ns: bool,
+    header: bool = False,
 ) -> None:
     """kubectl's `get -w`: each change after the list as one more row (or document), until
-    Ctrl-C (exit 130)."""
+    Ctrl-C (exit 130); `header`: the table's header before the first row (the list printed
+    none: it was empty), as kubectl prints it."""
     try:
         for event in store.watch([kind.model], namespace=namespace, since_rv=since):
             obj = event.object
@@ -210,7 +213,9 @@ def _watch(
                 output.serialized([obj], fmt, single=True, out=sys.stdout)
             else:
                 headers, rows = _table(kind, [obj], fmt, all_ns=all_ns, prefixed=False)
-                sys.stdout.write(output.aligned(headers, rows)[1] + "\n")
+                lines = output.aligned(headers, rows)
+                sys.stdout.write("\n".join(lines if header else lines[1:]) + "\n")
+                header = False
             sys.stdout.flush()
     except KeyboardInterrupt:
         raise typer.Exit(130) from None
