@@ -24,6 +24,7 @@ from vcflow.api import clock as clocks
 from vcflow.api.errors import AlreadyExists, Conflict, NotFound, VcflowError
 from vcflow.api.lease import Lease, LeaseSpec
 from vcflow.api.meta import ObjectMeta
+from vcflow.kubestore.status import Forbidden
 from vcflow.store.base import Store
 
 log = logging.getLogger("vcflow.operator")
@@ -49,6 +50,18 @@ class Timing:
         if self.renew_deadline <= JITTER * self.retry_period:
             found.append(f"--renew-deadline must be greater than --retry-period x {JITTER}")
         return found
+
+
+#: what a refused lease means on a cluster (deploy/rbac grants leases in one namespace)
+FORBIDDEN_HINT = (
+    " (the operator's Role grants leases in its own namespace only, which it finds in a pod; "
+    "outside one, give --lease-namespace: vcflow-system as deploy/ installs it)"
+)
+
+
+def _said(exc: VcflowError) -> str:
+    """`exc`'s words; for a 403, with what to do about it (FORBIDDEN_HINT)."""
+    return f"{exc}{FORBIDDEN_HINT}" if isinstance(exc, Forbidden) else str(exc)
 
 
 def _record(spec: LeaseSpec | None) -> tuple[object, ...]:
@@ -100,7 +113,7 @@ class Elector:
         except NotFound:
             return self._create(now)
         except VcflowError as exc:
-            log.warning("leader election: reading lease %s: %s", self._where(), exc)
+            log.warning("leader election: reading lease %s: %s", self._where(), _said(exc))
             return False
         self.answered_at = self.monotonic()
         spec = lease.spec or LeaseSpec()
@@ -123,7 +136,7 @@ class Elector:
             log.info("leader election: lease %s changed under us: %s", self._where(), exc)
             return False
         except VcflowError as exc:
-            log.warning("leader election: writing lease %s: %s", self._where(), exc)
+            log.warning("leader election: writing lease %s: %s", self._where(), _said(exc))
             return False
         return self._won(written)
 
@@ -157,7 +170,7 @@ class Elector:
         except (AlreadyExists, Conflict):
             return False
         except VcflowError as exc:
-            log.warning("leader election: creating lease %s: %s", self._where(), exc)
+            log.warning("leader election: creating lease %s: %s", self._where(), _said(exc))
             return False
         return self._won(written)
 
