@@ -1,6 +1,7 @@
 """meta.k8s.io Table answers: asked for by kubectl's Accept header, with the columns `vcflow
-get` prints (the wide ones at priority 1), rows with the object, its metadata or nothing,
-and watch events whose column definitions come once."""
+get` prints (the wide ones at priority 1; a JobFlow's and a JobTemplate's cells as
+kube-apiserver gives them from the CRD's JSONPaths: test_crd_tables.py), rows with the
+object, its metadata or nothing, and watch events whose column definitions come once."""
 
 from __future__ import annotations
 
@@ -69,7 +70,7 @@ def test_the_columns_are_vcflow_gets_with_wide_ones_at_priority_one() -> None:
         ("Jobs", "string", 1),
     ]
     (row,) = body["rows"]
-    assert row["cells"] == ["test", "Running", "3m12s", "1/2"]
+    assert row["cells"] == ["test", "Running", "3m12s", '["test-a"]']  # (as kube's: its CRD's)
     assert row["object"] == {
         "kind": "PartialObjectMetadata",
         "apiVersion": "meta.k8s.io/v1",

@@ -4,10 +4,18 @@ application/json;as=Table;v=v1;g=meta.k8s.io`) and prints, with the kind's print
 nothing (`?includeObject=Object|Metadata|None`). The app factory takes `view` (get and
 list answers) and `watch_view` (each watch event's object); both leave a request that asks
 for no Table alone.
+
+The cells of vcflow's own kinds (JobFlow, JobTemplate) are kube-apiserver's for their CRDs
+(`api.crds.printer_columns`): a CRD column is a JSONPath, whose value a `string` column
+prints as is, or as compact JSON when it is no string (a list), and an absent field is a
+null cell. So `kubectl get jf -o wide` shows the same here as on a cluster: JOBS is
+`.status.completedJobs` (`["f-a","f-b"]`, blank before any), not the `1/2` `vcflow get`
+computes.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
@@ -15,7 +23,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from vcflow.api import clock, columns, resources
+from vcflow.api import clock, columns, crds, resources
 from vcflow.api.meta import Resource
 
 GROUP = "meta.k8s.io"
@@ -56,22 +64,74 @@ def include_object(query: Mapping[str, str]) -> str:
 
 
 def column_definitions(resource: resources.APIResource) -> list[dict[str, Any]]:
+    """The columns' definitions; a CRD column's description is its CRD's."""
+    described = {
+        c["name"]: c["description"]
+        for c in (crds.printer_columns(resource) if resource in crds.KINDS else ())
+        if c.get("description")
+    }
     return [
         {
             "name": col.name,
             "type": col.type,
             "format": col.format,
-            "description": col.description,
+            "description": described.get(col.name, col.description),
             "priority": col.priority,
         }
         for col in columns.of(resource)
     ]
 
 
+def _crd_paths(resource: resources.APIResource) -> dict[str, tuple[str, str]]:
+    """Column name → (type, JSONPath) of the printer columns of `resource`'s CRD; empty
+    for a kind vcflow has no CRD for."""
+    if resource not in crds.KINDS:
+        return {}
+    return {c["name"]: (c["type"], c["jsonPath"]) for c in crds.printer_columns(resource)}
+
+
+def _at(data: Any, path: str) -> Any:
+    """The value at a simple JSONPath (`.status.completedJobs`), None when absent."""
+    for key in path.lstrip(".").split("."):
+        if not isinstance(data, dict):
+            return None
+        data = data.get(key)
+    return data
+
+
+def _printed(value: Any) -> Any:
+    """A `string` CRD column's cell, as kube-apiserver's JSONPath printer writes it."""
+    if value is None or isinstance(value, str):
+        return value
+    return json.dumps(value, separators=(",", ":"))
+
+
+def row_cells(
+    resource: resources.APIResource, obj: Resource, cols: Sequence[columns.Column], now: datetime
+) -> list[Any]:
+    """One row's cells: `vcflow get`'s, but for a CRD column that is not a date, the value
+    its JSONPath finds (`_printed`), as kube-apiserver's table convertor gives it."""
+    found: list[Any] = list(columns.cells(obj, cols, now))
+    paths = _crd_paths(resource)
+    if not paths:
+        return found
+    data = obj.to_dict()
+    for index, col in enumerate(cols):
+        kind, path = paths.get(col.name, ("date", ""))
+        if kind == "string":
+            found[index] = _printed(_at(data, path))
+    return found
+
+
 def _row(
-    obj: Resource, cols: Sequence[columns.Column], include: str, now: datetime, version: str
+    resource: resources.APIResource,
+    obj: Resource,
+    cols: Sequence[columns.Column],
+    include: str,
+    now: datetime,
+    version: str,
 ) -> dict[str, Any]:
-    row: dict[str, Any] = {"cells": columns.cells(obj, cols, now)}
+    row: dict[str, Any] = {"cells": row_cells(resource, obj, cols, now)}
     if include == "Object":
         row["object"] = obj.to_dict()
     elif include == "Metadata":
@@ -102,7 +162,7 @@ def table(
         "apiVersion": f"{GROUP}/{version}",
         "metadata": dict(list_meta or {}),
         "columnDefinitions": column_definitions(resource) if headers else [],
-        "rows": [_row(obj, cols, include, now, version) for obj in objects],
+        "rows": [_row(resource, obj, cols, include, now, version) for obj in objects],
     }
 
 
