@@ -219,3 +219,31 @@ def test_no_field_volcanos_crd_keeps_is_pruned_by_the_generated_one() -> None:
     for resource in crds.KINDS:
         walk(_volcano_schema(resource), crds.structural(resource), resource.kind)
     assert missing == []
+
+
+def _defaults(node: Any, path: str = "") -> dict[str, Any]:
+    """Every `default` in a schema, by property path."""
+    found: dict[str, Any] = {}
+    if not isinstance(node, dict):
+        return found
+    if "default" in node:
+        found[path] = node["default"]
+    for name, field in node.get("properties", {}).items():
+        found |= _defaults(field, f"{path}.{name}")
+    for key, mark in (("items", "[]"), ("additionalProperties", "{}")):
+        found |= _defaults(node.get(key), path + mark)
+    return found
+
+
+def test_the_crds_default_what_every_store_defaults_and_nothing_else() -> None:
+    """A cluster fills a JobTemplate's `spec.queue` and `spec.maxRetry` as vcflow's stores do
+    (`store.base`'s defaulter, the server's admission) and as Volcano's CRD does; without
+    these a real kube-apiserver stored templates without them (found on v1.37). No other
+    default: the models fill theirs when read."""
+    assert _defaults(crds.structural(resources.JOBTEMPLATES)) == {
+        ".spec.queue": "default",
+        ".spec.maxRetry": 3,
+    }
+    assert _defaults(crds.structural(resources.JOBFLOWS)) == {}
+    theirs = _defaults(_volcano_schema(resources.JOBTEMPLATES))
+    assert (theirs[".spec.queue"], theirs[".spec.maxRetry"]) == ("default", 3)

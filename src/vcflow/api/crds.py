@@ -1,6 +1,7 @@
 """The CustomResourceDefinitions of JobFlow and JobTemplate, built from the models: names and
 scope from `resources`, the schema from `schemas.inlined` made structural (root metadata an
-opaque object, no defaults, only the keywords apiextensions.k8s.io/v1 knows), printer columns
+opaque object, no defaults but a JobTemplate spec's, only the keywords apiextensions.k8s.io/v1
+knows), printer columns
 from `columns` (each with the JSONPath kube-apiserver reads). Pure; `scripts/write_crds.py`
 writes `deploy/crds/`, tests/api/test_crds.py checks they have not drifted.
 """
@@ -11,6 +12,7 @@ from typing import Any
 
 from vcflow.api import columns, loading, resources, schemas
 from vcflow.api.resources import APIResource
+from vcflow.api.vcjob import JobSpec, spec_defaults_applied
 
 Schema = dict[str, Any]
 
@@ -98,12 +100,29 @@ def printer_columns(resource: APIResource) -> list[Schema]:
 
 def structural(resource: APIResource) -> Schema:
     """`resource`'s `openAPIV3Schema`: the models' inlined schema, root `metadata` the
-    opaque object the API server validates itself, without defaults (the models fill them
-    when read: the API server must not write them into stored objects) or unknown keys."""
+    opaque object the API server validates itself, without the models' defaults (they fill
+    them when read: the API server must not write them into stored objects) or unknown
+    keys — but for the defaults every store writes (`template_defaults`)."""
     schema: Schema = _cleaned(schemas.inlined(resource))
     schema["type"] = "object"
     schema["properties"]["metadata"] = {"type": "object"}
+    for path, value in template_defaults(resource).items():
+        node = schema
+        for name in path:
+            node = node["properties"][name]
+        node["default"] = value
     return schema
+
+
+def template_defaults(resource: APIResource) -> dict[tuple[str, ...], Any]:
+    """The CRD defaults of a JobTemplate's spec, as Volcano's CRD has them and vcflow's
+    stores write them (`vcjob.spec_defaults_applied`: `queue: default`, `maxRetry: 3`):
+    without them in the CRD a cluster stored templates without, unlike every other store.
+    None for other kinds."""
+    if resource is not resources.JOBTEMPLATES:
+        return {}
+    filled = spec_defaults_applied(JobSpec()).to_dict()
+    return {("spec", key): filled[key] for key in ("queue", "maxRetry")}
 
 
 def _cleaned(node: Any) -> Any:
