@@ -43,6 +43,18 @@ def test_the_garbage_collector_deletes_what_it_must() -> None:
     assert decide(sent) == Verdict(True)
 
 
+def test_a_forced_delete_is_not_reviewed() -> None:
+    """`gracePeriodSeconds: 0` (vcflow delete --force), as kube-apiserver puts it in the
+    review's options (seen on v1.37), skips the unfinished-flow check, as on vcflow server."""
+    sent = payload("jobflow-delete")
+    sent["request"]["options"] = {"kind": "DeleteOptions", "apiVersion": "meta.k8s.io/v1"}
+    assert decide(sent).allowed is False
+    sent["request"]["options"].update(gracePeriodSeconds=0, propagationPolicy="Background")
+    assert decide(sent) == Verdict(True)
+    sent["request"]["options"]["gracePeriodSeconds"] = 30
+    assert decide(sent).allowed is False
+
+
 def test_what_only_the_local_runtime_lacks_is_not_said() -> None:
     sent = payload("jobtemplate-create")
     pod = sent["request"]["object"]["spec"]["tasks"][0]["template"]["spec"]

@@ -64,7 +64,7 @@ def decide(review: Review, cluster: admit.Reader, kind: str) -> Verdict:
 
 
 def _delete(review: Review, cluster: admit.Reader) -> Verdict:
-    if review.username in SYSTEM_DELETERS:
+    if review.username in SYSTEM_DELETERS or forced(review):
         return Verdict(True)
     if review.old_object is None:
         raise Malformed("a DELETE review without oldObject (kube-apiserver 1.15+ sends it)")
@@ -72,6 +72,14 @@ def _delete(review: Review, cluster: admit.Reader) -> Verdict:
     if obj is None:  # a stored object admission cannot read: nothing to check, let it go
         return Verdict(True)
     return _verdict(_reviewed(obj, Operation.DELETE, cluster, None), "Warn")
+
+
+def forced(review: Review) -> bool:
+    """A DELETE with `gracePeriodSeconds: 0` (`vcflow delete --force`, kubectl's `--force
+    --grace-period=0`): the unfinished-flow checks are skipped, as the vcflow server skips
+    its DELETE review for it (compatibility row 11: force bypasses that safety check)."""
+    grace = review.options.get("gracePeriodSeconds")
+    return type(grace) is int and grace == 0
 
 
 def _model(
