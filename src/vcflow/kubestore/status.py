@@ -2,8 +2,10 @@
 admission warnings (`Warning` headers) as FieldErrors. Used by `store` after each request.
 
 `Error from server (Reason): message` is how kubectl prints a Status; the errors say it the
-same way, but for NotFound (the CLI names the missing object itself) and 422 Invalid (one
-FieldError per cause, so the CLI prints one line per problem, as embedded).
+same way, but for NotFound (the CLI names the missing object itself), 422 Invalid (one
+FieldError per cause, so the CLI prints one line per problem, as embedded), an admission
+refusal in a 403 and a write too large to store (etcd's 500, a 413), which are
+ValidationFailed as the embedded store's refusals are.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import json
 import re
 from typing import Any
 
+from vcflow.api import bounds
 from vcflow.api.errors import (
     AlreadyExists,
     Conflict,
@@ -83,17 +86,42 @@ def error_of_status(
         return Expired(said)
     if code == 422:
         return ValidationFailed(_causes(status, message, kind, namespace, name))
+    if code == 413 or (code == 500 and _ETCD_TOO_LARGE in message):
+        return ValidationFailed([FieldError(_too_large(message), "", kind, namespace, name)])
     return StoreError(said)
 
 
+#: etcd's refusal of a request past its limit (--max-request-bytes, 1.5 MiB by default),
+#: which kube-apiserver answers as a 500 InternalError carrying that text
+_ETCD_TOO_LARGE = "etcdserver: request is too large"
+
+
+def _too_large(message: str) -> str:
+    """A write refused for its size — by etcd (a 500) or by the server's body limit (413):
+    what the embedded store says of an object past `bounds.MAX_OBJECT_BYTES`, and the
+    server's words."""
+    return (
+        f"the object is more than the Kubernetes API stores (etcd's default limit: "
+        f"{bounds.MAX_OBJECT_BYTES:,} (1.5 MiB) as JSON, with what the server adds): {message}"
+    )
+
+
 def _refusal(message: str, kind: str, name: str) -> str | None:
-    """What follows `<resource> "<name>" is forbidden: ` in a 403 about the object the
-    request named — vcflow's admission refusing it (a refused delete) — else None (the
-    token may not do this: a cluster's RBAC says so in the same form, and is kept whole)."""
+    """An admission refusal of the write to the object the request named, in a 403: what
+    follows `<resource> "<name>" is forbidden: ` — vcflow server's admission (a refused
+    delete), a ValidatingAdmissionPolicy's — or the whole message of a webhook's denial
+    (`admission webhook "<webhook>" denied the request: ...`, as kube-apiserver words it:
+    vcflow's webhook refusing a delete on a cluster); else None (the token may not do
+    this: a cluster's RBAC says so in the first form, and is kept whole)."""
+    if kind and name and _WEBHOOK_DENIAL.match(message):
+        return message
     _head, sep, rest = message.partition(f'"{name}" is forbidden: ')
     if not (sep and kind and name) or rest.startswith("User "):
         return None
     return rest
+
+
+_WEBHOOK_DENIAL = re.compile(r'admission webhook "[^"]*" denied the request')
 
 
 _REASONS = {

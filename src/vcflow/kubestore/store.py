@@ -516,8 +516,14 @@ class KubeStore:
                 body=body,
                 content_type=MERGE_PATCH,
             )
-        except Conflict:
-            if uid:  # say so when the object was deleted and created again
+        except (Conflict, ValidationFailed) as exc:
+            # a uid that is not the stored object's: kube-apiserver refuses the patch's
+            # metadata.uid as a change of an immutable field (422), vcflow server as a
+            # failed precondition (409); either way, say that it was deleted and created again
+            stale_uid = isinstance(exc, Conflict) or any(
+                e.path == "metadata.uid" for e in exc.errors
+            )
+            if uid and stale_uid:
                 current = self._get_data(info, namespace, name)["metadata"].get("uid")
                 if current != uid:
                     raise self._recreated(info, namespace, name, uid, str(current)) from None
@@ -534,7 +540,9 @@ class KubeStore:
     def bind(
         self, namespace: str, name: str, node_name: str, *, uid: str = "", base: Pod | None = None
     ) -> Pod:
-        """POST `pods/NAME/binding`; a clear error when the server does not serve it."""
+        """POST `pods/NAME/binding`; a clear error when the server does not serve it. A pod
+        bound to `node_name` already is returned as it is, as the other stores do
+        (kube-apiserver answers its binding again with 409 Conflict)."""
         _info, resource = self._kind(Pod)
         binding: dict[str, Any] = {
             "apiVersion": "v1",
@@ -547,7 +555,14 @@ class KubeStore:
         if response.status in (404, 405) and not _names_object(response, name):
             raise StoreError(f"the server {self.url} does not serve pods/binding")
         if not response.ok:
-            raise statuses.error_for(response, kind="Pod", namespace=namespace, name=name)
+            error = statuses.error_for(response, kind="Pod", namespace=namespace, name=name)
+            if isinstance(error, Conflict) and node_name:
+                stored = self.get(Pod, namespace, name)
+                same = stored.spec is not None and stored.spec.node_name == node_name
+                deleting = stored.metadata.deletion_timestamp is not None
+                if same and not deleting and uid in ("", stored.metadata.uid):
+                    return stored
+            raise error
         return self.get(Pod, namespace, name)
 
     def delete(
