@@ -265,7 +265,52 @@ def test_a_pod_is_bound_through_its_binding_subresource(client: httpx.Client) ->
     bound = binding("here")
     assert bound.status_code == 201 and bound.json()["status"] == "Success"
     assert client.get(f"{CORE}/pods/p").json()["spec"]["nodeName"] == "here"
-    assert binding("elsewhere").status_code == 409
+    for node in ("elsewhere", "here"):  # (kube-apiserver refuses a binding again, anywhere)
+        again = binding(node)
+        assert again.status_code == 409 and again.json() == {
+            "kind": "Status",
+            "apiVersion": "v1",
+            "metadata": {},
+            "status": "Failure",
+            "message": 'Operation cannot be fulfilled on pods/binding "p": pod p is already '
+            'assigned to node "here"',
+            "reason": "Conflict",
+            "details": {"name": "p", "kind": "pods/binding"},
+            "code": 409,
+        }
+    missing = client.post(f"{CORE}/pods/q/binding", json={**binding_body("q"), "kind": "Binding"})
+    assert missing.status_code == 404 and missing.json()["message"] == 'pods "q" not found'
+
+
+def binding_body(name: str, node: str = "n", uid: str = "") -> dict[str, object]:
+    meta = {"name": name, **({"uid": uid} if uid else {})}
+    return {"apiVersion": "v1", "kind": "Binding", "metadata": meta,
+            "target": {"kind": "Node", "name": node}}  # fmt: skip
+
+
+def test_a_binding_is_refused_in_kube_apiservers_words(client: httpx.Client) -> None:
+    """As kube-apiserver v1.37 answers them: a uid that is not the pod's, a pod being
+    deleted (its finalizer holds it)."""
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p", "finalizers": ["example.com/hold"]},
+        "spec": {"containers": [{"name": "c", "image": "busybox", "command": ["true"]}]},
+    }
+    made = client.post(f"{CORE}/pods", json=pod).json()
+    uid = made["metadata"]["uid"]
+    wrong = client.post(f"{CORE}/pods/p/binding", json=binding_body("p", uid="other"))
+    assert wrong.status_code == 409 and wrong.json()["details"] == {"name": "p", "kind": "pods"}
+    assert wrong.json()["message"].endswith(
+        f"Precondition failed: UID in precondition: other, UID in object meta: {uid}"
+    )
+    assert client.request("DELETE", f"{CORE}/pods/p").status_code == 200
+    deleting = client.post(f"{CORE}/pods/p/binding", json=binding_body("p"))
+    assert deleting.status_code == 409
+    assert deleting.json()["message"] == (
+        'Operation cannot be fulfilled on pods/binding "p": pod p is being deleted, cannot be '
+        "assigned to a host"
+    )
 
 
 def test_delete_with_options(client: httpx.Client) -> None:

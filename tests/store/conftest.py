@@ -39,8 +39,9 @@ _BASE = (
     "the object comes back from the server: a remote store never shares the caller's `base` copy"
 )
 _CONFLICT = (
-    "vcflow server answers every 409 Conflict with kube's generic message, not the "
-    "store's reason (a binding's: already assigned, being deleted, uid)"
+    "vcflow server answers a binding's 409 Conflict in kube-apiserver's words (pod p is "
+    "already assigned to node..., is being deleted, a uid precondition's StorageError), "
+    "not the store's"
 )
 KUBE_CANNOT: dict[str, str] = {
     "test_bind_refusals": _CONFLICT,

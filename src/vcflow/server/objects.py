@@ -20,6 +20,7 @@ from vcflow.admission import review
 from vcflow.api import resources
 from vcflow.api.errors import Conflict, ValidationFailed, VcflowError
 from vcflow.api.meta import Resource
+from vcflow.api.pod import Pod
 from vcflow.api.resources import APIResource
 from vcflow.patch.jsonmerge import merge_patch
 from vcflow.server import status
@@ -142,7 +143,8 @@ def patch(
 
 def bind(store: Store, namespace: str, name: str, data: Any) -> dict[str, Any]:
     """POST pods/NAME/binding: the pod placed on `target.name` (a v1 Binding body; its
-    metadata.uid, if given, must be the pod's). kube's answer is a Success Status."""
+    metadata.uid, if given, must be the pod's). kube's answer is a Success Status; its
+    refusals are kube's 409s (`_check_bindable`)."""
     if not isinstance(data, dict) or data.get("kind") != "Binding":
         raise ApiError(400, "the body must be a v1 Binding")
     target = data.get("target")
@@ -151,8 +153,43 @@ def bind(store: Store, namespace: str, name: str, data: Any) -> dict[str, Any]:
         raise ApiError(400, "a Binding needs target.name (the node)")
     meta = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
     uid = meta.get("uid") if isinstance(meta, dict) else ""
-    store.bind(namespace, name, node, uid=uid if isinstance(uid, str) else "")
+    uid = uid if isinstance(uid, str) else ""
+    _check_bindable(store.get(Pod, namespace, name), uid)
+    try:
+        store.bind(namespace, name, node, uid=uid)
+    except Conflict:  # (bound or marked deleted since it was read)
+        _check_bindable(store.get(Pod, namespace, name), uid)
+        raise
     return status.success(resources.PODS, name)
+
+
+def _check_bindable(pod: Pod, uid: str) -> None:
+    """kube-apiserver's refusals of a binding, in its words (seen on v1.37): a uid that is
+    not the pod's, a pod being deleted, a pod bound already — to any node, the one asked
+    for too (the store takes that binding again as a no-op; kube does not)."""
+    name = pod.metadata.name
+    if uid and uid != pod.metadata.uid:
+        raise ApiError(
+            409,
+            f'Operation cannot be fulfilled on pods "{name}": StorageError: invalid object, '
+            f"Code: 4, Key: /registry/pods/{pod.metadata.namespace}/{name}, ResourceVersion: "
+            f"0, AdditionalErrorMsg: Precondition failed: UID in precondition: {uid}, UID in "
+            f"object meta: {pod.metadata.uid}",
+            reason="Conflict",
+            details={"name": name, "kind": "pods"},
+        )
+    refusal = ""
+    if pod.metadata.deletion_timestamp:
+        refusal = f"pod {name} is being deleted, cannot be assigned to a host"
+    elif pod.spec is not None and pod.spec.node_name:
+        refusal = f'pod {name} is already assigned to node "{pod.spec.node_name}"'
+    if refusal:
+        raise ApiError(
+            409,
+            f'Operation cannot be fulfilled on pods/binding "{name}": {refusal}',
+            reason="Conflict",
+            details={"name": name, "kind": "pods/binding"},
+        )
 
 
 def delete(
