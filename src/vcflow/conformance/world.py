@@ -2,13 +2,14 @@
 (`fail_creates`, the spec of each vcjob create), the controllers, and a virtual clock. No
 pod runs here, so no probe connection succeeds (`prober.Unreachable`). The controllers talk
 to the memory store itself, or — with a `Serve` — to the store an API server in front of it
-gives them (the Kubernetes backend: a `KubeStore` over `vcflow server`'s app)."""
+gives them (the Kubernetes backend: a `KubeStore` over `vcflow server`'s app; a real cluster,
+whose garbage collector acts after the writes: `Converging`)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from contextlib import AbstractContextManager, ExitStack, nullcontext
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from vcflow.api.clock import FakeClock
 from vcflow.api.errors import FieldError, ValidationFailed
@@ -51,6 +52,16 @@ class HarnessStore(MemoryStore):
 Serve = Callable[[HarnessStore], AbstractContextManager[Store]]
 
 
+@runtime_checkable
+class Converging(Protocol):
+    """A served store whose API server also acts on its own after some writes (a real
+    cluster's garbage collector deleting a deleted flow's vcjobs): `converge` waits until
+    what it will do is done and returns whether it did anything (the controllers then
+    have events to read)."""
+
+    def converge(self) -> bool: ...
+
+
 def direct(harness: HarnessStore) -> AbstractContextManager[Store]:
     """The harness store itself (the memory backend)."""
     return nullcontext(harness)
@@ -77,7 +88,11 @@ class World:
         self._exits.close()
 
     def settle(self) -> None:
+        """Run the controllers until they are idle; over a `Converging` store, again after
+        each time the API server's own work changed something."""
         self.manager.settle()
+        while isinstance(self.store, Converging) and self.store.converge():
+            self.manager.settle()
 
     def wait(self, seconds: float) -> None:
         """Advance virtual time, running each delayed retry at its due time."""
