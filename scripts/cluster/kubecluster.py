@@ -1104,6 +1104,10 @@ class Cluster:
                 f"--manage-nodes-with-annotation-selector={KWOK_NODE_ANNOTATION}=fake",
                 f"--cidr={POD_CIDR}",
                 f"--server-address=127.0.0.1:{ports['kwok']}",
+                # the node leases its heartbeat stage relies on (it writes the nodes' status
+                # only every 10-20 min): without them (kwok's default, 0) the nodes turned
+                # NotReady every ~55 s, kube-controller-manager's grace period, for seconds
+                "--node-lease-duration-seconds=40",
             ],
             kwok,
         )
