@@ -9,6 +9,9 @@ import pytest
 
 # The real Kubernetes + Volcano test cluster (one per session) for every directory's tests.
 from tests.cluster.fixtures import cluster, kube, kube_namespace  # noqa: F401
+
+# vcflow's CRDs in it, once per session (for tests/store's "cluster" backend, tests/conformance).
+from tests.store.clusterbackend import vcflow_crds  # noqa: F401
 from typer.testing import CliRunner, Result
 
 from vcflow.cli.app import app

@@ -16,9 +16,11 @@ from vcflow.api.vcjob import VCJob
 from vcflow.store import MemoryStore, SqliteStore
 from vcflow.store.engine import StoreEngine
 
-from . import kmock_cannot
+from . import cluster_cannot, kmock_cannot
 
-BACKENDS = ["memory", "sqlite", "kube", "kmock"]
+BACKENDS = ["memory", "sqlite", "kube", "kmock", "cluster"]
+#: the namespaces the contract tests name (the "cluster" backend makes and empties them)
+NAMESPACES = ("default", "other", "ns1", "ns2")
 
 #: Contract tests that cannot hold over the Kubernetes API ("kube": a `KubeStore` talking
 #: to `vcflow server`'s application), and why. Each is run on the other backends.
@@ -89,14 +91,28 @@ KUBE_CANNOT: dict[str, str] = {
 #: talking to it), and why (kmock_cannot.py): those of KUBE_CANNOT with their reasons, and
 #: the emulator's own.
 KMOCK_CANNOT: dict[str, str] = {**KUBE_CANNOT, **kmock_cannot.KMOCK_CANNOT}
+#: Contract tests that cannot hold on a real control plane ("cluster": a `KubeStore` on
+#: the session's kube-apiserver v1.37 + etcd, vcflow's CRDs and webhook installed), and why
+#: (cluster_cannot.py): those of KUBE_CANNOT with their reasons, and the real server's own.
+CLUSTER_CANNOT: dict[str, str] = {**KUBE_CANNOT, **cluster_cannot.CLUSTER_CANNOT}
 #: backend → the tests left out on it
-CANNOT: dict[str, dict[str, str]] = {"kube": KUBE_CANNOT, "kmock": KMOCK_CANNOT}
+CANNOT: dict[str, dict[str, str]] = {
+    "kube": KUBE_CANNOT,
+    "kmock": KMOCK_CANNOT,
+    "cluster": CLUSTER_CANNOT,
+}
 
 
 def make_store(backend: str, tmp_path: Path, clock: FakeClock, **options: Any) -> StoreEngine:
     """A fresh store of `backend`; "kube" is a server around a fresh memory store, "kmock"
-    a fresh KubernetesEmulator (each a `KubeStore`, typed here as the engine it stands in
-    for)."""
+    a fresh KubernetesEmulator, "cluster" a new client of the session's real control plane,
+    its namespaces emptied by the `backend` fixture (each a `KubeStore`, typed here as the
+    engine it stands in for)."""
+    if backend == "cluster":
+        from .clusterbackend import ClusterBackend
+
+        assert _ON_CLUSTER, "the backend fixture sets up the cluster"
+        return cast(StoreEngine, ClusterBackend(_ON_CLUSTER[0]))
     if backend == "memory":
         return MemoryStore(clock=clock, **options)
     if backend == "kube":
@@ -133,8 +149,33 @@ def clock() -> FakeClock:
     return FakeClock()
 
 
+#: the package's vcflow on the cluster, while it is set up (for `make_store`)
+_ON_CLUSTER: list[Any] = []
+
+
+@pytest.fixture(scope="package")
+def vcflow_on_cluster(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Any]:
+    """vcflow installed in the session's cluster for NAMESPACES (clusterbackend.py), once
+    for the package's tests on the "cluster" backend; undone after the last of them."""
+    from .clusterbackend import started
+
+    cluster = request.getfixturevalue("cluster")  # (skips when there is no cluster)
+    request.getfixturevalue("vcflow_crds")
+    with started(cluster, NAMESPACES, tmp_path_factory.mktemp("store-on-cluster")) as found:
+        _ON_CLUSTER[:] = [found]
+        try:
+            yield found
+        finally:
+            _ON_CLUSTER.clear()
+
+
 @pytest.fixture(params=BACKENDS)
 def backend(request: pytest.FixtureRequest) -> str:
+    """The backend's name; on "cluster", NAMESPACES emptied first."""
+    if request.param == "cluster":
+        request.getfixturevalue("vcflow_on_cluster").clean()
     return str(request.param)
 
 

@@ -37,7 +37,12 @@ RUNNING = {
         {"type": "Ready", "status": "True", "lastTransitionTime": "2026-01-01T00:00:01Z"}
     ],
     "containerStatuses": [
-        {"name": "c", "ready": True, "restartCount": 0, "state": {"running": {"startedAt": "x"}}}
+        {
+            "name": "c",
+            "ready": True,
+            "restartCount": 0,
+            "state": {"running": {"startedAt": "2026-01-01T00:00:01Z"}},  # (kube parses it)
+        }
     ],
     "extraField": {"kept": [1, 2]},  # unknown fields are kept, as everywhere
 }
