@@ -72,6 +72,7 @@ def test_volcanos_example_succeeds_its_vcjobs_deleted_and_its_status_right_at_ev
     assert set(order[2:4]) == {"test-c", "test-d"}
     scene.wait(lambda: not scene.pods(), "the deleted vcjobs' pods to go")
     assert not watch.errors
+    assert "Forbidden" not in operator.output()  # deploy/'s RBAC is all it needed
 
 
 def test_a_pod_that_exits_3_fails_its_job_and_its_flow(scene: Scene) -> None:

@@ -132,6 +132,8 @@ def test_a_running_flow_and_its_templates_are_not_deleted_until_it_is_stopped(
     scene.wait_phase("busy", "Failed")
     scene.kubectl.ok("-n", namespace, "delete", "jf", "busy")
     scene.kubectl.ok("-n", namespace, "delete", "jt", "long")
+    # its reads of the cluster (the flows using a template) with deploy/'s read-only RBAC
+    assert "Forbidden" not in scene.deployed.webhook.output()
 
 
 def test_while_the_webhook_does_not_answer_creates_fail_and_deletes_go_through(
