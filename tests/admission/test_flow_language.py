@@ -5,12 +5,13 @@ field."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
 from tests.admission.test_flow_features import problems, template
 
-from vcflow.admission import review
+from vcflow.admission import review, unknown
 from vcflow.api.jobflow import JobFlow
 
 
@@ -250,3 +251,28 @@ def test_a_container_that_sets_vcflow_args_itself_is_a_warning() -> None:
     ]
     # a flow that does not use the language adds no variable: nothing to say
     assert problems(flow({"name": "a"}), template("a", tasks=tasks)) == ([], [])
+
+
+# -- unknown fields ---------------------------------------------------------------------------
+
+
+def test_unknown_fields_are_judged_by_the_field_validation() -> None:
+    obj = JobFlow.from_dict(
+        flow({"name": "a", "withItems": [1], "depends": "x"}, onExit=["a"], arguments=[])
+    )
+    found = review.review(obj, context=review.Context(templates={"a": template("a")}))
+    assert [(e.path, e.hint) for e in found] == [
+        ("spec.onExit", "designed in docs/flow-features.md part II, not built yet"),
+        (
+            "spec.flows[0].withItems",
+            'the fan-out is "for" in vcflow, coming: docs/flow-features.md',
+        ),
+        ("spec.flows[0].depends", 'use "dependsOn" with "outcome": Completed, Failed or Finished'),
+    ]
+    assert all(e.warning for e in found)
+    strict = unknown.judged(found, unknown.Validation.STRICT)
+    assert [e.warning for e in strict] == [False, False, False]
+    assert unknown.judged(found, unknown.Validation.WARN) == found
+    assert unknown.judged(found, unknown.Validation.IGNORE) == []
+    other = dataclasses.replace(found[0], message="a task creates no pods")
+    assert unknown.judged([other], unknown.Validation.STRICT) == [other]

@@ -4,6 +4,7 @@ state directory's lock), on real processes."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -145,3 +146,29 @@ def test_run_takes_the_flows_arguments(tmp_path: Path) -> None:
     assert out.read_text() == '{"threshold":"0.8"}\n'
     assert given.spec is not None and given.spec.arguments is not None
     assert given.spec.arguments[0].value is None  # (the caller's object is left as it was)
+
+
+def test_unknown_fields_are_refused_unless_validate_says_otherwise(tmp_path: Path) -> None:
+    manifest = tmp_path / "flow.yaml"
+    odd = FLOW.replace("    - name: a\n", "    - name: a\n      withItems: [1]\n")
+    manifest.write_text(
+        TEMPLATE.format(name="a", script="true")
+        + "---"
+        + TEMPLATE.format(name="b", script="true")
+        + "---"
+        + odd
+    )
+    state = tmp_path / "state"
+    with pytest.raises(
+        vcflow.ValidationFailed, match=re.escape('unknown field "spec.flows[0].withItems"')
+    ):
+        vcflow.run(manifest, state_dir=state)
+    objects = [JobFlow.from_dict(_yaml(odd))]
+    with pytest.raises(
+        vcflow.ValidationFailed, match=re.escape("JobFlow default/f: spec.flows[0].withItems")
+    ):
+        vcflow.run(objects, state_dir=state)
+    assert not state.exists()
+    with pytest.raises(vcflow.VcflowError, match="validate='loose': must be one of"):
+        vcflow.run(manifest, state_dir=state, validate="loose")
+    assert vcflow.run(manifest, state_dir=state, validate="warn").succeeded

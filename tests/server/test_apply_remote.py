@@ -126,7 +126,7 @@ def test_200_warnings_applied_through_the_server_in_one_apply(
     server = start_server("--runtime", "none")
     manifest = tmp_path / "big.yaml"
     manifest.write_text(yaml.safe_dump_all(_big(100)))
-    done = _run(server, tmp_path, "apply", "-f", str(manifest))
+    done = _run(server, tmp_path, "apply", "-f", str(manifest), "--validate=warn")
     assert done.returncode == 0, done.stderr
     assert done.stdout.count(" created\n") == 101
     assert "jobflow.flow.volcano.sh/big created" in done.stdout
@@ -143,6 +143,23 @@ def test_200_warnings_applied_through_the_server_in_one_apply(
         listed = http.get(f"{FLOW}/jobtemplates").json()["items"]
         assert len(listed) == 100
         assert len(http.get(f"{FLOW}/jobflows/big").json()["spec"]["flows"]) == 100
+
+
+def test_unknown_fields_through_the_server_by_validate(start_server: Start, tmp_path: Path) -> None:
+    """`--validate` through a server as embedded: strict (the default) refuses before
+    anything is sent, ignore leaves out the server's unknown-field warnings too."""
+    server = start_server("--runtime", "none")
+    manifest = tmp_path / "small.yaml"
+    manifest.write_text(yaml.safe_dump_all(_big(2)))
+    refused = _run(server, tmp_path, "apply", "-f", str(manifest))
+    assert refused.returncode == 1, refused.stdout
+    assert 'unknown field "spec.bogus0"' in refused.stderr
+    with server.client() as http:
+        assert http.get(f"{FLOW}/jobtemplates").json()["items"] == []
+    done = _run(server, tmp_path, "apply", "-f", str(manifest), "--validate=ignore")
+    assert done.returncode == 0, done.stderr
+    assert "unknown field" not in done.stderr
+    assert done.stdout.count(" created\n") == 3
 
 
 def test_python_clients_read_an_answer_of_200_warnings(start_server: Start) -> None:

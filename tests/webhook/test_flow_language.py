@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from tests.server.conftest import Server, jobflow, template
+from tests.server.conftest import FLOW, Server, jobflow, template
 
 from .conftest import Webhook, payload, put
 from .test_reviews import JF, JT, refused, response
@@ -68,3 +68,43 @@ def test_a_template_used_under_another_entry_name_is_not_deleted(
         'cannot delete JobTemplate "shared": unfinished JobFlow(s) uses use it; stop or delete '
         "them first",
     )
+
+
+ARGO_SPEC = {"flows": [{"name": "a", "template": "shared", "withItems": [1, 2]}]}
+WITH_ITEMS = (
+    'unknown field "spec.flows[0].withItems" (the fan-out is "for" in vcflow, coming: '
+    "docs/flow-features.md)"
+)
+
+
+def test_an_unknown_field_says_the_vcflow_field_warned_or_refused(
+    webhook: Webhook, seeded: Server
+) -> None:
+    sent = create(ARGO_SPEC, "Warn")
+    warned = response(webhook.review(JF, sent), sent)
+    assert warned["allowed"] is True
+    assert warned["warnings"] == [WITH_ITEMS]
+    sent = create(ARGO_SPEC, "Strict")
+    refused(response(webhook.review(JF, sent), sent), 422, f"spec.flows[0].withItems: {WITH_ITEMS}")
+
+
+def test_the_server_answers_unknown_fields_as_the_webhook(seeded: Server) -> None:
+    """kube-apiserver's fieldValidation: Warn when not given (a Warning header), Strict (what
+    kubectl sends) refuses with the same line, Ignore says nothing."""
+    body = create(ARGO_SPEC)["request"]["object"]
+    with seeded.client() as client:
+        path = f"{FLOW}/jobflows"
+        warned = client.post(path, params={"dryRun": "All"}, json=body)
+        assert warned.status_code == 201, warned.text
+        assert [w.split('"', 1)[1][:-1] for w in warned.headers.get_list("warning")] == [
+            WITH_ITEMS.replace('"', '\\"')
+        ]
+        strict = client.post(path, params={"dryRun": "All", "fieldValidation": "Strict"}, json=body)
+        assert strict.status_code == 422
+        assert strict.json()["message"] == (
+            f'JobFlow.flow.volcano.sh "args" is invalid: spec.flows[0].withItems: {WITH_ITEMS}'
+        )
+        ignored = client.post(
+            path, params={"dryRun": "All", "fieldValidation": "Ignore"}, json=body
+        )
+        assert ignored.status_code == 201 and "warning" not in ignored.headers

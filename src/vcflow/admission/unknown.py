@@ -1,5 +1,9 @@
-"""Warnings for fields no schema knows, worded as kubectl's (`unknown field
-"spec.tasks[0].replica"`): a typo is otherwise silently ignored, as the API server prunes it.
+"""Fields no schema knows, worded as kubectl's (`unknown field "spec.tasks[0].replica"`): a
+typo is otherwise silently ignored, as the API server prunes it. Admission reports them as
+warnings; what a caller makes of them is its field validation (`judged`): `strict` refuses
+them (the CLI's default, and kubectl's), `warn` says them, `ignore` drops them, as
+kube-apiserver's `fieldValidation` Strict, Warn and Ignore. A field another workflow engine
+has, or one of vcflow's designed but not built yet, says what to write instead (`HINTS`).
 
 Every object `review` admits is covered:
 - its top level and `metadata`, by vcflow's models (ObjectMeta as Kubernetes defines it);
@@ -13,7 +17,10 @@ A value of the wrong type is not looked into (type errors are the model's to rep
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+from collections.abc import Sequence
+from enum import StrEnum
 from typing import Any
 
 from vcflow.admission import crd
@@ -40,6 +47,45 @@ CHECKED = (
 )
 #: Kubernetes' ObjectMeta fields that vcflow's ObjectMeta does not model.
 OBJECT_META_OTHERS = frozenset({"selfLink", "deletionGracePeriodSeconds", "managedFields"})
+UNKNOWN_FIELD = 'unknown field "'
+_FAN_OUT = 'the fan-out is "for" in vcflow, coming: docs/flow-features.md'
+_NOT_BUILT = "designed in docs/flow-features.md part II, not built yet"
+#: (model, key) → what to write instead: Argo's DAG task fields where a vcflow field does
+#: the job, and the flow language's fields not built yet.
+HINTS: dict[tuple[type[WireModel], str], str] = {
+    (jobflow.Flow, "withItems"): _FAN_OUT,
+    (jobflow.Flow, "withParam"): _FAN_OUT,
+    (jobflow.Flow, "withSequence"): _FAN_OUT,
+    (jobflow.Flow, "depends"): 'use "dependsOn" with "outcome": Completed, Failed or Finished',
+    (jobflow.Flow, "dependencies"): 'use "dependsOn": {targets: [...]}',
+    (jobflow.Flow, "when"): _NOT_BUILT,
+    (jobflow.Flow, "switch"): _NOT_BUILT,
+    (jobflow.Flow, "for"): 'the fan-out "for" is coming, not built yet',
+    (jobflow.JobFlowSpec, "onExit"): _NOT_BUILT,
+}
+
+
+class Validation(StrEnum):
+    """What to do with unknown fields (kubectl's `--validate`, the API's `fieldValidation`)."""
+
+    STRICT = "strict"
+    WARN = "warn"
+    IGNORE = "ignore"
+
+
+def is_unknown(error: FieldError) -> bool:
+    """Is `error` one of this module's `unknown field` warnings?"""
+    return error.warning and error.message.startswith(UNKNOWN_FIELD)
+
+
+def judged(found: Sequence[FieldError], validation: Validation) -> list[FieldError]:
+    """Admission's problems with the unknown-field warnings made errors (`strict`), kept
+    (`warn`) or left out (`ignore`)."""
+    if validation is Validation.WARN:
+        return list(found)
+    if validation is Validation.IGNORE:
+        return [e for e in found if not is_unknown(e)]
+    return [dataclasses.replace(e, warning=False) if is_unknown(e) else e for e in found]
 
 
 def unknown_fields(obj: Resource) -> list[FieldError]:
@@ -59,7 +105,10 @@ def model_unknowns(model: WireModel, path: str) -> list[FieldError]:
     JobSpec by the CRD."""
     found: list[FieldError] = []
     if isinstance(model, CHECKED):
-        found += [_unknown(f"{path}.{key}") for key in model.model_extra or {}]
+        kind = type(model)
+        found += [
+            _unknown(f"{path}.{key}", HINTS.get((kind, key), "")) for key in model.model_extra or {}
+        ]
     fields = model.__dict__
     for name, alias in _wire_names(type(model)):
         value = fields[name]
@@ -157,8 +206,8 @@ def _has_fields(value: Any) -> bool:
     return kind is dict or kind is list or isinstance(value, WireModel)
 
 
-def _unknown(path: str) -> FieldError:
-    return FieldError(f'unknown field "{path}"', path, warning=True)
+def _unknown(path: str, hint: str = "") -> FieldError:
+    return FieldError(f'{UNKNOWN_FIELD}{path}"', path, hint=hint, warning=True)
 
 
 @functools.cache

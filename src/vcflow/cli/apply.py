@@ -13,6 +13,7 @@ from dataclasses import replace
 
 import typer
 
+from vcflow.admission import unknown
 from vcflow.api import gcpause, printable, workdir
 from vcflow.api.errors import FieldError, Origin, ValidationFailed, VcflowError
 from vcflow.api.loading import Document
@@ -27,26 +28,34 @@ def apply(
     filename: FilenameOption,
     namespace: options.ApplyNamespaceOption = None,
     argument: options.ArgumentsOption = None,
+    field_validation: options.ValidateOption = "strict",
 ) -> None:
     """Create or update the objects in manifests (like kubectl apply), all or nothing.
 
     Every object is validated first, against the store and the other manifests; if any is
     rejected nothing is written. Then the controllers run in-process until settled, unless
     a `vcflow controller` process runs them. `-p NAME=VALUE` gives a flow argument's value,
-    written into the stored flow.
+    written into the stored flow. A field vcflow does not know is an error (--validate=warn
+    makes it a warning).
     """
-    loaded = manifests.load(filename, options.arguments(argument))
+    validation = options.validation(field_validation)
+    loaded = manifests.load(filename, options.arguments(argument), validation)
     options.place(loaded, namespace)
     loaded.raise_if_invalid()
     loaded.require_objects("apply")
     with remote.writing(ctx) as store:
-        apply_and_report(store, loaded)
+        apply_and_report(store, loaded, validation)
 
 
-def apply_and_report(store: Store, loaded: manifests.Manifests) -> list[ApplyResult]:
-    """Apply every object in one transaction; print warnings (stderr, with file and line)
-    and kubectl's `<kind>.<group>/<name> created|configured|unchanged` lines. Records the
-    current directory on the objects that record none (`api.workdir`)."""
+def apply_and_report(
+    store: Store,
+    loaded: manifests.Manifests,
+    validation: unknown.Validation = unknown.Validation.STRICT,
+) -> list[ApplyResult]:
+    """Apply every object in one transaction; print warnings (stderr, with file and line;
+    with `--validate=ignore` none of an unknown field) and kubectl's
+    `<kind>.<group>/<name> created|configured|unchanged` lines. Records the current
+    directory on the objects that record none (`api.workdir`)."""
     workdir.stamp(loaded.objects, os.getcwd())
     try:
         with gcpause.paused():  # thousands of models built and dropped: see gcpause
@@ -58,6 +67,10 @@ def apply_and_report(store: Store, loaded: manifests.Manifests) -> list[ApplyRes
         for note in getattr(exc, "__notes__", ()):
             typer.echo(printable.escaped(str(note)), err=True)
         raise
+    if validation is unknown.Validation.IGNORE:  # (the store's review, a server's too)
+        results = [
+            replace(r, warnings=tuple(unknown.judged(r.warnings, validation))) for r in results
+        ]
     if any(result.warnings for result in results):
         where = _Documents(loaded)
         warnings = [

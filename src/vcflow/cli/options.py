@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from vcflow.admission import unknown
 from vcflow.api import arguments as flowargs
 from vcflow.api import clock, names
 from vcflow.api.errors import InputError
@@ -61,6 +62,40 @@ ArgumentsOption = Annotated[
 def arguments(values: list[str] | None) -> dict[str, str] | None:
     """The `-p` values given, by name (None when none is)."""
     return flowargs.parse_given(values) if values else None
+
+
+#: `--validate`'s values, kubectl's `true` and `false` among them
+VALIDATIONS = {
+    "strict": unknown.Validation.STRICT,
+    "true": unknown.Validation.STRICT,
+    "warn": unknown.Validation.WARN,
+    "ignore": unknown.Validation.IGNORE,
+    "false": unknown.Validation.IGNORE,
+}
+
+
+def _validation(value: str) -> str:
+    if value.lower() not in VALIDATIONS:
+        raise typer.BadParameter(f"{value!r}: must be one of strict (true), warn, ignore (false)")
+    return value
+
+
+ValidateOption = Annotated[
+    str,
+    typer.Option(
+        "--validate",
+        metavar="MODE",
+        callback=_validation,
+        help="Fields vcflow does not know: strict refuses them (the default), warn says them "
+        "and goes on, ignore says nothing; as kubectl's --validate (true is strict, false "
+        "is ignore).",
+    ),
+]
+
+
+def validation(value: str) -> unknown.Validation:
+    """The `--validate` value given, as admission's field validation."""
+    return VALIDATIONS[value.lower()]
 
 
 def place(loaded: manifests.Manifests, namespace: str | None) -> None:

@@ -1,5 +1,5 @@
-"""`vcflow run -f PATH... [-p NAME=VALUE] [--timeout S] [--capacity LIST] [--fail-fast]
-[--no-live]`: apply,
+"""`vcflow run -f PATH... [-p NAME=VALUE] [--validate MODE] [--timeout S] [--capacity LIST]
+[--fail-fast] [--no-live]`: apply,
 then run the controllers and the local runtime in this process (`local.session.LocalRun`)
 until every applied JobFlow (and vcjob applied alone) has ended and no pod process of theirs
 is left. Only the flows the manifests name run: others in the state directory (one `vcflow
@@ -30,6 +30,7 @@ import typer
 from rich.console import Console
 from rich.live import Live
 
+from vcflow.admission import unknown
 from vcflow.api.errors import InputError
 from vcflow.api.jobflow import JobFlow
 from vcflow.api.vcjob import VCJob
@@ -159,6 +160,7 @@ def run(
     log_max_files: LogFilesOption = None,
     namespace: options.ApplyNamespaceOption = None,
     argument: options.ArgumentsOption = None,
+    field_validation: options.ValidateOption = "strict",
 ) -> None:
     """Apply manifests and run their JobFlows (and vcjobs) here until each has ended.
 
@@ -172,6 +174,7 @@ def run(
     `vcflow resubmit` made): vcflow get jf NAME -o yaml | vcflow run -f -, or `vcflow run`
     without -f: every flow (and vcjob applied alone) of the state directory not ended.
     `-p NAME=VALUE` gives a flow argument's value (with -f), written into the stored flow.
+    A field vcflow does not know is an error (--validate=warn makes it a warning).
     """
     if not filename:
         if argument:
@@ -182,7 +185,8 @@ def run(
             )
         _run_stored(ctx, timeout, capacity, fail_fast, live, log_max_size, log_max_files)
         return
-    loaded = manifests.load(filename, options.arguments(argument))
+    validation = options.validation(field_validation)
+    loaded = manifests.load(filename, options.arguments(argument), validation)
     options.place(loaded, namespace)
     loaded.raise_if_invalid()
     loaded.require_objects("run")
@@ -190,7 +194,7 @@ def run(
     state_dir = options.state_dir(ctx)
     server = remote.remote_of(ctx)
     if server is not None:
-        _follow_remote(server, loaded, state_dir, timeout=timeout, live=live)
+        _follow_remote(server, loaded, state_dir, validation, timeout=timeout, live=live)
         return
     settings = running.options(
         capacity,
@@ -199,7 +203,7 @@ def run(
         log_limits=running.log_limits(log_max_size, log_max_files),
     )
     with running.holding(state_dir) as store:
-        flows, jobs = running.targets(apply_cmd.apply_and_report(store, loaded))
+        flows, jobs = running.targets(apply_cmd.apply_and_report(store, loaded, validation))
         result = _run_collected(store, state_dir, flows, jobs, settings, live=live)
     _report(result, timeout)
 
@@ -272,6 +276,7 @@ def _follow_remote(
     server: remote.Remote,
     loaded: manifests.Manifests,
     state_dir: Path,
+    validation: unknown.Validation,
     *,
     timeout: float | None,
     live: bool,
@@ -280,7 +285,7 @@ def _follow_remote(
     (live view, final table, exit code). Ctrl-C or `--timeout` stop the following only:
     the flows go on in the server."""
     with server.connect() as store:
-        flows, jobs = running.targets(apply_cmd.apply_and_report(store, loaded))
+        flows, jobs = running.targets(apply_cmd.apply_and_report(store, loaded, validation))
         progress, view, live_view = _progress_view(flows, jobs, live=live)
 
         def tick() -> None:

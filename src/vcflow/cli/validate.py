@@ -3,7 +3,8 @@ and never against a store (none is opened); nothing is written.
 
 Like `kubectl apply --dry-run`: one `<kind>.<group>/<name> validated` line per good object on
 stdout, `Warning: …` lines on stderr, and every problem raised at once as ValidationFailed for
-the error boundary in `cli/app.py` (one line each, exit 1).
+the error boundary in `cli/app.py` (one line each, exit 1); a field vcflow does not know is
+one of them unless `--validate=warn|ignore` (as kubectl's `--validate`).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Annotated
 
 import typer
 
+from vcflow.cli import options
 from vcflow.local import manifests
 
 FilenameOption = Annotated[
@@ -25,15 +27,16 @@ FilenameOption = Annotated[
 ]
 
 
-def validate(filename: FilenameOption) -> None:
+def validate(filename: FilenameOption, field_validation: options.ValidateOption = "strict") -> None:
     """Check manifests (schema and admission rules) without a store; nothing is written.
 
     All objects are checked together: a JobFlow's entries are resolved against the
     JobTemplates of its namespace given alongside it. Nothing already applied is read:
     `apply` also checks the objects against the store (a template it holds, a JobFlow's
-    spec that cannot change).
+    spec that cannot change). A field vcflow does not know is an error (--validate=warn
+    makes it a warning).
     """
-    loaded = manifests.load(filename)
+    loaded = manifests.load(filename, validation=options.validation(field_validation))
     loaded.require_objects("validate")
     for warning in loaded.warnings:
         typer.echo(f"Warning: {warning}", err=True)

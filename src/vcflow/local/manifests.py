@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from vcflow.admission import collisions
+from vcflow.admission import collisions, unknown
 from vcflow.admission import review as admission
 from vcflow.api import arguments as flowargs
 from vcflow.api import gcpause, loading
@@ -91,8 +91,14 @@ class NoObjects(InputError):
         super().__init__(f"error: no objects passed to {verb}")
 
 
-def load(paths: Sequence[str], arguments: Mapping[str, str] | None = None) -> Manifests:
+def load(
+    paths: Sequence[str],
+    arguments: Mapping[str, str] | None = None,
+    validation: unknown.Validation = unknown.Validation.STRICT,
+) -> Manifests:
     """Read, type and review every object in `paths` (`-` is stdin); never raises for input.
+    Fields vcflow does not know are errors, warnings or nothing by `validation` (`--validate`:
+    `unknown.judged`).
 
     `arguments` (`-p NAME=VALUE`) are written into the flows that declare them before they
     are reviewed (`api.arguments.give`), so a required one given here is no error; a name
@@ -111,7 +117,7 @@ def load(paths: Sequence[str], arguments: Mapping[str, str] | None = None) -> Ma
                 flowargs.give([o for _, o in typed.values() if isinstance(o, JobFlow)], arguments)
             except ArgumentError as exc:
                 given = exc
-        warnings = _review(typed, problems)
+        warnings = _review(typed, problems, validation)
     items = tuple(Item(obj, doc, tuple(problems[i])) for i, (doc, obj) in typed.items())
     errors = tuple(e for found in problems for e in found)
     all_typed = len(typed) == len(slots) and all(isinstance(s, Document) for s in slots)
@@ -179,9 +185,12 @@ def _duplicate(obj: Resource, doc: Document, seen: dict[Identity, Origin]) -> Fi
 
 
 def _review(
-    typed: dict[int, tuple[Document, Resource]], problems: list[list[FieldError]]
+    typed: dict[int, tuple[Document, Resource]],
+    problems: list[list[FieldError]],
+    validation: unknown.Validation,
 ) -> list[FieldError]:
-    """Admission of every typed object; errors go to `problems`, warnings are returned."""
+    """Admission of every typed object, unknown fields judged by `validation`; errors go to
+    `problems`, warnings are returned."""
     templates: dict[str, dict[str, JobTemplate]] = {}
     for _, obj in typed.values():
         if isinstance(obj, JobTemplate):
@@ -192,8 +201,10 @@ def _review(
             templates=templates.get(obj.namespace, {}),
             resolve_templates=True,
             isolation=isolation.usable(),  # what the local runtime can do here
+            unknown_fields=validation is not unknown.Validation.IGNORE,
         )
-        found = [_locate(e, doc) for e in admission.review(obj, context=context)]
+        reviewed = unknown.judged(admission.review(obj, context=context), validation)
+        found = [_locate(e, doc) for e in reviewed]
         problems[i] += admission.errors_only(found)
         warnings += by_line(admission.warnings_only(found))
     docs = {(obj.kind, obj.namespace, obj.name): doc for doc, obj in typed.values()}

@@ -18,9 +18,10 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
+from vcflow.admission import unknown
 from vcflow.api import arguments as flowargs
 from vcflow.api import workdir
-from vcflow.api.errors import ArgumentError, InputError, ValidationFailed
+from vcflow.api.errors import ArgumentError, FieldError, InputError, ValidationFailed
 from vcflow.api.jobflow import JobFlow
 from vcflow.api.meta import Resource
 from vcflow.api.vcjob import VCJob
@@ -53,6 +54,7 @@ def run(
     container_log_max_size: str | int | None = None,
     container_log_max_files: int | None = None,
     arguments: Mapping[str, str] | None = None,
+    validate: str = "strict",
 ) -> RunResult:
     """Apply `sources` — manifest files, directories (their *.yaml, *.yml, *.json) or
     objects — to the store in `state_dir`, then run their flows here until each has ended
@@ -64,8 +66,9 @@ def run(
     (`10Mi`, or bytes) and `container_log_max_files` rotate each container's log as the
     kubelet does (default 10Mi and 5); `arguments` are the flows' arguments given, as
     `-p NAME=VALUE` gives them (written into every flow that declares the name; one that
-    none declares raises ArgumentError)."""
-    objects = load(sources, arguments)
+    none declares raises ArgumentError); `validate` is `--validate`: a field vcflow does not
+    know raises ValidationFailed (`strict`, the default), or is let be (`warn`, `ignore`)."""
+    objects = load(sources, arguments, validate)
     runnable(objects)
     workdir.stamp(objects, os.path.abspath(working_dir or os.getcwd()))
     rotation = log_limits(container_log_max_size, container_log_max_files)
@@ -87,18 +90,30 @@ def _never() -> bool:
 
 
 def load(
-    sources: Source | Iterable[Source], arguments: Mapping[str, str] | None = None
+    sources: Source | Iterable[Source],
+    arguments: Mapping[str, str] | None = None,
+    validate: str = "strict",
 ) -> list[Resource]:
-    """The objects of `sources` (paths are read and reviewed as `vcflow validate` does),
-    the `arguments` given written into the flows that declare them; ValidationFailed with
-    every problem, NoObjects when there is none, ArgumentError for an argument no flow
-    declares."""
+    """The objects of `sources` (paths are read and reviewed as `vcflow validate` does,
+    objects given looked at for unknown fields), the `arguments` given written into the
+    flows that declare them; ValidationFailed with every problem, NoObjects when there is
+    none, ArgumentError for an argument no flow declares."""
+    try:
+        validation = unknown.Validation(validate)
+    except ValueError:
+        raise InputError(
+            f"validate={validate!r}: must be one of {', '.join(unknown.Validation)}"
+        ) from None
     items: Sequence[Source] = (
         [sources] if isinstance(sources, str | os.PathLike | Resource) else list(sources)
     )
     paths = [os.fspath(s) for s in items if not isinstance(s, Resource)]
     given = [s.clone() if arguments else s for s in items if isinstance(s, Resource)]
-    loaded = manifests.load(paths, arguments) if paths else None
+    loaded = manifests.load(paths, arguments, validation) if paths else None
+    if validation is unknown.Validation.STRICT:
+        strange = [e for obj in given for e in _unknown_fields(obj)]
+        if strange:
+            raise ValidationFailed(strange)
     objects = (loaded.objects if loaded is not None else []) + given
     if arguments:  # (the names checked against every flow, the objects' ones included)
         try:
@@ -111,6 +126,12 @@ def load(
     if not objects:
         raise manifests.NoObjects("run")
     return objects
+
+
+def _unknown_fields(obj: Resource) -> list[FieldError]:
+    """The unknown fields of an object given, as errors naming it (`--validate=strict`)."""
+    found = unknown.judged(unknown.unknown_fields(obj), unknown.Validation.STRICT)
+    return [e.with_object(kind=obj.kind, namespace=obj.namespace, name=obj.name) for e in found]
 
 
 def options(
