@@ -5,6 +5,7 @@ annotation name the template; a missing one makes the entry wait under the templ
 
 from __future__ import annotations
 
+import pytest
 from tests.reconcile.test_flow_index import T0, make_flow, mark, templates
 
 from vcflow.api import names
@@ -50,3 +51,19 @@ def test_a_missing_template_waits_under_its_name_and_resumes_every_user() -> Non
     assert [job.name for job in plan.create] == ["f-a", "f-b"]
     mark(index, plan)
     assert index.template_waiters == {}
+
+
+@pytest.mark.optimisation
+def test_vcflow_args_is_found_once_per_flow(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A wide flow's vcjobs share one `VCFLOW_ARGS`: found once (`FlowIndex.args_env`),
+    not once per vcjob (each time O(entries))."""
+    calls: list[str] = []
+    real = jobbuild.args_env
+    monkeypatch.setattr(jobbuild, "args_env", lambda flow: calls.append(flow.name) or real(flow))
+    entries = [{"name": f"e{i}", "template": "shared"} for i in range(100)]
+    flow = make_flow(entries)
+    _, plan = reconcile.plan(flow, templates("shared"), [], now=T0)
+    assert len(plan.create) == 100
+    assert calls == ["f"]
+    env = plan.create[0].to_dict()["spec"]["tasks"][0]["template"]["spec"]["containers"][0]["env"]
+    assert env == [{"name": "VCFLOW_ARGS", "value": "{}"}]

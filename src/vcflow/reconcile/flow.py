@@ -139,6 +139,8 @@ class FlowIndex:
         self.deadline_at: datetime | None = None
         self._building = True  # until plan() has seen every job: no stop verdict yet
         self._rest = fitting.RestSize()
+        #: the `VCFLOW_ARGS` of the flow's vcjobs (None: the flow gets none), found once
+        self.args_env = jobbuild.args_env(flow)
         for entry in build_entries(flow):
             self.entries[entry.name] = entry
             self.by_job[entry.job] = entry
@@ -391,7 +393,9 @@ class FlowIndex:
                     continue
                 entry.creating = entry.attempt + 1 if entry.renew else entry.attempt
                 creates.append(
-                    jobbuild.build_job(self.flow, spec_entry, template, attempt=entry.creating)
+                    jobbuild.build_job(
+                        self.flow, spec_entry, template, attempt=entry.creating, env=self.args_env
+                    )
                 )
             if rest:  # (what was looked at leaves the candidates: O(limit), not O(left))
                 self.candidates.difference_update(order[: len(order) - len(rest)])

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from enum import Enum
+
 from vcflow.api import arguments, names, workdir
 from vcflow.api.jobflow import Flow, JobFlow
 from vcflow.api.jobtemplate import JobTemplate
@@ -29,14 +31,35 @@ def is_owned_by(job: VCJob, flow: JobFlow) -> bool:
     )
 
 
-def build_job(flow: JobFlow, entry: Flow, template: JobTemplate, *, attempt: int = 1) -> VCJob:
+def args_env(flow: JobFlow) -> str | None:
+    """The `VCFLOW_ARGS` value of the flow's vcjobs; None for a flow that does not use the
+    flow language (its vcjobs get no variable). O(entries): a caller building many vcjobs
+    of one flow finds it once (`FlowIndex`)."""
+    return arguments.env_value(flow) if flow.uses_language else None
+
+
+class _Find(Enum):
+    """build_job's `env` not given: found from the flow."""
+
+    FIND = 0
+
+
+def build_job(
+    flow: JobFlow,
+    entry: Flow,
+    template: JobTemplate,
+    *,
+    attempt: int = 1,
+    env: str | _Find | None = _Find.FIND,
+) -> VCJob:
     """`<flow>-<entry>` with Volcano's two labels and annotations (the template's: the
     entry's `template`, else its name), the template's spec
     (as stored, CRD defaults included) with the entry's patch applied, and no status; the
     working directory the flow (else the template) was applied from (`api.workdir`). An
     attempt after the first (a retry, docs/flow-features.md) carries its number in the
     annotation `vcflow.io/attempt`. A flow that uses the flow language gives every container
-    its arguments in `VCFLOW_ARGS` (`add_env`); any other flow's spec is its template's."""
+    its arguments in `VCFLOW_ARGS` (`add_env`; `env`: `args_env(flow)`, found here unless
+    given); any other flow's spec is its template's."""
     ns = flow.namespace
     created_by = {
         names.LABEL_CREATED_BY_TEMPLATE: names.created_by_value(ns, entry.template_name),
@@ -60,8 +83,9 @@ def build_job(flow: JobFlow, entry: Flow, template: JobTemplate, *, attempt: int
         spec = template.spec.clone()
         if entry.patch is not None and entry.patch.job_spec is not None:
             spec = merge.patched_spec(spec, entry.patch.job_spec)
-        if flow.uses_language:
-            add_env(spec, arguments.ENV_ARGS, arguments.env_value(flow))
+        value = args_env(flow) if env is _Find.FIND else env
+        if value is not None:
+            add_env(spec, arguments.ENV_ARGS, value)
         job.spec = spec
     return job
 
