@@ -9,6 +9,7 @@ Volcano off the suite's objects."""
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
@@ -317,3 +318,18 @@ def test_volcano_is_fenced_off(store: KubeStore, vcflow_on_cluster: VcflowOnClus
         "GET", "/apis/scheduling.volcano.sh/v1beta1/namespaces/default/podgroups"
     )
     assert groups["items"] == []
+
+
+def test_close_ends_the_watch_streams_at_once(vcflow_on_cluster: VcflowOnCluster) -> None:
+    """A closed store's watches end with it: their readers, blocked on the socket, are not
+    left until kube-apiserver ends the stream (after the watch's timeoutSeconds, a minute;
+    it sends a bookmark about as seldom)."""
+    store = vcflow_on_cluster.store()
+    before = set(threading.enumerate())
+    store.events_since(store.resource_version(), kinds=[VCJob, JobFlow])
+    watching = [t for t in threading.enumerate() if t not in before and t.name.startswith("watch ")]
+    assert sorted(t.name for t in watching) == ["watch Job", "watch JobFlow"]
+    store.close()
+    for thread in watching:
+        thread.join(2)
+    assert not any(t.is_alive() for t in watching)

@@ -9,8 +9,10 @@ generated models, so one code path serves every kind, CRDs and core kinds alike.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
+import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -68,6 +70,9 @@ class KubeClient:
         self.limiter = TokenBucket(qps, burst)
         self._api = kubernetes.client.ApiClient(configuration)
         self._api.user_agent = "vcflow"
+        self._streams: set[urllib3.BaseHTTPResponse] = set()  # (being read: `close` ends them)
+        self._streams_lock = threading.Lock()
+        self._closed = False
 
     @classmethod
     def for_url(
@@ -169,7 +174,15 @@ class KubeClient:
             if not head.ok:
                 yield Response(raw.status, raw.data, head.warnings), iter(())
                 return
-            yield head, (self._lines(raw) if lines else self._chunks(raw))
+            with self._streams_lock:
+                self._streams.add(raw)
+                if self._closed:  # (opened while `close` ran: it ends at its first read)
+                    _shut(raw)
+            try:
+                yield head, (self._lines(raw) if lines else self._chunks(raw))
+            finally:
+                with self._streams_lock:
+                    self._streams.discard(raw)
 
     def _chunks(self, raw: urllib3.BaseHTTPResponse) -> Iterator[bytes]:
         try:
@@ -241,7 +254,21 @@ class KubeClient:
         return Unreachable(f"cannot reach the server {self.url}: {_short(text)}")
 
     def close(self) -> None:
+        """Close the connections, those of the streams being read too: a watch's reader
+        blocked on its socket sees it end at once, not when the server ends the stream
+        (kube-apiserver: after the watch's timeoutSeconds, a minute)."""
+        with self._streams_lock:
+            self._closed = True
+            streams = list(self._streams)
+        for raw in streams:
+            _shut(raw)
         self._api.close()  # type: ignore[no-untyped-call]
+
+
+def _shut(raw: urllib3.BaseHTTPResponse) -> None:
+    """End a stream's reads: its socket shut for reading, so a reader blocked on it returns."""
+    with contextlib.suppress(Exception):  # (one ended meanwhile, an older urllib3)
+        raw.shutdown()
 
 
 def _check_kubeconfig(path: str, context: str | None) -> None:
