@@ -1,9 +1,13 @@
-"""The flow language from the command line (docs/flow-features.md part II): entries that share
-a JobTemplate through `template`, run with real processes, described and refused as a template
-in use."""
+"""The flow language from the command line (docs/flow-features.md part II), with real job
+processes: entries that share a JobTemplate through `template` (run, described, the template
+refused as in use, waited for under its name); arguments given with `-p` on `run`, `apply`
+and `resubmit`, read by the job in `VCFLOW_ARGS`, kept by `retry`; an unknown name (exit 2,
+one line), a required one left without a value, a malformed `-p`."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -180,3 +184,31 @@ def test_retry_keeps_the_arguments(vc: Vc, manifest: Path, tmp_path: Path) -> No
     again = vc("run", "--no-live", "--timeout", "60")
     assert again.exit_code == 0, again.output
     assert runs.read_text().splitlines() == ['{"threshold":"0.5","target":"cpu"}'] * 2
+
+
+def vcflow(state_dir: Path, *args: str | Path) -> subprocess.CompletedProcess[str]:
+    """`vcflow --state-dir STATE ARGS...` as its own process."""
+    return subprocess.run(
+        [sys.executable, "-m", "vcflow", "--state-dir", str(state_dir), *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_as_processes_p_reaches_the_job_and_an_unknown_name_is_one_line(
+    manifest: Path, state_dir: Path
+) -> None:
+    manifest.write_text(template("show", 'echo "args: $VCFLOW_ARGS"') + ARGS)
+    unknown = vcflow(state_dir, "run", "-f", manifest, "-p", "treshold=1", "--no-live")
+    assert (unknown.returncode, unknown.stdout) == (2, "")
+    assert unknown.stderr == 'unknown argument "treshold"; did you mean "threshold"?\n'
+    missing = vcflow(state_dir, "run", "-f", manifest, "--no-live")
+    assert missing.returncode == 1
+    assert len(missing.stderr.splitlines()) == 1
+    assert 'required argument "threshold" has no value' in missing.stderr
+    ran = vcflow(state_dir, "run", "-f", manifest, "-p", "threshold=x y", "--no-live")
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    logs = vcflow(state_dir, "logs", "f-show-t-0")
+    assert logs.stdout == 'args: {"threshold":"x y","target":"cpu"}\n'
