@@ -9,11 +9,13 @@ at its next settle, after the runtime has run the pods of those created.
 
 Status writes are coalesced: a sync marks its flow dirty and `flush()` renders and writes
 the status (O(flow)). The manager flushes when it is idle — so `settle()` ends with every
-status written — and during long bursts whenever `flush_due()`: at once when a flow's phase
-changed (what `vcflow run` and users wait for), else `status_interval` seconds after a flow
-became dirty, or 50x the last flush's cost if that is longer, so writing statuses stays a
-small part of the work (the measured cost leaves out the commit, the watchers' reads and
-SQLite's checkpoint of the write, about as much again). A flow is flushed only
+status written — and during long bursts whenever `flush_due()`: a flow whose phase changed
+(what `vcflow run` and users wait for) at once, alone; every dirty flow `status_interval`
+seconds after one became dirty, or 50x the last such flush's cost if that is longer, so
+writing statuses stays a small part of the work (the measured cost leaves out the commit,
+the watchers' reads and SQLite's checkpoint of the write, about as much again; on a busy
+kube-apiserver a flow's status patch takes ~0.1 s, so a phase change must not bring every
+other dirty flow's write forward). A flow is flushed only
 between its syncs, and a vcjob ADDED event (which never triggers a sync: Volcano has no Add
 handler) reaches the index at the flow's next sync or event, so every status written is
 the one a sync saw. Retryable problems requeue with backoff; nothing is dropped
@@ -147,6 +149,8 @@ class FlowController:
         self.retrying: set[FlowKey] = set()
         #: flows synced since their status was last written
         self.dirty: dict[FlowKey, None] = {}
+        #: the dirty flows whose phase changed: written at the next flush, alone
+        self.urgent: dict[FlowKey, None] = {}
         #: the status each flow has in the store, as we wrote it, and that write's rv
         self.written: dict[FlowKey, tuple[int, dict[str, Any]]] = {}
         self.status_interval = status_interval
@@ -243,6 +247,7 @@ class FlowController:
         self.cache.pop(key, None)
         self.added.pop(key, None)
         self.dirty.pop(key, None)
+        self.urgent.pop(key, None)
         self.written.pop(key, None)
         self.met_at.pop(key, None)
         self.seen_at.pop(key, None)
@@ -255,6 +260,7 @@ class FlowController:
         self.cache.clear()
         self.added.clear()
         self.dirty.clear()
+        self.urgent.clear()
         self.written.clear()
         self.met_at.clear()
         self.seen_at.clear()
@@ -371,7 +377,7 @@ class FlowController:
             self.deferred[key] = None
         self.dirty[key] = None
         if str(index.phase) != flow.phase:
-            self._flush_at = time.perf_counter()  # a new phase is written at once
+            self.urgent[key] = None  # a new phase is written at once
         elif self._flush_at is None:
             self._flush_at = time.perf_counter() + self._interval
 
@@ -518,30 +524,42 @@ class FlowController:
     # -- status ------------------------------------------------------------------------------
 
     def flush_due(self) -> bool:
-        """A dirty status has waited its interval (the manager then flushes mid-burst)."""
-        return self._flush_at is not None and time.perf_counter() >= self._flush_at
+        """A flow's phase changed, or a dirty status has waited its interval (the manager
+        then flushes mid-burst: `flush(due_only=True)`)."""
+        return bool(self.urgent) or self._interval_up()
 
     def flush_wait(self) -> float | None:
         """Seconds until a dirty status is due (None: none is dirty)."""
+        if self.urgent:
+            return 0.0
         return None if self._flush_at is None else self._flush_at - time.perf_counter()
 
-    def flush(self) -> bool:
+    def _interval_up(self) -> bool:
+        return self._flush_at is not None and time.perf_counter() >= self._flush_at
+
+    def flush(self, *, due_only: bool = False) -> bool:
         """Write the status of every dirty flow not waiting to sync (when the manager is
-        idle, none is); True if anything was written."""
+        idle, none is) — with `due_only`, before the interval is up, only of those whose
+        phase changed; True if anything was written."""
         start = time.perf_counter()
+        every = not due_only or self._interval_up()
         wrote = False
-        for key in list(self.dirty):
+        for key in list(self.dirty if every else self.urgent):
             if self.queue.is_ready(key):
                 continue  # its next sync comes first: the index is ahead of any sync
             del self.dirty[key]
+            self.urgent.pop(key, None)
             try:
                 wrote |= self._write_status(key)
             except (Conflict, StoreError, ValidationFailed) as exc:  # (too large: refused)
                 self._failed(key, exc)
         now = time.perf_counter()
-        if wrote:
+        if every and wrote:
             self._interval = max(self.status_interval, (now - start) / _FLUSH_SHARE)
-        self._flush_at = now + self._interval if self.dirty else None
+        if not self.dirty:
+            self._flush_at = None
+        elif every or self._flush_at is None:  # (the latter: only urgent flows were dirty)
+            self._flush_at = now + self._interval
         return wrote
 
     def _write_status(self, key: FlowKey) -> bool:

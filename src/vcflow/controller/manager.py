@@ -12,7 +12,7 @@ from vcflow.api import clock as clocks
 from vcflow.api import gcpause
 from vcflow.api.meta import Resource
 from vcflow.controller.events import Recorder
-from vcflow.controller.jobflow import FlowController
+from vcflow.controller.jobflow import STATUS_INTERVAL, FlowController
 from vcflow.controller.jobtemplate import TemplateController
 from vcflow.controller.observer import Observer
 from vcflow.controller.prober import Prober
@@ -40,6 +40,7 @@ class Manager:
         observer: Observer | None = None,
         create_workers: int = 1,
         pod_network: bool = False,
+        status_interval: float = STATUS_INTERVAL,
     ) -> None:
         """`create_batch`: a flow sync creates at most that many vcjobs, and the flow's next
         sync — at the next `settle` — goes on. `vcflow run` settles its runtime in between,
@@ -49,7 +50,8 @@ class Manager:
         metrics); `create_workers`: the vcjobs of one flow sync are created that many at a
         time (a store whose calls may run on several threads: the operator's KubeStore);
         `pod_network`: `prober` reaches each pod at its own IP (the operator's), so jobs with
-        their own network (svc plugin) are probed too."""
+        their own network (svc plugin) are probed too. `status_interval`: the least seconds a
+        flow's status waits to be written during a burst (`FlowController`)."""
         self.store = store
         self.clock = clock or clocks.SystemClock()
         self.observer = observer or Observer()
@@ -63,6 +65,7 @@ class Manager:
             observer=self.observer,
             create_workers=create_workers,
             pod_network=pod_network,
+            status_interval=status_interval,
         )
         self.templates = TemplateController(store, self.clock)
         self.controllers: list[Controller] = [self.flows, self.templates]
@@ -109,9 +112,11 @@ class Manager:
                 self.observer.synced(controller.name, time.perf_counter() - began)
                 worked = True
         if not worked:
-            return self.flows.flush() if flush or self.flows.flush_due() else False
+            if flush:
+                return self.flows.flush()
+            return self.flows.flush(due_only=True) if self.flows.flush_due() else False
         if self.flows.flush_due():
-            self.flows.flush()
+            self.flows.flush(due_only=True)
         return True
 
     def settle(
