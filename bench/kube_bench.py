@@ -14,9 +14,7 @@ controller and scheduler, and kwok nodes that run each pod for its
 deploy/crds and deploy/rbac/operator.yaml applied by the admin, the operator run as the
 `vcflow-operator` ServiceAccount's user. Built (or found in ~/.cache/vcflow-cluster) and
 started in this run's temp dir, stopped however the run ends (Ctrl-C and SIGTERM included).
-Two flags of the bench's own: kube-apiserver writes an audit log of the operator's and
-Volcano's requests, and kwok renews node leases (without, the nodes go NotReady for ~5 s
-every ~55 s).
+kube-apiserver also writes an audit log of the operator's and Volcano's requests.
 
 In both: 20 JobTemplates (one task, one replica, Volcano's scheduler and queue spelled
 out, the pod annotated), one `vcflow operator` (leader election on; client QPS limit off
@@ -541,11 +539,6 @@ class Real(Plane):
                 f"--audit-log-path={log}",
                 "--audit-log-maxsize=0",
             ],
-            # kubecluster starts kwok without node leases: no heartbeat between its rare
-            # status updates, so kube-controller-manager finds both nodes not Ready ~50 s
-            # after each (5 s every ~55 s, idle too) and vc-scheduler places nothing then.
-            # A kubelet renews its lease every 10 s; so does kwok with this.
-            "kwok": ["--node-lease-duration-seconds=40"],
         }
         if args.volcano_qps:
             qps = args.volcano_qps
