@@ -853,7 +853,7 @@ def _stop_on_sigterm(signum: int, frame: FrameType | None) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     parser.add_argument("--flows", type=int, default=100)
     parser.add_argument("--qps", type=float, default=0.0, help="operator --kube-api-qps")
     parser.add_argument("--real", action="store_true", help="also on the real control plane")
