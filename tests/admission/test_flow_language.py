@@ -257,12 +257,9 @@ def test_a_container_that_sets_vcflow_args_itself_is_a_warning() -> None:
 
 
 def test_unknown_fields_are_judged_by_the_field_validation() -> None:
-    obj = JobFlow.from_dict(
-        flow({"name": "a", "withItems": [1], "depends": "x"}, onExit=["a"], arguments=[])
-    )
+    obj = JobFlow.from_dict(flow({"name": "a", "withItems": [1], "depends": "x"}, arguments=[]))
     found = review.review(obj, context=review.Context(templates={"a": template("a")}))
     assert [(e.path, e.hint) for e in found] == [
-        ("spec.onExit", "designed in docs/flow-features.md part II, not built yet"),
         (
             "spec.flows[0].withItems",
             'the fan-out is "for" in vcflow, coming: docs/flow-features.md',
@@ -271,7 +268,7 @@ def test_unknown_fields_are_judged_by_the_field_validation() -> None:
     ]
     assert all(e.warning for e in found)
     strict = unknown.judged(found, unknown.Validation.STRICT)
-    assert [e.warning for e in strict] == [False, False, False]
+    assert [e.warning for e in strict] == [False, False]
     assert unknown.judged(found, unknown.Validation.WARN) == found
     assert unknown.judged(found, unknown.Validation.IGNORE) == []
     other = dataclasses.replace(found[0], message="a task creates no pods")

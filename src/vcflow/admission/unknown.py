@@ -3,7 +3,7 @@ typo is otherwise silently ignored, as the API server prunes it. Admission repor
 warnings; what a caller makes of them is its field validation (`judged`): `strict` refuses
 them (the CLI's default, and kubectl's), `warn` says them, `ignore` drops them, as
 kube-apiserver's `fieldValidation` Strict, Warn and Ignore. A field another workflow engine
-has, or one of vcflow's designed but not built yet, says what to write instead (`HINTS`).
+has, or one of vcflow's not built yet, says what to write instead (`HINTS`).
 
 Every object `review` admits is covered:
 - its top level and `metadata`, by vcflow's models (ObjectMeta as Kubernetes defines it);
@@ -36,6 +36,7 @@ CHECKED = (
     jobflow.JobFlowSpec,
     jobflow.Argument,
     jobflow.Flow,
+    jobflow.SwitchCase,
     jobflow.DependsOn,
     jobflow.RetryPolicy,
     jobflow.Backoff,
@@ -49,7 +50,6 @@ CHECKED = (
 OBJECT_META_OTHERS = frozenset({"selfLink", "deletionGracePeriodSeconds", "managedFields"})
 UNKNOWN_FIELD = 'unknown field "'
 _FAN_OUT = 'the fan-out is "for" in vcflow, coming: docs/flow-features.md'
-_NOT_BUILT = "designed in docs/flow-features.md part II, not built yet"
 #: (model, key) → what to write instead: Argo's DAG task fields where a vcflow field does
 #: the job, and the flow language's fields not built yet.
 HINTS: dict[tuple[type[WireModel], str], str] = {
@@ -58,10 +58,7 @@ HINTS: dict[tuple[type[WireModel], str], str] = {
     (jobflow.Flow, "withSequence"): _FAN_OUT,
     (jobflow.Flow, "depends"): 'use "dependsOn" with "outcome": Completed, Failed or Finished',
     (jobflow.Flow, "dependencies"): 'use "dependsOn": {targets: [...]}',
-    (jobflow.Flow, "when"): _NOT_BUILT,
-    (jobflow.Flow, "switch"): _NOT_BUILT,
     (jobflow.Flow, "for"): 'the fan-out "for" is coming, not built yet',
-    (jobflow.JobFlowSpec, "onExit"): _NOT_BUILT,
 }
 
 

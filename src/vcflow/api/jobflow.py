@@ -97,6 +97,13 @@ class Patch(WireModel):
         return data
 
 
+class SwitchCase(WireModel):
+    """vcflow: one case of an entry's `switch`; one without `when` is taken when none holds."""
+
+    when: str | None = None
+    template: str
+
+
 class Flow(WireModel):
     """One flow entry: vcjob `<flow>-<name>` made from JobTemplate `template`, else `name`."""
 
@@ -104,6 +111,10 @@ class Flow(WireModel):
     #: vcflow: the entry's JobTemplate when it is not the one named as the entry
     template: str | None = None
     depends_on: DependsOn | None = None
+    #: vcflow: a CEL expression; false skips the entry (docs/flow-features.md section 13)
+    when: str | None = None
+    #: vcflow: the first case whose `when` holds picks the JobTemplate (section 13)
+    switch: list[SwitchCase] | None = None
     patch: Patch | None = None
     retry_policy: RetryPolicy | None = None
     active_deadline_seconds: int | None = None
@@ -112,6 +123,14 @@ class Flow(WireModel):
     def template_name(self) -> str:
         """The JobTemplate this entry's vcjob is built from."""
         return self.name if self.template is None else self.template
+
+    @property
+    def templates_named(self) -> list[str]:
+        """Every JobTemplate the entry may be built from: its `switch` cases' (section 13),
+        else `template_name`."""
+        if self.switch:
+            return list(dict.fromkeys(case.template for case in self.switch))
+        return [self.template_name]
 
     @property
     def targets(self) -> list[str]:
@@ -149,6 +168,8 @@ class JobFlowSpec(WireModel):
     flows: list[Flow] | None = None
     #: vcflow: the flow's arguments (docs/flow-features.md section 10)
     arguments: list[Argument] | None = None
+    #: vcflow: entries run once every other entry has ended (section 14)
+    on_exit: list[str] | None = None
     job_retain_policy: Annotated[phases.RetainPolicy, LaxEnum] | None = None
     retry_policy: RetryPolicy | None = None
     active_deadline_seconds: int | None = None
@@ -172,6 +193,11 @@ class JobStatus(WireModel):
     attempt: int | None = None
     first_attempt: int | None = None
     next_attempt_time: str | None = None
+    #: vcflow: the outputs of the entry's completed vcjob (docs/flow-features.md section 12)
+    outputs: dict[str, Any] | None = None
+    #: vcflow: the JobTemplate a `switch` picked, and the case's index
+    template: str | None = None
+    switch_case: int | None = None
 
 
 class Condition(WireModel):
@@ -240,12 +266,24 @@ class JobFlow(Resource):
 
     @property
     def uses_language(self) -> bool:
-        """Does the flow use the flow language (docs/flow-features.md section 9): of what is
-        built, `spec.arguments` (even empty) or an entry's `template`? Only such a flow's
-        vcjobs get more than their template's spec (`VCFLOW_ARGS`)."""
-        if self.spec is not None and self.spec.arguments is not None:
+        """Does the flow use the flow language (docs/flow-features.md section 9):
+        `spec.arguments` (even empty), `spec.onExit`, or an entry's `template`, `when` or
+        `switch`? Only such a flow's vcjobs get more than their template's spec (the
+        `VCFLOW_*` variables, substitution)."""
+        if self.spec is not None and (
+            self.spec.arguments is not None or self.spec.on_exit is not None
+        ):
             return True
-        return any(entry.template is not None for entry in self.flows)
+        return any(
+            e.template is not None or e.when is not None or e.switch is not None for e in self.flows
+        )
+
+    @property
+    def exit_handlers(self) -> list[str]:
+        """The entries named in `spec.onExit` (section 14)."""
+        if self.spec is None or self.spec.on_exit is None:
+            return []
+        return self.spec.on_exit
 
     @property
     def retain_policy(self) -> phases.RetainPolicy:
