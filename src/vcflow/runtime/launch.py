@@ -17,6 +17,15 @@ Environment of a container process, later entries winning:
    `127.0.0.1`). `configMapKeyRef` and `secretKeyRef` arrive resolved (`configdata`); every
    other source (`resourceFieldRef`, other field paths) is a `LaunchError`.
 
+Outputs (docs/flow-features.md §12): every container has a termination message file in the
+pod directory, `<container>.termination-log`, which the supervisor makes empty before each
+run and copies into the run's `state.terminated.message` as the kubelet copies the file at
+`terminationMessagePath` (`supervisor`). The controller sets `VCFLOW_OUTPUTS` to that path
+in the image, which does not exist here: a container whose `env` has `VCFLOW_OUTPUTS` gets
+the absolute path of its local file instead, whatever the value given (`$(VCFLOW_OUTPUTS)`
+after it expands to that too). No other variable changes, and a container without it gets
+nothing. `terminationMessagePolicy: FallbackToLogsOnError` is passed on as `fallbackToLogs`.
+
 `command` and `args` are `$(VAR)`-expanded against 2 and 3 (not the base), as the kubelet
 does: `$(NAME)` of a defined variable is replaced, an undefined one stays as written, `$$`
 is a literal `$`. `workingDir` defaults to the request's `working_dir` (the directory the
@@ -35,9 +44,11 @@ from typing import Any
 
 from vcflow.api.errors import RuntimeFailure
 from vcflow.api.vcjob import Container, PodSpec
+from vcflow.reconcile.outputs import ENV_OUTPUTS
 from vcflow.runtime import hostenv, isolation, podfs, volumes
 
 RESTART_POLICIES = ("Always", "OnFailure", "Never")
+FALLBACK_TO_LOGS = "FallbackToLogsOnError"
 LOCAL_IP = "127.0.0.1"
 _LABEL_REF = re.compile(r"^metadata\.(labels|annotations)\['([^']*)'\]$")
 _CONTAINER_NAME = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
@@ -131,7 +142,7 @@ def build_spec(
     site = _Site(request, pod_dir, isolated, where)
     built = {
         kind: [
-            site.place(_container(c, i, kind, request, base, work, seen, where), c)
+            site.place(_container(c, i, kind, request, base, work, seen, where, pod_dir), c)
             for i, c in enumerate(containers or [])
         ]
         for kind, containers in (
@@ -165,6 +176,7 @@ def _container(
     work: str,
     seen: set[str],
     where: str,
+    pod_dir: Path,
 ) -> dict[str, Any]:
     name = c.name or ""
     at = f"{where}: {kind}[{index}]"
@@ -174,7 +186,9 @@ def _container(
     seen.add(name)
     defined = dict(request.env)
     for var in c.env or []:
-        if var.value_from is not None:
+        if var.name == ENV_OUTPUTS:  # the image's path, here the pod dir's file (`podfs`)
+            defined[var.name] = os.path.abspath(pod_dir / podfs.termination_name(name))
+        elif var.value_from is not None:
             defined[var.name] = _value_from(var.name, var.value_from, request, at)
         else:
             defined[var.name] = expand(var.value or "", defined)
@@ -182,7 +196,15 @@ def _container(
     if c.command:
         argv = [expand(arg, defined) for arg in [*c.command, *(c.args or [])]]
     cwd = os.path.join(work, c.working_dir) if c.working_dir else work
-    return {"name": name, "argv": argv, "env": {**base, **defined}, "workingDir": cwd}
+    built: dict[str, Any] = {
+        "name": name,
+        "argv": argv,
+        "env": {**base, **defined},
+        "workingDir": cwd,
+    }
+    if (c.model_extra or {}).get("terminationMessagePolicy") == FALLBACK_TO_LOGS:
+        built["fallbackToLogs"] = True
+    return built
 
 
 class _Site:

@@ -15,6 +15,9 @@ Layout (`<state>` is the state directory)::
         reap.lock       held by the reaper of a pod whose supervisor died
         <container>.<restart>.log        stdout+stderr of one run of a container
         <container>.<restart>.log.times  when its lines were written (`logtimes`)
+        <container>.termination-log      its termination message file, made empty before
+                        each run (`reset_termination`); the status gets at most 4096 bytes
+                        of it when the run ends (`termination_message`)
         work/           the default working directory (made at the claim when used)
         devices.json    the GPUs a pod was given, if any (`devicemanager`)
         ...             the files a launch request brings (`launch.PodFile`)
@@ -45,6 +48,7 @@ import errno
 import itertools
 import json
 import os
+import stat
 import time
 from typing import Any
 
@@ -58,6 +62,10 @@ WORK = "work"
 PODS = "pods"
 RUNTIME = "runtime"
 EVENTS_FIFO = "events.fifo"
+#: The kubelet's bounds: a termination message is at most 4096 bytes of the file; a
+#: message taken from the log (`FallbackToLogsOnError`) its last 80 lines, at most 2048 bytes.
+MESSAGE_MAX = 4096
+FALLBACK_BYTES, FALLBACK_LINES = 2048, 80
 
 
 def utc_now() -> str:
@@ -67,6 +75,78 @@ def utc_now() -> str:
 
 def log_name(container: str, restart: int) -> str:
     return f"{container}.{restart}.log"
+
+
+def termination_name(container: str) -> str:
+    """The termination message file of a container (the file its `terminationMessagePath`
+    names on a cluster; `$VCFLOW_OUTPUTS` locally when the container's env has it)."""
+    return f"{container}.termination-log"
+
+
+def reset_termination(path: str) -> None:
+    """Make `path` a new, empty, owner-only file before a run starts (the kubelet gives each
+    container instance a file of its own): whatever the last run left there goes, a link
+    is removed, never followed. OSError if it cannot be made (a directory in its place)."""
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
+    os.close(os.open(path, _NEW, ownership.FILE_MODE))
+
+
+def termination_message(path: str, log: str | None = None) -> str:
+    """The termination message of a run that ended: the first `MESSAGE_MAX` bytes of its
+    file (the kubelet truncates there), decoded as UTF-8 with errors replaced; `""` when it
+    is empty, missing, or not a regular file (never read through a link, nor waiting on a
+    FIFO). `log`: the run's log, whose tail is the message when the file is empty (the
+    caller passes it for a failed run of `terminationMessagePolicy: FallbackToLogsOnError`)."""
+    data = _read_head(path, MESSAGE_MAX)
+    if not data and log is not None:
+        data = _log_tail(log)
+    return data.decode("utf-8", "replace") if data else ""
+
+
+def _read_head(path: str, limit: int) -> bytes:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | ownership.NOFOLLOW)
+    except OSError:
+        return b""
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return b""
+        chunks: list[bytes] = []
+        left = limit
+        while left > 0 and (chunk := os.read(fd, left)):
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+    except OSError:
+        return b""
+    finally:
+        os.close(fd)
+
+
+def _log_tail(log: str) -> bytes:
+    """The kubelet's fallback message: the last `FALLBACK_LINES` lines of the log, of which
+    the last `FALLBACK_BYTES` bytes — the same as the last lines of the last bytes."""
+    try:
+        fd = os.open(log, os.O_RDONLY | os.O_NONBLOCK | ownership.NOFOLLOW)
+    except OSError:
+        return b""
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return b""
+        start = max(0, st.st_size - FALLBACK_BYTES)
+        data = os.pread(fd, FALLBACK_BYTES, start)
+    except OSError:
+        return b""
+    finally:
+        os.close(fd)
+    end = len(data) - 1 if data.endswith(b"\n") else len(data)
+    for _ in range(FALLBACK_LINES):
+        end = data.rfind(b"\n", 0, end)
+        if end < 0:
+            return data
+    return data[end + 1 :]
 
 
 def write_all(fd: int, data: bytes) -> None:

@@ -17,6 +17,11 @@
   | working directory missing or not a directory | 128 | ContainerCannotRun |
   | executable not found | 127 | ContainerCannotRun |
   | found but not executable (EACCES, ENOEXEC, ...) | 126 | ContainerCannotRun |
+  | its termination message file cannot be made | 128 | ContainerCannotRun |
+
+- Before it starts, the run's termination message file (`<pod dir>/<container>.termination-log`)
+  is made new and empty (`podfs.reset_termination`): the supervisor copies it into the status
+  when the run ends.
 
 Exit codes follow the kubelet: the exit status, or 128+N when killed by signal N.
 
@@ -69,21 +74,38 @@ def spawn(
     log_fd: int,
     home: str,
     isolation: dict[str, Any] | None = None,
+    message_file: str | None = None,
 ) -> int | StartFailure:
     """Start the process, return its pid (= its process group), or why it could not start.
-    `home` is where the supervisor returns after a chdir (it stays single-threaded)."""
-    if isolation and argv:
+    `home` is where the supervisor returns after a chdir (it stays single-threaded).
+    `message_file`: the run's termination message file, made new and empty first."""
+    failure: int | StartFailure
+    if message_file is not None and (made := _message_file(message_file)) is not None:
+        failure = made
+    elif isolation and argv:
         from vcflow.runtime import isolation as isolated  # only pods that need it import it
 
         started = isolated.spawn_isolated(argv, env, cwd, log_fd, isolation, _RESET)
         if isinstance(started, int):
             return started
-        failure: int | StartFailure = StartFailure(started[0], CANNOT_RUN, started[1])
+        failure = StartFailure(started[0], CANNOT_RUN, started[1])
     else:
         failure = _spawn(argv, env, cwd, log_fd, home)
     if isinstance(failure, StartFailure):
         podfs.write_all(log_fd, f"vcflow: {failure.message}\n".encode())
     return failure
+
+
+def _message_file(path: str) -> StartFailure | None:
+    """Why the termination message file could not be made new and empty, if it could not
+    (something the last run left in its place that is no file: the kubelet fails a
+    container whose file it cannot make too)."""
+    try:
+        podfs.reset_termination(path)
+    except OSError as exc:
+        why = str(exc.strerror or exc).lower()
+        return StartFailure(128, CANNOT_RUN, f"create the termination message file {path}: {why}")
+    return None
 
 
 def _spawn(

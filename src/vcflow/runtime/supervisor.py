@@ -19,6 +19,14 @@ and gives up, so a pod never starts twice — then:
 Phases: Pending (claimed, init containers) → Running (regular containers started) →
 Succeeded | Failed. Exit codes: the exit status, 128+N when killed by signal N.
 
+Termination messages, as the kubelet copies a container's `terminationMessagePath`: each run
+starts with a new, empty, owner-only file `<pod dir>/<container>.termination-log` (`spawn`;
+`$VCFLOW_OUTPUTS` names it when the container's env has that variable, `launch`); when the
+run ends, however it ends, the first 4096 bytes of it (UTF-8, errors replaced) are its
+`state.terminated.message` — kept in `lastState` across a restart; an empty file gives no
+message. With `terminationMessagePolicy: FallbackToLogsOnError`, a run that failed and left
+the file empty gets the last 80 lines (at most 2048 bytes) of its log instead.
+
 When a container's main process exits, whatever it left in its process group is SIGKILLed,
 and so is every other process it started, also one that left the group or the session
 (`descendants`: a cgroup per run, else the pod server as a subreaper) — a container's
@@ -81,6 +89,8 @@ class Container:
         self.env: dict[str, str] = spec.get("env") or {}
         self.cwd: str = spec["workingDir"]
         self.isolation: dict[str, Any] | None = spec.get("isolation")  # `isolation`
+        #: `terminationMessagePolicy: FallbackToLogsOnError` (`launch`)
+        self.fallback_to_logs = bool(spec.get("fallbackToLogs"))
         self.state = WAITING
         self.waiting_reason = "PodInitializing"
         self.pid = 0
@@ -320,9 +330,12 @@ class PodSupervisor:
         log_fd = spawn.open_log(self.dir, c.name, c.restart_count)
         tracker = self.descendants
         c.tracked = tracker.new() if tracker is not None else None
+        message_file = os.path.join(self.dir, podfs.termination_name(c.name))
         try:
             with tracker.inside(c.tracked) if tracker and c.tracked else contextlib.nullcontext():
-                result = spawn.spawn(c.argv, c.env, c.cwd, log_fd, self.dir, c.isolation)
+                result = spawn.spawn(
+                    c.argv, c.env, c.cwd, log_fd, self.dir, c.isolation, message_file
+                )
         finally:
             os.close(log_fd)
         self.dirty = True
@@ -341,6 +354,15 @@ class PodSupervisor:
     def ended(
         self, c: Container, code: int, sig: int | None, reason: str, message: str | None, now: float
     ) -> None:
+        log = os.path.join(self.dir, podfs.log_name(c.name, c.restart_count))
+        if c.marked:  # (a run no look saw output of has no time index: its log's mtime serves)
+            c.marked = logtimes.look(log, c.marked)
+        if logrotate.trim_if_needed(log, self.log_limits):  # (a flood's since the last look)
+            logtimes.trimmed(log, c.marked)
+        if not message:  # (a run that could not start has the reason as its message)
+            fallback = log if c.fallback_to_logs and code != 0 else None
+            path = os.path.join(self.dir, podfs.termination_name(c.name))
+            message = podfs.termination_message(path, fallback)
         record: dict[str, Any] = {"exitCode": code, "reason": reason}
         if sig is not None:
             record["signal"] = sig
@@ -350,11 +372,6 @@ class PodSupervisor:
         record["finishedAt"] = podfs.utc_now()
         c.state, c.pid, c.terminated = DONE, 0, record
         self.dirty = True
-        log = os.path.join(self.dir, podfs.log_name(c.name, c.restart_count))
-        if c.marked:  # (a run no look saw output of has no time index: its log's mtime serves)
-            c.marked = logtimes.look(log, c.marked)
-        if logrotate.trim_if_needed(log, self.log_limits):  # (a flood's since the last look)
-            logtimes.trimmed(log, c.marked)
         if self.stop is None and self._restarts(c, code):
             c.last, c.state, c.waiting_reason = record, WAITING, "CrashLoopBackOff"
             if now - c.started_mono >= BACKOFF_RESET:
