@@ -66,4 +66,8 @@ def test_vcflow_args_is_found_once_per_flow(monkeypatch: pytest.MonkeyPatch) -> 
     assert len(plan.create) == 100
     assert calls == ["f"]
     env = plan.create[0].to_dict()["spec"]["tasks"][0]["template"]["spec"]["containers"][0]["env"]
-    assert env == [{"name": "VCFLOW_ARGS", "value": "{}"}]
+    assert env == [
+        {"name": "VCFLOW_ARGS", "value": "{}"},
+        {"name": "VCFLOW_INPUTS", "value": "{}"},
+        {"name": "VCFLOW_OUTPUTS", "value": "/dev/termination-log"},
+    ]

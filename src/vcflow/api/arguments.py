@@ -107,10 +107,10 @@ def env_value(flow: JobFlow) -> str:
     kubelet's `$(VAR)` expansion would read (before `(` or another `$`) is doubled, so the
     process sees the JSON as it is written, on a cluster and locally alike."""
     text = json.dumps(values_of(flow), ensure_ascii=False, separators=(",", ":"))
-    return _escape_expansion(text)
+    return escape_expansion(text)
 
 
-def _escape_expansion(text: str) -> str:
+def escape_expansion(text: str) -> str:
     out: list[str] = []
     for i, char in enumerate(text):
         out.append(char)

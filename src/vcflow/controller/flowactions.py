@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 from datetime import datetime
+from typing import Any
 
 from vcflow.api import clock, names
 from vcflow.api.command import command_for
@@ -22,7 +23,7 @@ from vcflow.api.vcjob import VCJob
 from vcflow.controller.events import WARNING, Recorder
 from vcflow.reconcile import flow as reconcile
 from vcflow.reconcile import jobs as jobbuild
-from vcflow.reconcile import retry
+from vcflow.reconcile import outputs, retry
 from vcflow.reconcile.vcjob import pods as podnames
 from vcflow.store.base import Store
 
@@ -39,6 +40,16 @@ def pods_remain(store: Store, job: VCJob) -> bool:
     if retry.attempt_of(job.metadata.annotations) < 2:
         return False
     return bool(store.list(Pod, job.namespace, {podnames.JOB_NAME: job.name}))
+
+
+def read_outputs(store: Store, namespace: str, name: str) -> dict[str, Any] | outputs.Failure:
+    """The outputs the pods of a completed vcjob wrote (docs/flow-features.md section 12):
+    read through the API, on a cluster and locally alike. A vcjob gone has none left."""
+    try:
+        job = store.get(VCJob, namespace, name)
+    except NotFound:
+        return {}
+    return outputs.collect(job, store.list(Pod, namespace, {podnames.JOB_NAME: name}))
 
 
 def delete_job(store: Store, index: reconcile.FlowIndex, namespace: str, name: str) -> str | None:

@@ -368,8 +368,11 @@ class FlowController:
         else:
             self._catch_up(key, index)
             index.flow = flow
+            self._read_outputs(index)
             plan = index.decide(templates, self.create_batch, now=self.clock.now())
         self._apply(index, plan, flow)
+        if self._read_outputs(index):
+            self.queue.add(key)  # entries that waited for these outputs may be created now
         if self._probe(index):
             self.queue.add(key)  # a probe met a dependency: its entry may be created now
         self._arm(key, index)
@@ -429,6 +432,15 @@ class FlowController:
             index.forget(name, phase or "", self.clock.now())
         if retry:
             self.retrying.add(key)
+
+    def _read_outputs(self, index: reconcile.FlowIndex) -> bool:
+        """Give the index the outputs of the entries that completed since it last asked
+        (read from their pods); True when it asked for any."""
+        jobs = index.outputs_to_read()
+        for name in jobs:
+            found = flowactions.read_outputs(self.store, index.flow.namespace, name)
+            index.give_outputs(name, found, self.clock.now())
+        return bool(jobs)
 
     def _probe(self, index: reconcile.FlowIndex) -> bool:
         """Run the probe rounds the decision found due; True when one met its dependency."""

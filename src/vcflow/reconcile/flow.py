@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from vcflow.api import arguments
 from vcflow.api.jobflow import JobFlow, JobFlowStatus, Probe
 from vcflow.api.jobtemplate import JobTemplate
 from vcflow.api.phases import (
@@ -34,8 +35,18 @@ from vcflow.api.phases import (
     RetryStrategy,
 )
 from vcflow.api.vcjob import VCJob
-from vcflow.reconcile import attempts, flowstatus, history, probes, retry, retryrequest, timers
+from vcflow.reconcile import (
+    attempts,
+    flowstatus,
+    history,
+    language,
+    probes,
+    retry,
+    retryrequest,
+    timers,
+)
 from vcflow.reconcile import jobs as jobbuild
+from vcflow.reconcile import outputs as reading
 from vcflow.reconcile import phase as phases
 from vcflow.reconcile import restore as restoring
 from vcflow.reconcile import statusfit as fitting
@@ -68,7 +79,7 @@ from vcflow.reconcile.entries import (
     skip_verdict,
 )
 from vcflow.reconcile.probing import Probing
-from vcflow.reconcile.readiness import Readiness
+from vcflow.reconcile.readiness import Readiness, tally
 from vcflow.reconcile.retryrequest import RetryRequest, reset, to_reset
 
 #: what other tiers read from here (`reconcile.flow.X`): the index, and the reasons and
@@ -141,6 +152,11 @@ class FlowIndex:
         self._rest = fitting.RestSize()
         #: the `VCFLOW_ARGS` of the flow's vcjobs (None: the flow gets none), found once
         self.args_env = jobbuild.args_env(flow)
+        #: the flow language (docs/flow-features.md part II): the arguments' values, the
+        #: entries' outputs, the exit handlers
+        self.args = arguments.values_of(flow) if self.args_env is not None else {}
+        self.outputs = language.Outputs()
+        self.exits = language.ExitHandlers.of(flow)
         for entry in build_entries(flow):
             self.entries[entry.name] = entry
             self.by_job[entry.job] = entry
@@ -160,6 +176,9 @@ class FlowIndex:
         """The flow phase from the counts (row 7); a stopped flow is Terminating while it
         still has vcjobs, then Failed (or Succeed, if everything had completed)."""
         previous = self.phase
+        if self.exits.names:
+            self._recompute_with_handlers(previous)
+            return
         base = FlowPhase.PENDING if previous == FlowPhase.TERMINATING else previous
         phase = phases.next_phase(base, self.counts())
         if self._building:
@@ -167,6 +186,55 @@ class FlowIndex:
         if self.stopping and previous not in _FINAL and phase != FlowPhase.SUCCEED:
             phase = FlowPhase.TERMINATING if self._live else FlowPhase.FAILED
         self.phase = phase
+
+    def exit_entries(self) -> list[Entry]:
+        """The exit handlers' entries, in flow order."""
+        found = [self.entries[n] for n in self.exits.names if n in self.entries]
+        return sorted(found, key=lambda e: e.index)
+
+    def _recompute_with_handlers(self, previous: FlowPhase) -> None:
+        """The phase of a flow with exit handlers (docs/flow-features.md section 14): the
+        phase of its other entries (`exits.base`) until they have all ended; then Running
+        while the handlers run, and the base phase — Failed if a handler failed — after."""
+        if self._building or previous in _FINAL:
+            return
+        handlers = self.exit_entries()
+        parts = [tally(e) for e in handlers]
+        counts = self.counts()
+        others = phases.Counts(
+            counts.entries - len(handlers),
+            counts.completed - sum(p[0] for p in parts),
+            counts.failed - sum(p[1] for p in parts),
+            counts.started - sum(p[2] for p in parts),
+            counts.live - sum(p[3] for p in parts),
+        )
+        exits = self.exits
+        before = FlowPhase.PENDING if exits.base == FlowPhase.TERMINATING else exits.base
+        base = phases.next_phase(before, others)
+        if self.stopping and base not in _FINAL:
+            handler_jobs = sum(1 for e in handlers if e.observed or e.created)
+            base = FlowPhase.TERMINATING if self._live > handler_jobs else FlowPhase.FAILED
+        exits.base = base
+        if base in _FINAL and not others.live and not exits.released:
+            exits.released = True
+            for entry in handlers:
+                if entry.state == State.NONE or entry.renew:
+                    self.candidates.add(entry.name)
+        if exits.released:
+            self.phase = exits.phase(handlers)
+        elif base in _FINAL:
+            self.phase = FlowPhase.RUNNING  # (the other entries' last jobs still run)
+        else:
+            self.phase = base
+
+    @property
+    def _failed_or_stopping(self) -> bool:
+        """No entry but an exit handler is created any more (its retries are not made)."""
+        if self.exits.names:
+            return self.exits.base in (FlowPhase.FAILED, FlowPhase.TERMINATING) or (
+                self.stopping and self.exits.base != FlowPhase.SUCCEED
+            )
+        return self.phase == FlowPhase.FAILED or self.stopping
 
     def _settle(self) -> None:
         """The phase, then what follows from it until nothing does: entries whose dependency
@@ -176,11 +244,12 @@ class FlowIndex:
             self._recompute()
             if self._building:
                 return
-            if self.phase == FlowPhase.FAILED or self.stopping:
-                if not self.ready.backing:
+            if self._failed_or_stopping:
+                backing = [n for n in self.ready.backing if n not in self.exits.names]
+                if not backing:
                     return
-                why = "the flow failed" if self.phase == FlowPhase.FAILED else "the flow stops"
-                for name in sorted(self.ready.backing, key=lambda n: self.entries[n].index):
+                why = "the flow stops" if self.stopping else "the flow failed"
+                for name in sorted(backing, key=lambda n: self.entries[n].index):
                     attempts.cancel_retry(self.ready, self.history, self.entries[name], why)
                 continue
             if not self.ready.doomed:
@@ -237,7 +306,10 @@ class FlowIndex:
         if entry.deadline is not None:
             entry.created_at = parse_time(job.metadata.creation_timestamp)
             self._arm_deadline(entry)
-        self._set_phase(entry, job.phase, now, job=job, fresh=fresh)  # (settles on a change)
+        phase = job.phase
+        if phase == JobPhase.COMPLETED and entry.verdict in language.OUTPUT_REASONS:
+            phase = JobPhase.FAILED  # (its outputs failed it: docs/flow-features.md section 12)
+        self._set_phase(entry, phase, now, job=job, fresh=fresh)  # (settles on a change)
         if entry.probed_by:
             entry.view = probes.target_of(job, pod_network=self.pod_network)
             for name in entry.probed_by:
@@ -302,6 +374,7 @@ class FlowIndex:
 
     def mark_created(self, job_name: str) -> None:
         entry = self.by_job[job_name]
+        self.outputs.forget(entry.name)
         self._set_live(entry, observed=entry.observed, created=True)
         entry.reason = entry.message = ""
         if entry.renew:
@@ -368,40 +441,43 @@ class FlowIndex:
             self._fire(now)
             self._take_request(now)
         self._settle()
-        if self.phase not in (FlowPhase.FAILED, FlowPhase.SUCCEED, FlowPhase.TERMINATING):
+        while self.phase not in (FlowPhase.FAILED, FlowPhase.SUCCEED, FlowPhase.TERMINATING):
             if self._left and len(self._left) == len(self.candidates):
                 order = self._left  # (candidates only grow between decisions)
             else:
                 order = sorted(self.candidates, key=lambda n: self.entries[n].index)
+            gated = False
             for at, name in enumerate(order):
                 if limit is not None and len(creates) >= limit:
                     rest = order[at:]
                     break
                 entry = self.entries[name]
+                if self.exits.names and not self._may_start(entry):
+                    continue
                 if entry.renew and entry.observed:
                     replaced.append(entry.job)  # the failed attempt goes first
                     continue
                 if not entry.creatable():
                     continue
-                spec_entry = self.flow.flows[entry.index]
-                wanted = spec_entry.template_name
-                template = templates.get(wanted)
-                if template is None:
-                    entry.reason = TEMPLATE_NOT_FOUND
-                    entry.message = f'jobtemplate.flow.volcano.sh "{wanted}" not found'
-                    self.template_waiters.setdefault(wanted, set()).add(name)
+                job = self._build(entry, templates)
+                if job is None and entry.state == State.FAILED:
+                    self._settle()  # (its `when` failed it: the flow may have failed)
+                    if self._failed_or_stopping:
+                        break
+                if job is None:
+                    gated |= entry.state != State.NONE
                     continue
-                entry.creating = entry.attempt + 1 if entry.renew else entry.attempt
-                creates.append(
-                    jobbuild.build_job(
-                        self.flow, spec_entry, template, attempt=entry.creating, env=self.args_env
-                    )
-                )
+                creates.append(job)
             if rest:  # (what was looked at leaves the candidates: O(limit), not O(left))
                 self.candidates.difference_update(order[: len(order) - len(rest)])
             else:
-                self.candidates.clear()
+                self.candidates.difference_update(order)
             self._left = rest
+            if not gated:
+                break
+            self._settle()  # a `when` skipped or failed an entry: its successors are next
+            if rest or not self.candidates:
+                break
         terminate, self._terminate = tuple(self._terminate), []
         deletes = self.to_delete()
         if deletes:  # (a stop or the retain policy removes them all anyway)
@@ -410,14 +486,91 @@ class FlowIndex:
             tuple(creates), tuple(deletes), self.phase, bool(rest), terminate, tuple(replaced)
         )
 
+    def _may_start(self, entry: Entry) -> bool:
+        """In a flow with exit handlers: a handler once the other entries have ended, any
+        other entry until the flow fails or stops."""
+        if entry.name in self.exits.names:
+            return self.exits.released
+        return not self._failed_or_stopping
+
+    def _build(self, entry: Entry, templates: Mapping[str, JobTemplate]) -> VCJob | None:
+        """The entry's vcjob, or None: it waits (a template, a target's outputs), or its
+        `when`/`switch` decided an outcome without one (the entry's state says)."""
+        spec_entry = self.flow.flows[entry.index]
+        wanted = spec_entry.template_name
+        env: dict[str, str] = {}
+        case: int | None = None
+        if self.args_env is not None:
+            if self.outputs.waiting_for(entry) is not None:
+                return None  # (its outputs are read before the next decision)
+            gate = language.gate(entry, spec_entry, self.entries, self.args, self.outputs)
+            if gate.state != State.NONE:
+                entry.verdict, entry.verdict_message = gate.reason, gate.message
+                self.ready.move(entry, gate.state, None)
+                return None
+            wanted, case = gate.template, gate.case
+            if case is not None:
+                item = self.history.get(entry.job, {"name": entry.job})
+                self.history[entry.job] = {**item, "template": wanted, "switchCase": case}
+            env[arguments.ENV_ARGS] = self.args_env
+            env[reading.ENV_INPUTS] = language.inputs_env(entry, self.outputs)
+            if entry.name in self.exits.names:
+                env[language.ENV_FLOW_PHASE] = language.flow_phase_env(self.exits)
+        template = templates.get(wanted)
+        if template is None:
+            entry.reason = TEMPLATE_NOT_FOUND
+            entry.message = f'jobtemplate.flow.volcano.sh "{wanted}" not found'
+            self.template_waiters.setdefault(wanted, set()).add(entry.name)
+            return None
+        entry.creating = entry.attempt + 1 if entry.renew else entry.attempt
+        return jobbuild.build_job(
+            self.flow,
+            spec_entry,
+            template,
+            attempt=entry.creating,
+            env=env if self.args_env is not None else None,
+            case=case,
+        )
+
     def to_delete(self) -> list[str]:
         """`jobRetainPolicy: delete` removes the vcjobs once the flow Succeed (row 16 keeps
-        their outcome)."""
+        their outcome); a stop removes them all — but the exit handlers', which run after."""
         stop = self.stopping and self.phase != FlowPhase.SUCCEED
         keep = self.phase != FlowPhase.SUCCEED or self.flow.retain_policy != RetainPolicy.DELETE
         if not self._live or (keep and not stop):
             return []
-        return [e.job for e in self.entries.values() if e.observed or e.created]
+        spare = self.exits.names if stop else frozenset()
+        return [
+            e.job
+            for e in self.entries.values()
+            if (e.observed or e.created) and e.name not in spare
+        ]
+
+    # -- outputs ---------------------------------------------------------------------------
+
+    def outputs_to_read(self) -> list[str]:
+        """The vcjobs whose outputs the controller reads (from their pods) before the next
+        decision: the entries that completed since."""
+        return [self.entries[n].job for n in sorted(self.outputs.unread)]
+
+    def give_outputs(
+        self, job_name: str, found: dict[str, Any] | reading.Failure, now: datetime
+    ) -> None:
+        """The outputs read from the pods of the entry's completed vcjob, or why they fail
+        it (section 12): kept in its `jobStatusList` item, or the entry fails."""
+        entry = self.by_job[job_name]
+        if entry.name not in self.outputs.unread:
+            return
+        held = self.outputs.give(entry.name, None if isinstance(found, reading.Failure) else found)
+        self.candidates.update(held)
+        if isinstance(found, reading.Failure):
+            self._set_phase(entry, JobPhase.FAILED, now)
+            if entry.state == State.FAILED:
+                entry.verdict, entry.verdict_message = found.reason, found.message
+            return
+        item = self.history.get(entry.job)
+        if found and item is not None:
+            self.history[entry.job] = {**item, "outputs": found}
 
     def counts(self) -> phases.Counts:
         return self.ready.counts()
@@ -526,6 +679,7 @@ class FlowIndex:
         if self.phase != FlowPhase.FAILED:
             return  # (the CLI refuses; a request that meets a flow not Failed does nothing)
         self.phase = FlowPhase.PENDING
+        self.exits.base, self.exits.released = FlowPhase.PENDING, False
         self.expired = False
         self._arm_flow_deadline(request.at)
         for entry in to_reset(self.entries, request):
@@ -556,6 +710,8 @@ class FlowIndex:
             elif state != State.FAILED:
                 entry.verdict = entry.verdict_message = ""
             self.ready.move(entry, state, new)
+            if state == State.COMPLETED and self.args_env is not None:
+                self.outputs.completed(entry.name)
             self._settle()
         history.record(self.history, entry, new, now, job=job)
 

@@ -25,10 +25,13 @@ from vcflow.reconcile.entries import (
     Entry,
     State,
 )
+from vcflow.reconcile.language import EXIT_HANDLERS
 
 if TYPE_CHECKING:
     from vcflow.reconcile.flow import FlowIndex
 
+#: the phases the rest of a flow with exit handlers ends in
+_ENDED = (FlowPhase.SUCCEED, FlowPhase.FAILED)
 #: The status lists in the model's field order (`JobFlowStatus`).
 STATUS_LISTS = (
     "pendingJobs",
@@ -53,6 +56,13 @@ def render(index: FlowIndex) -> dict[str, Any]:
             }
         elif state == State.BACKOFF:
             conditions[entry.job] = _backoff(index, entry)
+        elif state == State.FAILED and entry.phase is None:  # (its `when` failed it)
+            lists.setdefault("failedJobs", []).append(entry.job)
+            conditions[entry.job] = {
+                "phase": str(State.FAILED),
+                "reason": entry.verdict,
+                "message": entry.verdict_message,
+            }
         elif entry.phase is not None and (entry.observed or entry.gone):
             lists.setdefault(phases.status_list(entry.phase), []).append(entry.job)
             cond = {"phase": str(entry.phase)}  # the model's field order, phase first
@@ -85,6 +95,9 @@ def _state(index: FlowIndex) -> dict[str, Any]:
         )
     elif index.expired and index.phase in ends:
         state["reason"] = DEADLINE_EXCEEDED
+    elif index.phase == FlowPhase.RUNNING and index.exits.base in _ENDED:
+        state["reason"] = EXIT_HANDLERS  # (the other entries have ended, or their last jobs)
+        state["message"] = index.exits.message(index.exit_entries())
     return state
 
 

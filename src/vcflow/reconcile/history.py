@@ -42,9 +42,8 @@ def record(items: Items, entry: Entry, phase: str, now: datetime, *, job: VCJob 
 def new_attempt(items: Items, entry: Entry, attempt: int) -> None:
     """The vcjob of the entry's attempt `attempt` was created: no phase yet, no retry due."""
     item = dict(items.get(entry.job, {"name": entry.job}))
-    item.pop("nextAttemptTime", None)
-    item.pop("startTimestamp", None)
-    item.pop("endTimestamp", None)
+    for key in ("nextAttemptTime", "startTimestamp", "endTimestamp", "outputs"):
+        item.pop(key, None)
     item["state"] = ""
     item["restartCount"] = attempt - 1
     item["attempt"] = attempt

@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from enum import Enum
 
 from vcflow.api import arguments, names, workdir
 from vcflow.api.jobflow import Flow, JobFlow
 from vcflow.api.jobtemplate import JobTemplate
 from vcflow.api.meta import ObjectMeta, OwnerReference, controller_reference
-from vcflow.api.vcjob import EnvVar, JobSpec, VCJob
+from vcflow.api.vcjob import Container, EnvVar, JobSpec, VCJob
 from vcflow.patch import merge
+from vcflow.reconcile import outputs
 
 #: (`reconcile.retry.ATTEMPT_ANNOTATION`, which reads it)
 ATTEMPT_ANNOTATION = "vcflow.io/attempt"
+#: the case of the entry's `switch` its vcjob was built from (docs/flow-features.md §13)
+SWITCH_CASE_ANNOTATION = "vcflow.io/switch-case"
 
 
 def owner_reference(flow: JobFlow) -> OwnerReference:
@@ -50,7 +54,8 @@ def build_job(
     template: JobTemplate,
     *,
     attempt: int = 1,
-    env: str | _Find | None = _Find.FIND,
+    env: Mapping[str, str] | _Find | None = _Find.FIND,
+    case: int | None = None,
 ) -> VCJob:
     """`<flow>-<entry>` with Volcano's two labels and annotations (the template's: the
     entry's `template`, else its name), the template's spec
@@ -58,11 +63,12 @@ def build_job(
     working directory the flow (else the template) was applied from (`api.workdir`). An
     attempt after the first (a retry, docs/flow-features.md) carries its number in the
     annotation `vcflow.io/attempt`. A flow that uses the flow language gives every container
-    its arguments in `VCFLOW_ARGS` (`add_env`; `env`: `args_env(flow)`, found here unless
-    given); any other flow's spec is its template's."""
+    the variables `env` (found here unless given: `VCFLOW_ARGS`) and `VCFLOW_OUTPUTS`, its
+    termination-message path (`add_env`, docs/flow-features.md section 11); any other
+    flow's spec is its template's. `case`: the `switch` case that picked `template`."""
     ns = flow.namespace
     created_by = {
-        names.LABEL_CREATED_BY_TEMPLATE: names.created_by_value(ns, entry.template_name),
+        names.LABEL_CREATED_BY_TEMPLATE: names.created_by_value(ns, template.name),
         names.LABEL_CREATED_BY_FLOW: names.created_by_value(ns, flow.name),
     }
     job = VCJob(
@@ -76,6 +82,8 @@ def build_job(
     )
     if attempt > 1:
         job.metadata.annotations[ATTEMPT_ANNOTATION] = str(attempt)
+    if case is not None:
+        job.metadata.annotations[SWITCH_CASE_ANNOTATION] = str(case)
     directory = workdir.of(flow, template)
     if directory is not None:
         job.metadata.annotations[workdir.ANNOTATION] = directory
@@ -83,24 +91,34 @@ def build_job(
         spec = template.spec.clone()
         if entry.patch is not None and entry.patch.job_spec is not None:
             spec = merge.patched_spec(spec, entry.patch.job_spec)
-        value = args_env(flow) if env is _Find.FIND else env
-        if value is not None:
-            add_env(spec, arguments.ENV_ARGS, value)
+        if env is _Find.FIND:
+            value = args_env(flow)
+            env = None if value is None else {arguments.ENV_ARGS: value}
+        if env is not None:
+            for name, value in env.items():
+                add_env(spec, name, value)
+            add_env(spec, outputs.ENV_OUTPUTS, outputs.outputs_path, init=False)
         job.spec = spec
     return job
 
 
-def add_env(spec: JobSpec, name: str, value: str) -> None:
+def add_env(
+    spec: JobSpec, name: str, value: str | Callable[[Container], str], *, init: bool = True
+) -> None:
     """`name=value` appended to the `env` of every container and init container of every
     task of `spec` (changed in place: a copy), except a container that sets `name` itself,
-    which keeps its own value (docs/flow-features.md section 11)."""
+    which keeps its own value (docs/flow-features.md section 11). A callable `value` is
+    the container's own (`VCFLOW_OUTPUTS`: its termination-message path); `init`: init
+    containers too."""
     for task in spec.tasks or []:
         pod = task.template.spec if task.template is not None else None
         if pod is None:
             continue
-        for container in [*(pod.init_containers or []), *(pod.containers or [])]:
+        inits = (pod.init_containers or []) if init else []
+        for container in [*inits, *(pod.containers or [])]:
             env = container.env
+            text = value if isinstance(value, str) else value(container)
             if env is None:
-                container.env = [EnvVar(name=name, value=value)]
+                container.env = [EnvVar(name=name, value=text)]
             elif not any(var.name == name for var in env):
-                env.append(EnvVar(name=name, value=value))
+                env.append(EnvVar(name=name, value=text))

@@ -23,12 +23,15 @@ TERMINATED_LIST = frozenset({JobPhase.TERMINATED, JobPhase.TERMINATING})
 @dataclass(frozen=True)
 class Counts:
     """How many of a flow's `entries` have an outcome in each class: `completed` counts the
-    settled ones (Completed, Skipped, handled failures), `failed` the unhandled failures."""
+    settled ones (Completed, Skipped, handled failures), `failed` the unhandled failures,
+    `live` the ones still running (a vcjob, or a retry waiting)."""
 
     entries: int
     completed: int = 0
     failed: int = 0
     started: int = 0
+    #: entries whose vcjob runs (or waits to run again)
+    live: int = 0
 
 
 def next_phase(previous: str, counts: Counts) -> FlowPhase:

@@ -21,12 +21,12 @@ class Readiness:
         self.doomed: set[str] = set()
         #: entries in BACKOFF (a retry waits or is due)
         self.backing: set[str] = set()
-        self._ok = self._bad = self._started = 0
+        self._ok = self._bad = self._started = self._live = 0
 
     def counts(self) -> phases.Counts:
         """`completed`: Completed, Skipped or handled Failed entries; `failed`: unhandled
         failures; `started`: entries whose job left Pending (or waits to run again)."""
-        return phases.Counts(len(self.entries), self._ok, self._bad, self._started)
+        return phases.Counts(len(self.entries), self._ok, self._bad, self._started, self._live)
 
     def move(self, entry: Entry, state: State, phase: str | None) -> None:
         """Set the entry's state and job phase, keeping the counts and its successors'."""
@@ -68,12 +68,20 @@ class Readiness:
         self._tally(entry, 1)
 
     def _tally(self, entry: Entry, sign: int) -> None:
-        state = entry.state
-        if state in (State.COMPLETED, State.SKIPPED) or (state == State.FAILED and entry.handled):
-            self._ok += sign
-        elif state == State.FAILED:
-            self._bad += sign
-        started = state == State.BACKOFF or entry.attempt > 1
-        if not started and entry.phase is not None and state != State.SKIPPED:
-            started = phases.has_started(entry.phase)
-        self._started += sign * int(started)
+        ok, bad, started, live = tally(entry)
+        self._ok += sign * ok
+        self._bad += sign * bad
+        self._started += sign * started
+        self._live += sign * live
+
+
+def tally(entry: Entry) -> tuple[int, int, int, int]:
+    """What one entry adds to `Counts` (completed, failed, started, live): what the exit
+    handlers' part of the counts is found from."""
+    state = entry.state
+    ok = int(state in (State.COMPLETED, State.SKIPPED) or (state == State.FAILED and entry.handled))
+    bad = int(state == State.FAILED and not entry.handled)
+    started = state == State.BACKOFF or entry.attempt > 1
+    if not started and entry.phase is not None and state != State.SKIPPED:
+        started = phases.has_started(entry.phase)
+    return ok, bad, int(started), int(state in (State.LIVE, State.BACKOFF))

@@ -20,6 +20,7 @@ from vcflow.reconcile.entries import (
     parse_time,
     settled,
 )
+from vcflow.reconcile.language import GATE_FAILURES
 
 if TYPE_CHECKING:
     from vcflow.reconcile.flow import FlowIndex
@@ -44,6 +45,9 @@ def restore(index: FlowIndex, status: JobFlowStatus | None) -> None:
         if cond.phase == SKIPPED:
             ready.move(entry, State.SKIPPED, None)
             continue
+        if cond.reason in GATE_FAILURES:  # (failed by its `when`: it never had a vcjob)
+            ready.move(entry, State.FAILED, None)
+            continue
         entry.condition = cond.to_dict()
         entry.gone = True  # until a job in the store says otherwise
         ready.move(entry, settled(cond.phase or ""), cond.phase or "")
@@ -65,3 +69,18 @@ def restore(index: FlowIndex, status: JobFlowStatus | None) -> None:
         elif entry.phase is None:
             entry.gone = True
             ready.move(entry, settled(phase), phase)
+    if index.args_env is not None:
+        _restore_outputs(index)
+
+
+def _restore_outputs(index: FlowIndex) -> None:
+    """The outputs a completed entry handed on, as its `jobStatusList` item keeps them;
+    one without (it had none, or they were not read yet) is read again."""
+    for entry in index.entries.values():
+        if entry.state != State.COMPLETED:
+            continue
+        kept = (index.history.get(entry.job) or {}).get("outputs")
+        if isinstance(kept, dict):
+            index.outputs.read[entry.name] = kept
+        else:
+            index.outputs.completed(entry.name)
