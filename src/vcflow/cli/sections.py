@@ -11,11 +11,19 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 
 from vcflow.api import clock, compactstatus, printable
-from vcflow.api.jobflow import Argument, Flow, JobFlow, JobFlowStatus, Probe, RetryPolicy
+from vcflow.api.jobflow import (
+    Argument,
+    Flow,
+    JobFlow,
+    JobFlowStatus,
+    JobStatus,
+    Probe,
+    RetryPolicy,
+)
 from vcflow.api.jobtemplate import JobTemplate
 from vcflow.api.vcjob import JobSpec, VCJob
 from vcflow.cli import output
-from vcflow.reconcile import retryrequest
+from vcflow.reconcile import outputs, retryrequest
 
 NONE = "<none>"
 INDENT = "  "
@@ -65,6 +73,8 @@ def flow_sections(flow: JobFlow, text: Text, now: datetime | None = None) -> Non
         pairs.append(("Retry Policy", retry_text(spec.retry_policy)))
     if spec is not None and spec.active_deadline_seconds:
         pairs.append(("Active Deadline Seconds", str(spec.active_deadline_seconds)))
+    if flow.exit_handlers:
+        pairs.append(("On Exit", ", ".join(flow.exit_handlers)))
     text.fields(pairs, 1)
     if spec is not None and spec.arguments is not None:
         _arguments(spec.arguments, text)
@@ -78,15 +88,16 @@ def flow_sections(flow: JobFlow, text: Text, now: datetime | None = None) -> Non
             ("RETRIES", _retries),
             ("DEADLINE", _deadline),
             ("PROBE", _probe),
+            ("WHEN", _when),
         )
         if any(cell(e) for e in entries)
     ]
     # (the template column only when an entry names one: else each entry's is its name)
-    named = any(entry.template is not None for entry in entries)
+    named = any(entry.template is not None or entry.switch for entry in entries)
     rows = [
         [
             entry.name,
-            *([entry.template_name] if named else []),
+            *([_template(entry)] if named else []),
             ", ".join(entry.targets) or NONE,
             str(entry.strategy) if entry.targets else "",
             *(cell(entry) for _, cell in extra),
@@ -132,6 +143,21 @@ def retry_text(policy: RetryPolicy) -> str:
     count = policy.max_retries or 0
     retries = f"{count} {'retry' if count == 1 else 'retries'}"
     return f"{retries}, {policy.policy or 'OnFailure'}, {delay}{jitter}"
+
+
+def _template(entry: Flow) -> str:
+    """The entry's template; a `switch`'s cases as `switch: serve-gpu | serve-cpu`."""
+    if entry.switch:
+        return "switch: " + " | ".join(case.template for case in entry.switch)
+    return entry.template_name
+
+
+def _when(entry: Flow) -> str:
+    """The entry's `when`, then each `switch` case's (`serve-gpu if args.target == 'gpu'`)."""
+    parts = [entry.when] if entry.when is not None else []
+    for case in entry.switch or []:
+        parts.append(f"{case.template} if {case.when}" if case.when else f"{case.template} else")
+    return "; ".join(parts)
 
 
 def _outcome(entry: Flow) -> str:
@@ -222,6 +248,20 @@ def _flow_status(flow: JobFlow, text: Text, now: datetime | None) -> None:
         ]
         headers = ["NAME", "STATE", "STARTED", "ENDED", "RESTARTS"]
         text.table([*headers, *(["ATTEMPT", "NEXT ATTEMPT"] if with_attempts else [])], rows, 2)
+        _language_items(items, text)
+
+
+def _language_items(items: Sequence[JobStatus], text: Text) -> None:
+    """The template a `switch` picked and the outputs each entry handed on
+    (docs/flow-features.md sections 12, 13), when any has them."""
+    picked = [[i.name, i.template, str(i.switch_case)] for i in items if i.template is not None]
+    if picked:
+        text.heading("Switch", 1)
+        text.table(["JOB", "TEMPLATE", "CASE"], picked, 2)
+    handed = [[i.name, outputs.encode(i.outputs)] for i in items if i.outputs]
+    if handed:
+        text.heading("Outputs", 1)
+        text.table(["JOB", "OUTPUTS"], handed, 2)
 
 
 def _in(seconds: float) -> str:
