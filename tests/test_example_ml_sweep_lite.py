@@ -1,6 +1,7 @@
 """examples/ml-sweep-lite end to end with `vcflow run`: outputs handed from job to job
 through real processes, `when` on the threshold argument with both outcomes, `switch` on the
-target argument (its cpu case: the gpu template asks for a GPU), and the `notify` exit handler told how the flow ended."""
+target argument (its cpu case: the gpu template asks for a GPU), and the `notify` exit
+handler told how the flow ended."""
 
 from __future__ import annotations
 
