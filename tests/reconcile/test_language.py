@@ -244,3 +244,15 @@ def test_the_flow_deadline_runs_the_handlers() -> None:
     plan = index.decide(T, now=T0 + timedelta(seconds=63))
     assert plan.phase == FlowPhase.FAILED
     assert index.status_data()["state"]["reason"] == "DeadlineExceeded"
+
+
+def test_the_flow_outputs_together_are_bounded() -> None:
+    f = flow({"name": "a"}, {"name": "b"}, arguments=[])
+    index, plan = reconcile.plan(f, T, [job(f, "a", "Completed"), job(f, "b", "Completed")], now=T0)
+    big = {"x": "y" * (reading.FLOW_MAX // 2)}
+    index.give_outputs("f-a", big, T0)
+    index.give_outputs("f-b", big, T0)
+    assert conditions(index)["f-a"]["phase"] == "Completed"
+    cond = conditions(index)["f-b"]
+    assert (cond["phase"], cond["reason"]) == ("Failed", "OutputTooLarge")
+    assert str(reading.FLOW_MAX) in cond["message"]

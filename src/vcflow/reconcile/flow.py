@@ -561,6 +561,8 @@ class FlowIndex:
         entry = self.by_job[job_name]
         if entry.name not in self.outputs.unread:
             return
+        if not isinstance(found, reading.Failure):
+            found = self.outputs.too_large(found) or found
         held = self.outputs.give(entry.name, None if isinstance(found, reading.Failure) else found)
         self.candidates.update(held)
         if isinstance(found, reading.Failure):

@@ -40,6 +40,8 @@ class Outputs:
 
     read: dict[str, dict[str, Any]] = field(default_factory=dict)
     unread: set[str] = field(default_factory=set)
+    #: bytes of the outputs read (compact JSON), against `outputs.FLOW_MAX`
+    size: int = 0
     #: target → the entries held until its outputs are read
     held: dict[str, set[str]] = field(default_factory=dict)
 
@@ -51,12 +53,30 @@ class Outputs:
         """The target's outputs were read (None: they failed it): the entries held for it."""
         self.unread.discard(name)
         if outputs is not None:
-            self.read[name] = outputs
+            self.keep(name, outputs)
         return self.held.pop(name, set())
+
+    def keep(self, name: str, outputs: dict[str, Any]) -> None:
+        self.forget(name)
+        self.read[name] = outputs
+        self.size += len(reading.encode(outputs).encode())
+
+    def too_large(self, outputs: dict[str, Any]) -> reading.Failure | None:
+        """Would these outputs take the flow's past `FLOW_MAX`?"""
+        size = len(reading.encode(outputs).encode())
+        if self.size + size <= reading.FLOW_MAX:
+            return None
+        return reading.Failure(
+            reading.OUTPUT_TOO_LARGE,
+            f"the flow's outputs would take {self.size + size} bytes, more than "
+            f"{reading.FLOW_MAX} (its entries' together)",
+        )
 
     def forget(self, name: str) -> None:
         """A new attempt of the entry: its last outputs are no longer its."""
-        self.read.pop(name, None)
+        gone = self.read.pop(name, None)
+        if gone is not None:
+            self.size -= len(reading.encode(gone).encode())
         self.unread.discard(name)
 
     def waiting_for(self, entry: Entry) -> str | None:

@@ -81,6 +81,6 @@ def _restore_outputs(index: FlowIndex) -> None:
             continue
         kept = (index.history.get(entry.job) or {}).get("outputs")
         if isinstance(kept, dict):
-            index.outputs.read[entry.name] = kept
+            index.outputs.keep(entry.name, kept)
         else:
             index.outputs.completed(entry.name)
