@@ -10,12 +10,13 @@ from datetime import timedelta
 from typing import Any
 
 from vcflow.api.jobflow import JobFlow
+from vcflow.api.jobtemplate import JobTemplate
 from vcflow.api.phases import FlowPhase
 from vcflow.reconcile import flow as reconcile
 from vcflow.reconcile import outputs as reading
 
 from .test_flow_features import restarted
-from .test_flow_index import T0, conditions, created, job, mark, templates
+from .test_flow_index import T0, conditions, created, job, mark, template, templates
 
 T = templates("prep", "train", "evaluate", "deploy", "serve-gpu", "serve-cpu", "notify", "a", "b")
 
@@ -248,7 +249,9 @@ def test_the_flow_deadline_runs_the_handlers() -> None:
 
 def test_the_flow_outputs_together_are_bounded() -> None:
     f = flow({"name": "a"}, {"name": "b"}, arguments=[])
-    index, plan = reconcile.plan(f, T, [job(f, "a", "Completed"), job(f, "b", "Completed")], now=T0)
+    index, _plan = reconcile.plan(
+        f, T, [job(f, "a", "Completed"), job(f, "b", "Completed")], now=T0
+    )
     big = {"x": "y" * (reading.FLOW_MAX // 2)}
     index.give_outputs("f-a", big, T0)
     index.give_outputs("f-b", big, T0)
@@ -256,3 +259,50 @@ def test_the_flow_outputs_together_are_bounded() -> None:
     cond = conditions(index)["f-b"]
     assert (cond["phase"], cond["reason"]) == ("Failed", "OutputTooLarge")
     assert str(reading.FLOW_MAX) in cond["message"]
+
+
+def substituting(image: str, cpu: str = "1") -> dict[str, Any]:
+    out = dict(T)
+    t = template("b").to_dict()
+    container = t["spec"]["tasks"][0]["template"]["spec"]["containers"][0]
+    container["image"] = image
+    container["resources"] = {"limits": {"cpu": cpu}}
+    out["b"] = JobTemplate.from_dict(t)
+    return out
+
+
+def test_references_in_the_template_are_replaced_when_the_vcjob_is_built() -> None:
+    f = flow({"name": "a"}, after("b", "a"), arguments=[{"name": "tag", "value": "3.11"}])
+    given = substituting("python:${{ args.tag }}-${{ outputs.a.flavour }}", "${{ outputs.a.cpus }}")
+    index, plan = reconcile.plan(f, given, [job(f, "a", "Completed")], now=T0)
+    index.give_outputs("f-a", {"flavour": "slim", "cpus": 2}, T0)
+    plan = index.decide(given, now=T0)
+    spec = plan.create[0].to_dict()["spec"]["tasks"][0]["template"]["spec"]["containers"][0]
+    assert (spec["image"], spec["resources"]["limits"]["cpu"]) == ("python:3.11-slim", "2")
+
+
+def test_a_reference_that_cannot_be_resolved_fails_the_entry() -> None:
+    f = flow({"name": "a"}, after("b", "a"), arguments=[])
+    given = substituting("python:${{ outputs.a.flavour }}")
+    index, plan = reconcile.plan(f, given, [job(f, "a", "Completed")], now=T0)
+    index.give_outputs("f-a", {"n": 1}, T0)
+    plan = index.decide(given, now=T0)
+    assert (created(plan), plan.phase) == ([], FlowPhase.FAILED)
+    cond = conditions(index)["f-b"]
+    assert (cond["phase"], cond["reason"]) == ("Failed", "SubstitutionFailed")
+    assert "a's outputs have no 'flavour'" in cond["message"]
+    # a quantity the reference made is checked too
+    g = flow({"name": "a"}, after("b", "a"), arguments=[])
+    given = substituting("x", "${{ outputs.a.cpus }}")
+    index, plan = reconcile.plan(g, given, [job(g, "a", "Completed")], now=T0)
+    index.give_outputs("f-a", {"cpus": "lots"}, T0)
+    index.decide(given, now=T0)
+    assert "limits[cpu] 'lots' is not a quantity" in conditions(index)["f-b"]["message"]
+
+
+def test_a_flow_without_the_language_is_never_substituted() -> None:
+    f = flow({"name": "a"}, after("b", "a"))
+    given = substituting("python:${{ args.tag }}")
+    _index, plan = reconcile.plan(f, given, [job(f, "a", "Completed")], now=T0)
+    spec = plan.create[0].to_dict()["spec"]["tasks"][0]["template"]["spec"]["containers"][0]
+    assert spec["image"] == "python:${{ args.tag }}"

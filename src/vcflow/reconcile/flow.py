@@ -34,6 +34,7 @@ from vcflow.api.phases import (
     RetainPolicy,
     RetryStrategy,
 )
+from vcflow.api.substitution import SubstitutionError
 from vcflow.api.vcjob import VCJob
 from vcflow.reconcile import (
     attempts,
@@ -522,15 +523,24 @@ class FlowIndex:
             entry.message = f'jobtemplate.flow.volcano.sh "{wanted}" not found'
             self.template_waiters.setdefault(wanted, set()).add(entry.name)
             return None
-        entry.creating = entry.attempt + 1 if entry.renew else entry.attempt
-        return jobbuild.build_job(
-            self.flow,
-            spec_entry,
-            template,
-            attempt=entry.creating,
-            env=env if self.args_env is not None else None,
-            case=case,
-        )
+        creating = entry.attempt + 1 if entry.renew else entry.attempt
+        language_used = self.args_env is not None
+        try:
+            job = jobbuild.build_job(
+                self.flow,
+                spec_entry,
+                template,
+                attempt=creating,
+                env=env if language_used else None,
+                case=case,
+                values=(self.args, self.outputs.of_targets(entry)) if language_used else None,
+            )
+        except SubstitutionError as exc:
+            entry.verdict, entry.verdict_message = language.SUBSTITUTION_FAILED, str(exc)
+            self.ready.move(entry, State.FAILED, None)
+            return None
+        entry.creating = creating
+        return job
 
     def to_delete(self) -> list[str]:
         """`jobRetainPolicy: delete` removes the vcjobs once the flow Succeed (row 16 keeps

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from enum import Enum
+from typing import Any
 
-from vcflow.api import arguments, names, workdir
+from vcflow.api import arguments, names, quantity, substitution, workdir
 from vcflow.api.jobflow import Flow, JobFlow
 from vcflow.api.jobtemplate import JobTemplate
 from vcflow.api.meta import ObjectMeta, OwnerReference, controller_reference
@@ -56,6 +58,7 @@ def build_job(
     attempt: int = 1,
     env: Mapping[str, str] | _Find | None = _Find.FIND,
     case: int | None = None,
+    values: Values | None = None,
 ) -> VCJob:
     """`<flow>-<entry>` with Volcano's two labels and annotations (the template's: the
     entry's `template`, else its name), the template's spec
@@ -65,7 +68,9 @@ def build_job(
     annotation `vcflow.io/attempt`. A flow that uses the flow language gives every container
     the variables `env` (found here unless given: `VCFLOW_ARGS`) and `VCFLOW_OUTPUTS`, its
     termination-message path (`add_env`, docs/flow-features.md section 11); any other
-    flow's spec is its template's. `case`: the `switch` case that picked `template`."""
+    flow's spec is its template's. `case`: the `switch` case that picked `template`;
+    `values`: the arguments and the targets' outputs its `${{ }}` references are replaced
+    by (`substituted`; SubstitutionError for one that cannot be)."""
     ns = flow.namespace
     created_by = {
         names.LABEL_CREATED_BY_TEMPLATE: names.created_by_value(ns, template.name),
@@ -91,6 +96,8 @@ def build_job(
         spec = template.spec.clone()
         if entry.patch is not None and entry.patch.job_spec is not None:
             spec = merge.patched_spec(spec, entry.patch.job_spec)
+        if values is not None:
+            spec = substituted(spec, values)
         if env is _Find.FIND:
             value = args_env(flow)
             env = None if value is None else {arguments.ENV_ARGS: value}
@@ -100,6 +107,32 @@ def build_job(
             add_env(spec, outputs.ENV_OUTPUTS, outputs.outputs_path, init=False)
         job.spec = spec
     return job
+
+
+#: what `${{ }}` references are replaced by: the flow's arguments, the targets' outputs
+Values = tuple[Mapping[str, str], Mapping[str, Mapping[str, Any]]]
+
+
+def substituted(spec: JobSpec, values: Values) -> JobSpec:
+    """The spec with its `${{ args.X }}` and `${{ outputs.E.K }}` replaced (section 15); a
+    resource quantity that is not one after it is a SubstitutionError."""
+    data = spec.to_dict()
+    if not substitution.has_any(json.dumps(data)):
+        return spec
+    out = JobSpec.from_dict(substitution.substitute(data, *values))
+    for task in out.tasks or []:
+        pod = task.template.spec if task.template is not None else None
+        for container in [*(pod.init_containers or []), *(pod.containers or [])] if pod else []:
+            resources = container.resources
+            for kind in ("requests", "limits"):
+                given = getattr(resources, kind) if resources is not None else None
+                for name, amount in (given or {}).items():
+                    if quantity.problem(amount) is not None:
+                        raise substitution.SubstitutionError(
+                            f"task {task.name} container {container.name}: {kind}[{name}] "
+                            f"{amount!r} is not a quantity"
+                        )
+    return out
 
 
 def add_env(

@@ -21,6 +21,7 @@ from vcflow.reconcile.entries import DEADLINE_EXCEEDED, Entry, State
 WHEN_FALSE = "WhenFalse"
 WHEN_ERROR = "WhenError"
 NO_CASE_MATCHED = "NoCaseMatched"
+SUBSTITUTION_FAILED = "SubstitutionFailed"
 #: why the flow runs on although its other entries have ended (`state.reason`)
 EXIT_HANDLERS = "ExitHandlers"
 #: the variable that tells an exit handler how the flow ended without it
@@ -29,7 +30,7 @@ ENV_FLOW_PHASE = "VCFLOW_FLOW_PHASE"
 #: its vcjob Completed
 OUTPUT_REASONS = frozenset({"OutputInvalid", "OutputTooLarge", "OutputConflict"})
 #: what an entry failed with before any vcjob was made
-GATE_FAILURES = frozenset({WHEN_ERROR})
+GATE_FAILURES = frozenset({WHEN_ERROR, SUBSTITUTION_FAILED})
 
 
 @dataclass
