@@ -167,3 +167,13 @@ def test_a_vcjob_a_template_and_a_flow_patch_are_all_checked() -> None:
     )
     found = errors_only(review(flow, context=Context(templates={"a": template(job_spec())})))
     assert [e.path for e in found] == ["spec.flows[0].patch.jobSpec.maxRetry"]
+
+
+def test_a_templates_quantity_may_be_one_flow_reference_and_a_vcjobs_may_not() -> None:
+    """docs/flow-features.md section 15: the flow replaces it when it builds the vcjob."""
+    spec = JobSpec.from_dict(main_with(resources={"limits": {"cpu": "${{ args.cpu }}"}}))
+    assert errors_only(validate_job_spec(spec, references=True)) == []
+    found = only(errors_only(validate_job_spec(spec)))
+    assert found.path == f"{MAIN}.resources.limits[cpu]"
+    half = JobSpec.from_dict(main_with(resources={"limits": {"cpu": "${{ args.cpu }}m"}}))
+    assert only(errors_only(validate_job_spec(half, references=True))).path == found.path

@@ -17,7 +17,7 @@ import functools
 from typing import Any
 
 from vcflow.admission import crd
-from vcflow.api import quantity
+from vcflow.api import quantity, substitution
 from vcflow.api.errors import FieldError
 from vcflow.api.meta import WireModel
 from vcflow.api.vcjob import JobSpec
@@ -36,12 +36,18 @@ _QUANTITY_KINDS = frozenset({"string", "integer", "number"})
 _KEY = "fieldtypes"  # this walker's entries in `crd.Node.layouts`
 
 
-def job_spec_type_errors(spec: JobSpec, path: str = "spec") -> list[FieldError]:
-    """Every type, range and quantity error of a vcjob spec."""
-    return type_errors(spec, crd.job_spec_schema(), path)
+def job_spec_type_errors(
+    spec: JobSpec, path: str = "spec", *, references: bool = False
+) -> list[FieldError]:
+    """Every type, range and quantity error of a vcjob spec; with `references`, a quantity
+    that is one `${{ args.X }}`/`${{ outputs.E.K }}` reference is not one (a JobTemplate's:
+    the flow replaces it when it builds the vcjob, docs/flow-features.md section 15)."""
+    return type_errors(spec, crd.job_spec_schema(), path, references=references)
 
 
-def type_errors(data: Any, schema: crd.Node, path: str) -> list[FieldError]:
+def type_errors(
+    data: Any, schema: crd.Node, path: str, *, references: bool = False
+) -> list[FieldError]:
     """The errors of `data` (wire data, or models holding it) against `schema`; iterative
     (data from the store has no nesting bound). None is an absent field.
 
@@ -49,16 +55,16 @@ def type_errors(data: Any, schema: crd.Node, path: str) -> list[FieldError]:
     below it are walked on, and a path is spelt out only for those and for errors."""
     found: list[FieldError] = []
     todo: list[tuple[Any, crd.Node, str]] = []
-    _child(data, schema, path, found, todo)
+    _child(data, schema, path, found, todo, references)
     while todo:
         value, node, where = todo.pop()
         below: list[tuple[Any, crd.Node, str]] = []
         if type(value) is list:
             if node.items is not None:
                 for i, item in enumerate(value):
-                    _child(item, node.items, f"{where}[{i}]", found, below)
+                    _child(item, node.items, f"{where}[{i}]", found, below, references)
         else:
-            _fields(value, node, where, found, below)
+            _fields(value, node, where, found, below, references)
         below.reverse()
         todo += below
     return found
@@ -70,6 +76,7 @@ def _child(
     path: str,
     found: list[FieldError],
     todo: list[tuple[Any, crd.Node, str]],
+    references: bool = False,
 ) -> None:
     """Judge one value: an error into `found`, or, if it has fields, it into `todo`."""
     if value is None:
@@ -77,6 +84,8 @@ def _child(
     kind = "object" if isinstance(value, WireModel) else _JSON_TYPES.get(type(value), "")
     if node.quantity and kind in _QUANTITY_KINDS:
         if quantity.problem(value) is None:
+            return
+        if references and kind == "string" and substitution.is_one_reference(value):
             return
     elif not node.types or kind in node.types or (kind == "integer" and "number" in node.types):
         if kind == "integer":
@@ -96,6 +105,7 @@ def _fields(
     where: str,
     found: list[FieldError],
     todo: list[tuple[Any, crd.Node, str]],
+    references: bool,
 ) -> None:
     """`_child` for each field of an object the schema knows (a model's, then its extras)."""
     data = value
@@ -107,15 +117,15 @@ def _fields(
                 continue
             if type(item) in _TYPED and not known.quantity:
                 continue  # a string or boolean the model typed, as the schema does
-            _child(item, known, f"{where}.{alias}", found, todo)
+            _child(item, known, f"{where}.{alias}", found, todo, references)
         data = value.__pydantic_extra__ or {}
     props = node.properties
     for key, item in data.items():
         known = props.get(key)
         if known is not None:
-            _child(item, known, f"{where}.{key}", found, todo)
+            _child(item, known, f"{where}.{key}", found, todo, references)
         elif node.values is not None:
-            _child(item, node.values, f"{where}[{key}]", found, todo)
+            _child(item, node.values, f"{where}[{key}]", found, todo, references)
 
 
 def _value_error(value: Any, kind: str, node: crd.Node, path: str) -> FieldError:

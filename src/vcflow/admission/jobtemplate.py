@@ -24,10 +24,13 @@ TIERS_BOTH = (
 )
 
 
-def validate_job_spec(spec: JobSpec, *, path: str = "spec", job_name: str = "") -> list[FieldError]:
-    """Every problem of a vcjob spec under the vcjob create rules (queue state excluded)."""
+def validate_job_spec(
+    spec: JobSpec, *, path: str = "spec", job_name: str = "", references: bool = False
+) -> list[FieldError]:
+    """Every problem of a vcjob spec under the vcjob create rules (queue state excluded);
+    `references`: a JobTemplate's spec, whose quantities may be `${{ }}` references."""
     errors = jobspec.schema_errors(spec, path)
-    errors += fieldtypes.job_spec_type_errors(spec, path)
+    errors += fieldtypes.job_spec_type_errors(spec, path, references=references)
     errors += _webhook(spec, path, job_name)
     errors += replicas.limit_errors(spec, path)
     errors += _warnings(spec, path)
@@ -37,7 +40,7 @@ def validate_job_spec(spec: JobSpec, *, path: str = "spec", job_name: str = "") 
 def validate_jobtemplate(template: JobTemplate) -> list[FieldError]:
     """A template is checked as the vcjob it becomes, except for that vcjob's generated names
     (`<flow>-<template>`), which JobFlow admission checks. An absent spec has no task."""
-    return validate_job_spec(template.spec or JobSpec(), job_name=template.name)
+    return validate_job_spec(template.spec or JobSpec(), job_name=template.name, references=True)
 
 
 def validate_vcjob(job: VCJob) -> list[FieldError]:
