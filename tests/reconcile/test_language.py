@@ -15,7 +15,7 @@ from vcflow.api.phases import FlowPhase
 from vcflow.reconcile import flow as reconcile
 from vcflow.reconcile import outputs as reading
 
-from .test_flow_features import restarted
+from .test_flow_features import attempt_job, request, restarted
 from .test_flow_index import T0, conditions, created, job, mark, template, templates
 
 T = templates("prep", "train", "evaluate", "deploy", "serve-gpu", "serve-cpu", "notify", "a", "b")
@@ -306,3 +306,21 @@ def test_a_flow_without_the_language_is_never_substituted() -> None:
     _index, plan = reconcile.plan(f, given, [job(f, "a", "Completed")], now=T0)
     spec = plan.create[0].to_dict()["spec"]["tasks"][0]["template"]["spec"]["containers"][0]
     assert spec["image"] == "python:${{ args.tag }}"
+
+
+def test_vcflow_retry_runs_a_failed_exit_handler_again() -> None:
+    f = handlers_flow()
+    jobs = [job(f, "a", "Completed"), job(f, "b", "Completed"), job(f, "notify", "Failed")]
+    index, plan = reconcile.plan(f, T, jobs, now=T0)
+    assert plan.phase == FlowPhase.FAILED
+    asked = request(restarted(index, f))
+    at = T0 + timedelta(minutes=1)
+    again, plan = reconcile.plan(asked, T, jobs, now=at)
+    assert (plan.phase, plan.replace) == (FlowPhase.RUNNING, ("f-notify",))
+    again.forget("f-notify", "Failed", at)
+    plan = again.decide(T, now=at)
+    assert created(plan) == ["f-notify"]
+    assert env_of(plan, "f-notify")["VCFLOW_FLOW_PHASE"] == "Succeed"
+    mark(again, plan)
+    again.observe(attempt_job(f, "notify", "Completed", 2), at)
+    assert again.decide(T, now=at).phase == FlowPhase.SUCCEED
