@@ -99,7 +99,9 @@ def test_when_false_skips_with_the_expression_and_the_flow_succeeds() -> None:
     assert created(plan) == ["f-serve"]
     cond = conditions(index)["f-deploy"]
     assert (cond["phase"], cond["reason"]) == ("Skipped", "WhenFalse")
-    assert DEPLOY in cond["message"]
+    assert cond["message"] == (
+        f'when false: {DEPLOY} (with args.threshold="2", outputs.evaluate={{"accuracy":0.93}})'
+    )
     index.observe(job(f, "serve", "Completed"), T0)
     index.give_outputs("f-serve", {}, T0)
     assert index.decide(T, now=T0).phase == FlowPhase.SUCCEED

@@ -129,7 +129,10 @@ def gate(
         except ExpressionError as exc:
             return Gate(state=State.FAILED, reason=WHEN_ERROR, message=f"when: {exc}")
         if not holds:
-            return Gate(state=State.SKIPPED, reason=WHEN_FALSE, message=f"when false: {spec.when}")
+            read = _read(spec.when, args, seen, phases)
+            return Gate(
+                state=State.SKIPPED, reason=WHEN_FALSE, message=f"when false: {spec.when}{read}"
+            )
     if not spec.switch:
         return Gate(template=spec.template_name)
     for i, case in enumerate(spec.switch):
@@ -146,6 +149,26 @@ def gate(
         reason=NO_CASE_MATCHED,
         message="no case of the switch holds and it has none without when",
     )
+
+
+#: characters of the values a WhenFalse message shows
+_SHOWN = 200
+
+
+def _read(
+    text: str, args: Mapping[str, str], outputs: Mapping[str, Any], phases: Mapping[str, str]
+) -> str:
+    """` (with args.threshold="2", outputs.evaluate={...})`: what the expression read."""
+    found = {"args": args, "outputs": outputs, "phases": phases}
+    parts = []
+    for root, key in sorted(compile_expression(text).references, key=lambda r: (r[0], r[1] or "")):
+        if key is None or key not in found.get(root, {}):
+            continue
+        parts.append(f"{root}.{key}={reading.encode(found[root][key])}")
+    shown = ", ".join(parts)
+    if len(shown) > _SHOWN:
+        shown = shown[: _SHOWN - 1] + "…"
+    return f" (with {shown})" if shown else ""
 
 
 @dataclass
