@@ -43,10 +43,11 @@ class Job:
 
 def entry_specs(flow: JobFlow, templates: Mapping[str, JobTemplate]) -> list[JobSpec | None]:
     """The job spec each entry's vcjob gets: its template's, patch applied; None when the
-    template is not known (or has no spec)."""
+    template is not known (or has no spec), or for a `switch` entry (its template is picked
+    when it runs)."""
     out: list[JobSpec | None] = []
     for entry in flow.flows:
-        template = templates.get(entry.template_name)
+        template = templates.get(entry.template_name) if entry.switch is None else None
         spec = template.spec if template is not None else None
         if spec is not None and entry.patch is not None and entry.patch.job_spec is not None:
             spec = merge.patched_spec(spec, entry.patch.job_spec)

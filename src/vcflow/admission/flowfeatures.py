@@ -42,7 +42,7 @@ def validate(
         found += _retry_policy(entry.retry_policy, f"{base}.retryPolicy")
         found += _deadline(entry.active_deadline_seconds, f"{base}.activeDeadlineSeconds")
         found += _dependency(entry, f"{base}.dependsOn")
-        found += _restarts_multiply(flow, entry, base, templates.get(entry.template_name))
+        found += _restarts_multiply(flow, entry, base, _template_of(entry, templates))
         found += _probe_reach(flow, entry, f"{base}.dependsOn.probe", templates, local_runtime)
     return found
 
@@ -234,6 +234,12 @@ def _port_zero(path: str) -> FieldError:
 # -- traps: what the templates tell ----------------------------------------------------------
 
 
+def _template_of(entry: Flow, templates: Mapping[str, JobTemplate]) -> JobTemplate | None:
+    """The entry's JobTemplate, if given; None for a `switch` entry (its case picks one when
+    it runs: which is not known here)."""
+    return templates.get(entry.template_name) if entry.switch is None else None
+
+
 def _spec_of(entry: Flow, template: JobTemplate | None) -> JobSpec | None:
     if template is None or template.spec is None:
         return None
@@ -291,7 +297,7 @@ def _probe_reach(
         target_entry = entries.get(target)
         if target_entry is None:
             continue
-        spec = _spec_of(target_entry, templates.get(target_entry.template_name))
+        spec = _spec_of(target_entry, _template_of(target_entry, templates))
         if spec is None:
             continue
         tasks = {t.name or f"default{i}": t for i, t in enumerate(spec.tasks or [])}

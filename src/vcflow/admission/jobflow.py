@@ -1,6 +1,7 @@
 """JobFlow admission: Volcano's DAG webhook (reference §6.1), the CRD schema (§6.3) and
 vcflow's fixes (compatibility rows 1, 2, 4, 10, 11, 13); the flow features' own checks (row 20:
-retries, deadlines, outcomes, probes) are `flowfeatures`, the arguments' (row 22) `arguments`.
+retries, deadlines, outcomes, probes) are `flowfeatures`, the arguments' (row 22) `arguments`,
+`when`/`switch`/`onExit`'s `language`.
 
 Checks run in the order the conformance cases assume — spec-update refusal, unique names,
 unknown targets, cycles — and every problem is reported, none raised. Pure.
@@ -11,7 +12,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Sequence
 
-from vcflow.admission import arguments, collisions, flowfeatures, jobtemplate
+from vcflow.admission import arguments, collisions, flowfeatures, jobtemplate, language
 from vcflow.api import names, phases, printable
 from vcflow.api.errors import FieldError
 from vcflow.api.jobflow import Flow, JobFlow
@@ -50,6 +51,7 @@ def validate_jobflow(
     errors += _probes(flows)
     errors += flowfeatures.validate(flow, templates or {}, local_runtime=local_runtime)
     errors += arguments.validate(flow, local_runtime=local_runtime)
+    errors += language.validate(flow)
     errors += _generated_names(flow)
     specs = collisions.entry_specs(flow, templates or {})
     errors += _entries_against_templates(flow, templates or {}, specs, resolve_templates)
@@ -73,6 +75,8 @@ def _schema(flows: Sequence[Flow]) -> list[FieldError]:
                 )
             )
         errors += _template_name(entry.template, f"{base}.template")
+        for j, case in enumerate(entry.switch or []):
+            errors += _template_name(case.template, f"{base}.switch[{j}].template")
         probe = entry.depends_on.probe if entry.depends_on else None
         if probe is None:
             continue
@@ -207,19 +211,28 @@ def _generated_names(flow: JobFlow) -> list[FieldError]:
             errors.append(
                 FieldError(f'generated vcjob name "{job}": {problem}', f"spec.flows[{i}].name")
             )
-        if entry.template == "":
-            continue  # (refused as empty already)
-        tvalue = names.created_by_value(ns, entry.template_name)
-        where = "template" if entry.template is not None else "name"
-        for problem in names.label_value_errors(tvalue):
-            errors.append(
-                FieldError(
-                    f'label value "{tvalue}" ({names.LABEL_CREATED_BY_TEMPLATE}) of vcjob "{job}": '
-                    f"{problem}",
-                    f"spec.flows[{i}].{where}",
+        for template, where in _templates_at(entry):
+            if template == "":
+                continue  # (refused as empty already)
+            tvalue = names.created_by_value(ns, template)
+            for problem in names.label_value_errors(tvalue):
+                errors.append(
+                    FieldError(
+                        f'label value "{tvalue}" ({names.LABEL_CREATED_BY_TEMPLATE}) of vcjob '
+                        f'"{job}": {problem}',
+                        f"spec.flows[{i}].{where}",
+                    )
                 )
-            )
     return errors
+
+
+def _templates_at(entry: Flow) -> list[tuple[str, str]]:
+    """(template name, field under the entry naming it) of every JobTemplate the entry may
+    be built from: each `switch` case's (docs/flow-features.md section 13), else its
+    `template`, else its name."""
+    if entry.switch is not None:
+        return [(case.template, f"switch[{j}].template") for j, case in enumerate(entry.switch)]
+    return [(entry.template_name, "template" if entry.template is not None else "name")]
 
 
 def _entries_against_templates(
@@ -232,21 +245,22 @@ def _entries_against_templates(
     vcjob it becomes (patch applied), and pods of two entries that would have one name."""
     errors: list[FieldError] = []
     for i, (entry, spec) in enumerate(zip(flow.flows, specs, strict=True)):
-        wanted = entry.template_name
-        template = templates.get(wanted)
         path = f"spec.flows[{i}]"
-        if template is None:
+        missing = False
+        for wanted, where in _templates_at(entry):
+            if wanted in templates:
+                continue
+            missing = True
             if resolve and wanted:
                 errors.append(
                     FieldError(
                         f'JobTemplate "{wanted}" not found; the entry will wait '
                         "(TemplateNotFound) until it is created",
-                        f"{path}.template" if entry.template is not None else f"{path}.name",
+                        f"{path}.{where}",
                         warning=True,
                     )
                 )
-            continue
-        if spec is None:
+        if missing or spec is None:
             continue
         if entry.patch is not None and entry.patch.job_spec is not None:
             for err in jobtemplate.validate_job_spec(spec, path="spec"):
@@ -287,7 +301,7 @@ def validate_template_delete(template: JobTemplate, flows: Sequence[JobFlow]) ->
         for f in flows
         if f.namespace == template.namespace
         and f.phase in UNFINISHED
-        and any(e.template_name == template.name for e in f.flows)
+        and any(template.name in e.templates_named for e in f.flows)
     ]
     if not users:
         return []

@@ -732,8 +732,9 @@ class KubeStore:
             and isinstance(plan.obj, JobFlow)
             and not plan.unchanged
             and any(
-                (plan.data["metadata"]["namespace"], e.template_name) in changed
+                (plan.data["metadata"]["namespace"], name) in changed
                 for e in plan.obj.flows
+                for name in e.templates_named
             )
         ]
         if not flows:

@@ -80,7 +80,7 @@ class Named(Batch):
 
     def templates_for(self, flow: JobFlow) -> dict[str, JobTemplate]:
         found: dict[str, JobTemplate] = {}
-        for name in dict.fromkeys(entry.template_name for entry in flow.flows):
+        for name in dict.fromkeys(n for entry in flow.flows for n in entry.templates_named):
             key = (flow.namespace, name)
             if key not in self._read:
                 try:
