@@ -42,15 +42,16 @@ def test_vcflow_case(path: Path) -> None:
 
 
 def test_vcflow_cases_shape() -> None:
-    """Controller cases with ids `vf-ctl-NN-...`, unique numbers, no Volcano flags, each
-    tracing to a compatibility row."""
+    """Controller cases with ids `vf-ctl-NN-...` and admission cases `vf-adm-NN-...`,
+    unique numbers in each, no Volcano flags, each tracing to a compatibility row."""
     assert len(VCFLOW_CASE_FILES) >= 10
     numbers = []
     for path in VCFLOW_CASE_FILES:
         case = load_case(str(path))
-        assert case.kind == "controller", case.id
-        assert re.fullmatch(r"vf-ctl-\d\d-[a-z0-9-]+", case.id), case.id
-        numbers.append(case.id[7:9])
+        prefix = {"controller": "ctl", "admission": "adm"}.get(case.kind)
+        assert prefix is not None, case.id
+        assert re.fullmatch(rf"vf-{prefix}-\d\d-[a-z0-9-]+", case.id), case.id
+        numbers.append(case.id[:9])
         for key in ("volcano_bug", "design_divergence", "vcflow_skip", "expect_vcflow"):
             assert key not in case.data, f"{case.id}: {key}"
         provenance = case.data.get("provenance") or []

@@ -31,7 +31,7 @@ from vcflow.server.app import create_app
 
 HERE = Path(__file__).parent
 CONTROLLER_CASES = sorted((HERE / "cases" / "controller").rglob("*.yaml"))
-VCFLOW_CASES = sorted((HERE / "vcflow").rglob("*.yaml"))
+VCFLOW_CASES = sorted((HERE / "vcflow").rglob("vf-ctl-*.yaml"))  # (vf-adm-*: admission)
 CASE_FILES = CONTROLLER_CASES + VCFLOW_CASES
 
 
