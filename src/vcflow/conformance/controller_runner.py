@@ -1,6 +1,8 @@
 """Controller cases, run for real: vcflow's admission, memory store and controllers (runtime
 `none`: vcjob phases change only by the case's `set_phase`, a status write of the vcjob as
-Volcano's job controller makes it), with a virtual clock. Each step's actions are applied as
+Volcano's job controller makes it; no pod exists unless a case's `create_pod` makes one, as
+Volcano's job controller and the kubelet would, to give a flow its outputs), with a virtual
+clock. Each step's actions are applied as
 one batch, the controllers settle, then `expect_vcflow`/`expect` is checked
 (`expectations.py`). With a `serve` (`world.Serve`) the controllers and the actions go
 through the store it gives, e.g. the Kubernetes API in front of the memory store."""
@@ -14,8 +16,16 @@ from vcflow.api import loading
 from vcflow.api.errors import InputError, NotFound
 from vcflow.api.jobflow import JobFlow
 from vcflow.api.jobtemplate import JobTemplate
-from vcflow.api.meta import Resource
-from vcflow.api.vcjob import JobState, VCJob, VCJobStatus
+from vcflow.api.meta import Resource, controller_reference
+from vcflow.api.pod import (
+    ContainerState,
+    ContainerStateTerminated,
+    ContainerStatus,
+    Pod,
+    PodSpec,
+    PodStatus,
+)
+from vcflow.api.vcjob import Container, JobState, VCJob, VCJobStatus
 from vcflow.conformance import expectations
 from vcflow.conformance.cases import Case, CaseError, Step, vcflow_steps
 from vcflow.conformance.results import Failed, Passed, Result
@@ -66,6 +76,8 @@ def _apply(
             _set_phase(world, str(name), str(phase))
     elif verb == "touch":
         _touch(world, str(arg))
+    elif verb == "create_pod":
+        _create_pod(world, arg)
     elif verb == "wait":
         world.wait(float(arg))
     elif verb == "fail_creates":
@@ -130,3 +142,54 @@ def _touch(world: World, name: str) -> None:
     count = int(job.metadata.annotations.get("conformance/touched", "0")) + 1
     job.metadata.annotations["conformance/touched"] = str(count)
     world.store.update(job, admit=False)
+
+
+#: the labels and annotations Volcano's job controller puts on a vcjob's pod
+_JOB_NAME, _TASK_SPEC, _TASK_INDEX = (
+    "volcano.sh/job-name",
+    "volcano.sh/task-spec",
+    "volcano.sh/task-index",
+)
+
+
+def _create_pod(world: World, arg: Any) -> None:
+    """A pod of an existing vcjob, as Volcano's job controller names, labels and owns it,
+    with the status the kubelet reports once its containers have ended: `phase`, and per
+    container `state.terminated` with `exitCode` and, when given, `message` (the termination
+    message, where a flow's outputs are read). Created, then its status written, as the
+    kubelet writes it after the job controller created the pod."""
+    if not isinstance(arg, Mapping):
+        raise CaseError("create_pod: argument must be a map")
+    unknown = set(arg) - {"job", "task", "index", "phase", "containers"}
+    if unknown or "job" not in arg or not isinstance(arg.get("containers"), list):
+        raise CaseError("create_pod: {job, task, index, phase, containers: [...]} expected")
+    job_name = str(arg["job"])
+    try:
+        job = world.store.get(VCJob, world.namespace, job_name)
+    except NotFound:
+        raise CaseError(f"create_pod: vcjob {job_name} does not exist") from None
+    task, index = str(arg.get("task", "main")), int(arg.get("index", 0))
+    containers, statuses = [], []
+    for c in arg["containers"]:
+        if not isinstance(c, Mapping) or not c.get("name"):
+            raise CaseError("create_pod: each container needs a name")
+        containers.append(Container(name=str(c["name"]), image="busybox:1.36"))
+        ended = ContainerStateTerminated(
+            exit_code=int(c.get("exitCode", 0)),
+            reason="Completed" if int(c.get("exitCode", 0)) == 0 else "Error",
+            message=None if c.get("message") is None else str(c["message"]),
+        )
+        statuses.append(
+            ContainerStatus(name=str(c["name"]), state=ContainerState(terminated=ended))
+        )
+    pod = Pod(spec=PodSpec(containers=containers))
+    pod.metadata.name = f"{job_name}-{task}-{index}"
+    pod.metadata.namespace = world.namespace
+    pod.metadata.labels = {_JOB_NAME: job_name, _TASK_SPEC: task, _TASK_INDEX: str(index)}
+    pod.metadata.annotations = {_JOB_NAME: job_name, _TASK_SPEC: task, _TASK_INDEX: str(index)}
+    pod.metadata.owner_references = [controller_reference(job)]
+    created = world.store.create(pod)
+    created.status = PodStatus(
+        phase=str(arg.get("phase", "Succeeded")), container_statuses=statuses
+    )
+    world.store.update_status(created)

@@ -3,7 +3,8 @@ short line. vcflow's reading (conformance README): `conditions` ignores `Waiting
 `waiting` maps entries to vcflow's reasons (`Backoff` among them: a retry that waits),
 `template_status` `[]` ≡ null. vcflow's own cases may also give a flow's `reason`
 (`state.reason`) and a `jobStatusList` item's `restartCount` and `attempt`
-(docs/compatibility.md, "vcflow's own cases")."""
+(docs/compatibility.md, "vcflow's own cases"), and the flow language's `reasons`,
+`messages_contain`, `outputs` and `message_contains` (tests/conformance/vcflow/README.md)."""
 
 from __future__ import annotations
 
@@ -122,8 +123,36 @@ def _flow(world: World, name: str, want: Mapping[str, Any], before: Any) -> list
         }
         if have_j != want_j:
             out.append(f"flow {name} jobStatusList {have_j} != {want_j}")
+    out += _language(name, status, want)
     if want.get("status_unchanged") and (status or None) != before:
         out.append(f"flow {name} status changed")
+    return out
+
+
+def _language(name: str, status: Mapping[str, Any], want: Mapping[str, Any]) -> list[str]:
+    """The flow language's keys (tests/conformance/vcflow/README.md), each over the vcjobs
+    it lists: `reasons` (a condition's `reason`, '' = none), `messages_contain` (a
+    substring of a condition's `message`), `outputs` (a `jobStatusList` item's `outputs`,
+    absent = `{}`), and `message_contains` (a substring of the flow's `state.message`)."""
+    out: list[str] = []
+    conds = status.get("conditions") or {}
+    for job, reason in (want.get("reasons") or {}).items():
+        have = (conds.get(job) or {}).get("reason") or ""
+        if have != (reason or ""):
+            out.append(f"flow {name} condition {job} reason {have!r} != {reason!r}")
+    for job, text in (want.get("messages_contain") or {}).items():
+        have = (conds.get(job) or {}).get("message") or ""
+        if str(text) not in have:
+            out.append(f"flow {name} condition {job} message {have!r} lacks {text!r}")
+    items = {j.get("name"): j for j in status.get("jobStatusList") or []}
+    for job, value in (want.get("outputs") or {}).items():
+        have_o = (items.get(job) or {}).get("outputs") or {}
+        if have_o != (value or {}):
+            out.append(f"flow {name} {job} outputs {have_o} != {value}")
+    if "message_contains" in want:
+        have_m = (status.get("state") or {}).get("message") or ""
+        if str(want["message_contains"]) not in have_m:
+            out.append(f"flow {name} message {have_m!r} lacks {want['message_contains']!r}")
     return out
 
 
