@@ -68,6 +68,9 @@ CANNOT_RUN: dict[str, str] = {
     "vf-ctl-28-flow-deadline-stops-the-flow": (
         "the flow's activeDeadlineSeconds counts from its creationTimestamp; " + _CLOCKS
     ),
+    "vf-ctl-47-exit-handler-after-deadline": (
+        "the flow's activeDeadlineSeconds counts from its creationTimestamp; " + _CLOCKS
+    ),
 }
 
 
