@@ -12,7 +12,14 @@ from __future__ import annotations
 import difflib
 from collections.abc import Sequence
 
-from vcflow.admission import arguments, collisions, flowfeatures, jobtemplate, language
+from vcflow.admission import (
+    arguments,
+    collisions,
+    flowfeatures,
+    jobtemplate,
+    language,
+    references,
+)
 from vcflow.api import names, phases, printable
 from vcflow.api.errors import FieldError
 from vcflow.api.jobflow import Flow, JobFlow
@@ -55,6 +62,7 @@ def validate_jobflow(
     errors += _generated_names(flow)
     specs = collisions.entry_specs(flow, templates or {})
     errors += _entries_against_templates(flow, templates or {}, specs, resolve_templates)
+    errors += references.validate(flow, templates or {}, specs)
     errors += arguments.env_warnings(flow, specs)
     return errors
 
@@ -263,7 +271,10 @@ def _entries_against_templates(
         if missing or spec is None:
             continue
         if entry.patch is not None and entry.patch.job_spec is not None:
-            for err in jobtemplate.validate_job_spec(spec, path="spec"):
+            checked = jobtemplate.validate_job_spec(
+                spec, path="spec", references=flow.uses_language
+            )
+            for err in checked:
                 errors.append(
                     FieldError(
                         f"after patch: {err.message}",
