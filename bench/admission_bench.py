@@ -17,6 +17,10 @@ A second table runs a Python port of Volcano's `IsDAG` against vcflow's `find_cy
 ladders, to show the doubling per layer, and extrapolates it to the 60-layer ladder.
 
 Run: `.venv/bin/python bench/admission_bench.py [--repeat N] [--json PATH]`.
+
+`--when [ARGS]` runs instead the flow language's comparison (`bench/when_bench.py`, whose
+options follow): `vcflow validate` of a 10,000-entry flow with a `when` on every entry
+against the same flow without, as subprocesses, A B A B (issue 22's bound: within 2x).
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from vcflow.admission.review import errors_only, review
@@ -218,6 +223,12 @@ def markdown(result: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    given = sys.argv[1:] if argv is None else argv
+    if given[:1] == ["--when"]:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        import when_bench
+
+        return when_bench.main(given[1:])
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--repeat", type=int, default=5, help="runs per case (median reported)")
     parser.add_argument("--json", metavar="PATH", help="also write the results as JSON here")

@@ -14,11 +14,7 @@ done-when of issue 22: B within 2x of A.
 Run: `.venv/bin/python bench/when_bench.py [--entries N] [--rounds N] [--templates
 shared|per-entry] [--json PATH]`.
 
-Figures, 2026-12-02, 2 CPUs (x86_64, shared with other work, load 1-2), Python 3.11.7,
-cel-python 0.5.0, 5 rounds: shared template, 1.67 s without `when`, 2.30 s with (1.38x);
-one template per entry, 5.07 s and 4.88 s (noisy: the `when` adds less than the noise).
-Before texts were parsed by their shape (`vcflow.api.expressions._canonical`), one lark
-parse per expression, about 0.4 ms each: 1.44 s and 9.66 s (6.7x).
+Also `bench/admission_bench.py --when [ARGS]`. Figures: docs/benchmarks.md.
 """
 
 from __future__ import annotations
