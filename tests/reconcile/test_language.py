@@ -18,7 +18,9 @@ from vcflow.reconcile import outputs as reading
 from .test_flow_features import attempt_job, request, restarted
 from .test_flow_index import T0, conditions, created, job, mark, template, templates
 
-T = templates("prep", "train", "evaluate", "deploy", "serve-gpu", "serve-cpu", "notify", "a", "b")
+T = templates(
+    "prep", "train", "evaluate", "deploy", "serve-gpu", "serve-cpu", "notify", "a", "b", "c", "bye"
+)
 
 
 def flow(*entries: dict[str, Any], **spec: Any) -> JobFlow:
@@ -171,6 +173,9 @@ def test_an_exit_handler_runs_after_success_with_the_phase() -> None:
     f = handlers_flow()
     index, plan = reconcile.plan(f, T, [], now=T0)
     assert created(plan) == ["f-a"]  # (notify waits for every other entry)
+    assert conditions(index)["f-notify"]["message"] == (
+        "an exit handler (spec.onExit): it runs once every other entry has ended"
+    )
     mark(index, plan)
     complete(index, f, "a", {})
     index.observe(job(f, "b", "Completed"), T0)
@@ -326,3 +331,20 @@ def test_vcflow_retry_runs_a_failed_exit_handler_again() -> None:
     mark(again, plan)
     again.observe(attempt_job(f, "notify", "Completed", 2), at)
     assert again.decide(T, now=at).phase == FlowPhase.SUCCEED
+
+
+def test_a_when_error_with_nothing_running_starts_the_exit_handlers_at_once() -> None:
+    f = flow(
+        {"name": "a"},
+        after("b", "a", when="outputs.a.missing == 1"),
+        after("c", "b"),
+        {"name": "bye"},
+        onExit=["bye"],
+    )
+    index, plan = reconcile.plan(f, T, [], now=T0)
+    assert created(plan) == ["f-a"]
+    mark(index, plan)
+    plan = complete(index, f, "a", {"n": 1})
+    assert created(plan) == ["f-bye"]
+    assert env_of(plan, "f-bye")["VCFLOW_FLOW_PHASE"] == "Failed"
+    assert conditions(index)["f-b"]["reason"] == "WhenError"

@@ -352,7 +352,9 @@ class Progress:
                 job.waiting = f"{reason}: {message}" if reason and message else reason or message
             elif reason:
                 job.verdict = f"{reason}: {message}" if message else reason
-            if job.shown_phase != before and job.shown_phase in (BACKOFF, SKIPPED):
+                if cond.phase == "Failed" and not job.phase:
+                    job.phase = "Failed"  # (no vcjob: its `when` failed it, section 13)
+            if job.shown_phase != before and job.shown_phase in (BACKOFF, SKIPPED, "Failed"):
                 why = job.backoff or message
                 self._said(f"{row.name}/{job.entry}", f"{job.shown_phase}: {why}", now)
 

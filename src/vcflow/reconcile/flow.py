@@ -448,6 +448,7 @@ class FlowIndex:
             else:
                 order = sorted(self.candidates, key=lambda n: self.entries[n].index)
             gated = False
+            looked = len(order)
             for at, name in enumerate(order):
                 if limit is not None and len(creates) >= limit:
                     rest = order[at:]
@@ -461,18 +462,19 @@ class FlowIndex:
                 if not entry.creatable():
                     continue
                 job = self._build(entry, templates)
-                if job is None and entry.state == State.FAILED:
-                    self._settle()  # (its `when` failed it: the flow may have failed)
-                    if self._failed_or_stopping:
-                        break
-                if job is None:
-                    gated |= entry.state != State.NONE
-                    continue
-                creates.append(job)
+                if job is not None:
+                    creates.append(job)
+                elif entry.state != State.NONE:  # its `when`/`switch` decided it
+                    gated = True
+                    if entry.state == State.FAILED:
+                        self._settle()  # (the flow may have failed: nothing more is made)
+                        if self._failed_or_stopping:
+                            looked = at + 1
+                            break
             if rest:  # (what was looked at leaves the candidates: O(limit), not O(left))
                 self.candidates.difference_update(order[: len(order) - len(rest)])
             else:
-                self.candidates.difference_update(order)
+                self.candidates.difference_update(order[:looked])
             self._left = rest
             if not gated:
                 break

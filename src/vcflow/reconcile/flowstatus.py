@@ -30,6 +30,7 @@ from vcflow.reconcile.language import EXIT_HANDLERS
 if TYPE_CHECKING:
     from vcflow.reconcile.flow import FlowIndex
 
+_EXIT_HANDLER = "an exit handler (spec.onExit): it runs once every other entry has ended"
 #: the phases the rest of a flow with exit handlers ends in
 _ENDED = (FlowPhase.SUCCEED, FlowPhase.FAILED)
 #: The status lists in the model's field order (`JobFlowStatus`).
@@ -104,6 +105,8 @@ def _state(index: FlowIndex) -> dict[str, Any]:
 def _waiting(index: FlowIndex, entry: Entry) -> dict[str, Any]:
     if entry.reason:
         return {"phase": WAITING, "reason": entry.reason, "message": entry.message}
+    if entry.name in index.exits.names:
+        return {"phase": WAITING, "reason": DEPENDENCIES, "message": _EXIT_HANDLER}
     entries, table, outcome = index.entries, CONTRIBUTION, entry.outcome
     targets = entry.targets
     if entry.probe_met:  # (met for good by their probe)
