@@ -70,3 +70,22 @@ def test_the_sweep_deploys_only_above_the_threshold(tmp_path: Path, threshold: s
         assert not (state / "pods" / "default" / "ml-sweep-lite-deploy-deploy-0").exists()
         row = next(line for line in done.stdout.splitlines() if " deploy " in f" {line} ")
         assert "Skipped" in row and "WhenFalse" in row, done.stdout
+
+
+def test_the_library_returns_each_jobs_outputs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import vcflow
+
+    project = tmp_path / "ml-sweep-lite"
+    shutil.copytree(EXAMPLE, project)
+    monkeypatch.chdir(project)
+    result = vcflow.run(
+        [project / "flow.yaml"], state_dir=tmp_path / "state", arguments={"threshold": "0"}
+    )
+    assert result.succeeded
+    jobs = {job.entry: job for job in result.flows[0].jobs}
+    assert jobs["prep"].outputs == {"seed": 7, "rows": 400}
+    assert jobs["evaluate"].outputs["best"] == "train-b"
+    assert jobs["deploy"].outputs == {"deployed": "train-b"}
+    assert jobs["serve"].outputs == {}  # (it wrote none)

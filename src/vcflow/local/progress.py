@@ -187,7 +187,7 @@ class Progress:
                 or (dep is not None and dep.outcome)
             )
         # what the flow recorded of its jobs (those deleted since are seen no more)
-        for item in (_records(flow.status).job_status_list if flow.status else None) or []:
+        for item in (records(flow.status).job_status_list if flow.status else None) or []:
             known = row.jobs.get(item.name)
             if known is not None and item.state:
                 known.phase = item.state
@@ -322,7 +322,7 @@ class Progress:
         """Take in what the flow says of its entries: why they wait (its `Waiting`
         conditions, row 18), a retry that waits (`Backoff`), a `Skipped` entry, the attempt."""
         row = self.flows.get(flow.key)
-        status = _records(flow.status) if flow.status else None
+        status = records(flow.status) if flow.status else None
         if row is None or self.frozen:
             return
         conditions = (status.conditions if status else None) or {}
@@ -413,7 +413,7 @@ def _condition_reason(job: VCJob) -> tuple[str, str] | None:
     return str(reason), str(extra.get("message") or "")
 
 
-def _records(status: JobFlowStatus) -> JobFlowStatus:
+def records(status: JobFlowStatus) -> JobFlowStatus:
     """A compact status with every record in Volcano's fields (as stored if unreadable)."""
     if status.compact_job_status is None:
         return status

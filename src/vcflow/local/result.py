@@ -7,15 +7,17 @@ kept of the job's pods that are gone (`runtime.loghistory`: a pod its policy del
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from vcflow.api import names
 from vcflow.api.errors import InputError, NotFound
+from vcflow.api.jobflow import JobFlow
 from vcflow.api.phases import FlowPhase, JobPhase
 from vcflow.api.pod import ContainerStatus, Pod
 from vcflow.api.vcjob import VCJob
-from vcflow.local.progress import SKIPPED, FlowProgress, JobProgress, Progress
+from vcflow.local.progress import SKIPPED, FlowProgress, JobProgress, Progress, records
 from vcflow.reconcile.vcjob import pods as podnames
 from vcflow.reconcile.vcjob import spec as jobspec
 from vcflow.runtime import loghistory, podfs
@@ -69,6 +71,8 @@ class JobResult:
     verdict: str = ""  # the flow's reason for the outcome (DeadlineExceeded: ..., ...)
     last_attempt: float | None = None  # the last attempt's own time (a retried entry)
     coarse: bool = False  # the times are stored timestamps', to the second (a rerun)
+    #: what the job handed on (docs/flow-features.md section 12), as its flow's status keeps it
+    outputs: dict[str, Any] = field(default_factory=dict)
 
     @property
     def succeeded(self) -> bool:
@@ -129,7 +133,11 @@ def build(
 def _flow(
     flow: FlowProgress, progress: Progress, store: Store, state_dir: Path, now: float
 ) -> FlowResult:
-    jobs = tuple(_job(j, store, state_dir, now) for j in flow.jobs.values())
+    handed = _outputs(store, flow)
+    jobs = tuple(
+        replace(job, outputs=handed[job.job]) if job.job in handed else job
+        for job in (_job(j, store, state_dir, now) for j in flow.jobs.values())
+    )
     return FlowResult(
         flow.namespace,
         flow.name,
@@ -162,6 +170,19 @@ def _job(job: JobProgress, store: Store, state_dir: Path, now: float) -> JobResu
         None if job.skipped else job.elapsed(now),
         job.coarse,
     )
+
+
+def _outputs(store: Store, flow: FlowProgress) -> dict[str, dict[str, Any]]:
+    """vcjob → the outputs the flow's status keeps for it (none for a flow without)."""
+    try:
+        stored = store.get(JobFlow, flow.namespace, flow.name)
+    except NotFound:
+        return {}
+    status = stored.status
+    if status is None:
+        return {}
+    items = records(status).job_status_list or []
+    return {item.name: dict(item.outputs) for item in items if item.outputs}
 
 
 def failure_of(
