@@ -4,31 +4,14 @@ failed (docs/flow-features.md sections 13, 14)."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
-VCFLOW = [sys.executable, "-m", "vcflow"]
-FLOW = """
-apiVersion: flow.volcano.sh/v1alpha1
-kind: JobTemplate
-metadata: {name: step}
-spec:
-  minAvailable: 1
-  tasks:
-    - name: main
-      replicas: 1
-      template:
-        spec:
-          restartPolicy: Never
-          containers:
-            - name: main
-              image: busybox
-              command:
-                - sh
-                - -c
-                - 'echo "{\\"n\\": 1}" > "$VCFLOW_OUTPUTS"; echo "phase=$VCFLOW_FLOW_PHASE"'
----
+from .flows import cli, template
+
+SCRIPT = 'echo "{\\"n\\": 1}" > "$VCFLOW_OUTPUTS"; echo "phase=$VCFLOW_FLOW_PHASE"'
+FLOW = (
+    template("step", SCRIPT)
+    + """
 apiVersion: flow.volcano.sh/v1alpha1
 kind: JobFlow
 metadata: {name: edge}
@@ -40,18 +23,13 @@ spec:
     - {name: c, template: step, dependsOn: {targets: [b]}}
     - {name: bye, template: step}
 """
+)
 
 
 def test_a_when_error_fails_the_entry_and_the_exit_handler_still_runs(tmp_path: Path) -> None:
     (tmp_path / "flow.yaml").write_text(FLOW)
     state = tmp_path / "state"
-    done = subprocess.run(
-        [*VCFLOW, "--state-dir", str(state), "run", "-f", "flow.yaml", "--no-live"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = cli(state, "run", "-f", str(tmp_path / "flow.yaml"), "--no-live")
     assert done.returncode == 1, done.stdout + done.stderr
     rows = {line.split()[1]: line for line in done.stdout.splitlines() if line.startswith("edge ")}
     assert rows["b"].split()[2] == "Failed"
@@ -59,5 +37,5 @@ def test_a_when_error_fails_the_entry_and_the_exit_handler_still_runs(tmp_path: 
     assert "waiting for all of: b (Failed)" in rows["c"]
     assert rows["bye"].split()[2] == "Completed"
     assert done.stdout.splitlines()[-1].startswith("flow edge Failed in ")
-    log = state / "pods" / "default" / "edge-bye-main-0" / "main.0.log"
+    log = state / "pods" / "default" / "edge-bye-t-0" / "main.0.log"
     assert log.read_text().strip() == "phase=Failed"
