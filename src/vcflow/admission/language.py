@@ -26,6 +26,7 @@ from vcflow.api.errors import FieldError
 from vcflow.api.jobflow import Flow, JobFlow
 from vcflow.api.printable import quoted
 
+_FOR_NOT_BUILT = 'the fan-out "for" is designed (docs/flow-features.md section 19), not built yet'
 #: The most cases of one `switch`.
 MAX_CASES = 32
 #: The most entries `spec.onExit` names.
@@ -43,6 +44,8 @@ def validate(flow: JobFlow) -> list[FieldError]:
         base = f"spec.flows[{i}]"
         if entry.when is not None:
             found += context.expression(entry, entry.when, f"{base}.when")
+        if entry.for_each is not None:
+            found.append(FieldError(_FOR_NOT_BUILT, f"{base}.for"))
         if entry.switch is not None:
             found += _switch(entry, base)
             for j, case in enumerate(entry.switch[: MAX_CASES + 1]):

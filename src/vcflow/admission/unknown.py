@@ -37,6 +37,7 @@ CHECKED = (
     jobflow.Argument,
     jobflow.Flow,
     jobflow.SwitchCase,
+    jobflow.ForEach,
     jobflow.DependsOn,
     jobflow.RetryPolicy,
     jobflow.Backoff,
@@ -58,7 +59,6 @@ HINTS: dict[tuple[type[WireModel], str], str] = {
     (jobflow.Flow, "withSequence"): _FAN_OUT,
     (jobflow.Flow, "depends"): 'use "dependsOn" with "outcome": Completed, Failed or Finished',
     (jobflow.Flow, "dependencies"): 'use "dependsOn": {targets: [...]}',
-    (jobflow.Flow, "for"): 'the fan-out "for" is coming, not built yet',
 }
 
 

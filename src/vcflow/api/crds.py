@@ -140,6 +140,8 @@ def _cleaned(node: Any) -> Any:
             out[key] = value
         else:
             out[key] = _cleaned(value)
+    if not out and isinstance(node, dict) and not node.get("properties"):
+        return {"x-kubernetes-preserve-unknown-fields": True}  # any JSON value (`Any`)
     return out
 
 

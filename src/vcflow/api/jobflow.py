@@ -97,6 +97,19 @@ class Patch(WireModel):
         return data
 
 
+class ForEach(WireModel):
+    """vcflow: an entry's fan-out — one vcjob per item (docs/flow-features.md section 19);
+    exactly one of `items`, `fromArgument`, `fromOutput`."""
+
+    items: list[Any] | None = None
+    #: an argument holding a JSON list
+    from_argument: str | None = None
+    #: `TARGET.KEY`: a target's output holding a JSON list, read when the target completed
+    from_output: str | None = None
+    #: at most this many of the entry's vcjobs unfinished at once (default: all)
+    parallelism: int | None = None
+
+
 class SwitchCase(WireModel):
     """vcflow: one case of an entry's `switch`; one without `when` is taken when none holds."""
 
@@ -115,6 +128,10 @@ class Flow(WireModel):
     when: str | None = None
     #: vcflow: the first case whose `when` holds picks the JobTemplate (section 13)
     switch: list[SwitchCase] | None = None
+    #: vcflow: one vcjob per item, `<flow>-<entry>-<index>` (section 19)
+    for_each: ForEach | None = Field(
+        default=None, validation_alias="for", serialization_alias="for"
+    )
     patch: Patch | None = None
     retry_policy: RetryPolicy | None = None
     active_deadline_seconds: int | None = None
@@ -267,15 +284,19 @@ class JobFlow(Resource):
     @property
     def uses_language(self) -> bool:
         """Does the flow use the flow language (docs/flow-features.md section 9):
-        `spec.arguments` (even empty), `spec.onExit`, or an entry's `template`, `when` or
-        `switch`? Only such a flow's vcjobs get more than their template's spec (the
+        `spec.arguments` (even empty), `spec.onExit`, or an entry's `template`, `when`,
+        `switch` or `for`? Only such a flow's vcjobs get more than their template's spec (the
         `VCFLOW_*` variables, substitution)."""
         if self.spec is not None and (
             self.spec.arguments is not None or self.spec.on_exit is not None
         ):
             return True
         return any(
-            e.template is not None or e.when is not None or e.switch is not None for e in self.flows
+            e.template is not None
+            or e.when is not None
+            or e.switch is not None
+            or e.for_each is not None
+            for e in self.flows
         )
 
     @property
