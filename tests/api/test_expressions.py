@@ -3,6 +3,8 @@ per text, what they read, evaluated to a bool, every problem one line."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from vcflow.api import expressions
@@ -172,3 +174,33 @@ def test_a_bad_literal_is_the_text_s_own_error(text: str, message: str) -> None:
     with pytest.raises(ExpressionError) as caught:
         compile_expression(text)
     assert str(caught.value) == message
+
+
+# -- the fan-out's item and index (docs/flow-features.md section 19) ------------------------
+
+
+def test_item_and_index_are_variables_when_given() -> None:
+    picks = compile_expression("item.lr > 0.05 && index < 2")
+    assert picks.evaluate({}, {}, {}, item={"lr": 0.1}, index=1) is True
+    assert picks.evaluate({}, {}, {}, item={"lr": 0.01}, index=1) is False
+    assert compile_expression("item == 'a'").evaluate({}, {}, {}, item="a", index=0) is True
+    assert compile_expression("item == null").evaluate({}, {}, {}, item=None, index=0) is True
+    assert compile_expression("item[1] == 2").evaluate({}, {}, {}, item=[1, 2], index=0) is True
+    assert compile_expression("index == 7").evaluate({}, {}, {}, index=7) is True
+    assert compile_expression("item.lr > 0.05").references == {("item", "lr")}
+
+
+def test_without_an_item_it_is_no_variable() -> None:
+    with pytest.raises(ExpressionError, match="undeclared reference to 'item'"):
+        compile_expression("item == 1").evaluate({}, {}, {})
+    with pytest.raises(ExpressionError, match="undeclared reference to 'index'"):
+        compile_expression("index == 1").evaluate({}, {}, {}, item=1)
+
+
+def test_the_outputs_of_a_target_with_for_are_a_list() -> None:
+    outputs: dict[str, Any] = {"train": [{"accuracy": 0.5}, {"accuracy": 0.9}], "prep": {"n": 2}}
+    best = compile_expression("outputs.train[1].accuracy > 0.8 && outputs.prep.n == 2")
+    assert best.evaluate({}, outputs, {}) is True
+    every = compile_expression("outputs.train.all(o, o.accuracy > 0.4)")
+    assert every.evaluate({}, outputs, {}) is True
+    assert compile_expression("size(outputs.train) == 2").evaluate({}, outputs, {}) is True

@@ -6,7 +6,8 @@ never Python's `eval`.
 expression parses it once; texts that differ only in their literals share one parse, see
 `_canonical`) and says what the expression reads (`Expression.references`, for
 admission); `Expression.evaluate(args, outputs, phases)` gives its bool (for the
-controller). Every problem is an `ExpressionError`, one line. Pure; celpy is imported on
+controller), with `item` and `index` too for a `switch` case of an entry with `for`
+(section 19). Every problem is an `ExpressionError`, one line. Pure; celpy is imported on
 first use, so a flow without expressions never loads it.
 """
 
@@ -32,6 +33,9 @@ MAX_DEPTH = 200
 CACHE_SIZE = 8192
 #: The variables an expression reads (section 13).
 VARIABLES = ("args", "outputs", "phases")
+#: The variables a `switch` case of an entry with `for` reads too: its item and the item's
+#: index (section 19).
+ITEM_VARIABLES = ("item", "index")
 #: CEL's macros that bind a variable: `list.exists(x, x > 1)`, `m.map(k, ...)`.
 MACROS = frozenset({"all", "exists", "exists_one", "map", "filter"})
 
@@ -40,6 +44,16 @@ MACROS = frozenset({"all", "exists", "exists_one", "map", "filter"})
 Reference = tuple[str, str | None]
 
 _SIMPLE_STRING = re.compile(r"""'([^'\\\n]*)'|"([^"\\\n]*)\"""")
+
+
+class _NoItem:
+    """`evaluate`'s `item` when not given (an item may be any JSON value, null included)."""
+
+    def __repr__(self) -> str:
+        return "NO_ITEM"
+
+
+NO_ITEM: Any = _NoItem()
 
 
 class ExpressionError(ValueError):
@@ -61,21 +75,30 @@ class Expression:
     def evaluate(
         self,
         args: Mapping[str, str],
-        outputs: Mapping[str, Mapping[str, Any]],
+        outputs: Mapping[str, Mapping[str, Any] | Sequence[Mapping[str, Any]]],
         phases: Mapping[str, str],
+        *,
+        item: Any = NO_ITEM,
+        index: int | None = None,
     ) -> bool:
         """The expression's value with these variables; ExpressionError (CEL's message, one
         line) when evaluating fails (a missing key, a type error, a division by zero) or the
-        value is not a bool."""
+        value is not a bool. A target with `for` has a list of outputs, in index order
+        (`outputs.train[0].accuracy`); `item` (any JSON value) and `index`, when given, are
+        variables too."""
         from celpy import celtypes
         from celpy.adapter import json_to_cel
         from celpy.evaluation import CELEvalError
 
         activation = {
             "args": json_to_cel(dict(args)),
-            "outputs": json_to_cel({k: dict(v) for k, v in outputs.items()}),
+            "outputs": json_to_cel({k: _plain(v) for k, v in outputs.items()}),
             "phases": json_to_cel(dict(phases)),
         }
+        if item is not NO_ITEM:
+            activation["item"] = json_to_cel(item)
+        if index is not None:
+            activation["index"] = celtypes.IntType(index)
         try:
             value = self._runner.evaluate(activation)
         except CELEvalError as error:
@@ -103,6 +126,13 @@ class Expression:
     @functools.cached_property
     def _runner(self) -> celpy.Runner:
         return _environment().program(self.tree)
+
+
+def _plain(outputs: Mapping[str, Any] | Sequence[Mapping[str, Any]]) -> Any:
+    """A target's outputs as JSON: an object, or a list of objects (a target with `for`)."""
+    if isinstance(outputs, Mapping):
+        return dict(outputs)
+    return [dict(one) for one in outputs]
 
 
 def compile_expression(text: str) -> Expression:
