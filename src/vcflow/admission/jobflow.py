@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from vcflow.admission import (
     arguments,
     collisions,
+    fanout,
     flowfeatures,
     jobtemplate,
     language,
@@ -202,6 +203,7 @@ def _generated_names(flow: JobFlow) -> list[FieldError]:
     ns, name = flow.namespace, flow.name
     if not name:
         return errors
+    values = fanout.declared_values(flow)
     value = names.created_by_value(ns, name)
     for problem in names.label_value_errors(value):
         errors.append(
@@ -215,10 +217,10 @@ def _generated_names(flow: JobFlow) -> list[FieldError]:
         if not entry.name:
             continue
         job = names.job_name(name, entry.name)
-        for problem in names.qualified_name_errors(job):
-            errors.append(
-                FieldError(f'generated vcjob name "{job}": {problem}', f"spec.flows[{i}].name")
-            )
+        largest = _largest_job(flow, entry, values)
+        for problem in names.qualified_name_errors(largest):
+            said = f'generated vcjob name "{largest}"{_which_item(entry, values)}'
+            errors.append(FieldError(f"{said}: {problem}", f"spec.flows[{i}].name"))
         for template, where in _templates_at(entry):
             if template == "":
                 continue  # (refused as empty already)
@@ -232,6 +234,25 @@ def _generated_names(flow: JobFlow) -> list[FieldError]:
                     )
                 )
     return errors
+
+
+def _largest_job(flow: JobFlow, entry: Flow, values: dict[str, str | None]) -> str:
+    """The longest vcjob name the entry makes: `<flow>-<entry>`, or with `for` its last
+    item's `<flow>-<entry>-<index>` (the worst case when the items are known only when it
+    runs)."""
+    job = names.job_name(flow.name, entry.name)
+    index = fanout.largest_index(entry, values)
+    return job if index is None else f"{job}-{index}"
+
+
+def _which_item(entry: Flow, values: dict[str, str | None]) -> str:
+    """Whose name `_largest_job` is, said after it ("" for an entry without `for`)."""
+    index = fanout.largest_index(entry, values)
+    if index is None:
+        return ""
+    if fanout.known_items(entry, values) is None:
+        return f" (of item {index}: fromOutput may give up to {index + 1} items)"
+    return f" (of item {index}, for's last)"
 
 
 def _templates_at(entry: Flow) -> list[tuple[str, str]]:
@@ -252,6 +273,7 @@ def _entries_against_templates(
     """What each entry would create (`specs`: `collisions.entry_specs`), checked like the
     vcjob it becomes (patch applied), and pods of two entries that would have one name."""
     errors: list[FieldError] = []
+    values = fanout.declared_values(flow)
     for i, (entry, spec) in enumerate(zip(flow.flows, specs, strict=True)):
         path = f"spec.flows[{i}]"
         missing = False
@@ -282,7 +304,7 @@ def _entries_against_templates(
                         warning=err.warning,
                     )
                 )
-        job = names.job_name(flow.name, entry.name)
+        job = _largest_job(flow, entry, values)
         for task in spec.tasks or []:
             replicas = max(task.replicas or 0, 1)
             pod = names.pod_name(job, task.name or "", replicas - 1)

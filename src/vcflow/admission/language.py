@@ -10,6 +10,8 @@
 - `spec.onExit` names at most `MAX_EXIT_HANDLERS` entries of the flow, each once; an exit
   handler runs after every other entry has ended, so it has no `dependsOn` and no entry
   depends on it.
+- An entry's fan-out `for` (section 19) is checked by `fanout`; a `switch` case's `when`
+  of such an entry may read `item` and `index` too (decided per item), nothing else may.
 
 One line per problem, naming the field; parsing is cached per expression text
 (`expressions.compile_expression`), so a flow repeating one expression parses it once.
@@ -21,6 +23,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Collection, Sequence
 
+from vcflow.admission import fanout
 from vcflow.api import expressions
 from vcflow.api.errors import FieldError
 from vcflow.api.jobflow import Flow, JobFlow
@@ -40,17 +43,23 @@ def validate(flow: JobFlow) -> list[FieldError]:
     found: list[FieldError] = []
     declared = [a.name for a in flow.spec.arguments or []] if flow.spec is not None else []
     context = _Context(declared)
+    values = fanout.declared_values(flow)
     for i, entry in enumerate(flow.flows):
         base = f"spec.flows[{i}]"
         if entry.when is not None:
             found += context.expression(entry, entry.when, f"{base}.when")
         if entry.for_each is not None:
+            found += fanout.entry_errors(flow, i, entry, values)
             found.append(FieldError(_FOR_NOT_BUILT, f"{base}.for"))
         if entry.switch is not None:
             found += _switch(entry, base)
+            per_item = entry.for_each is not None
             for j, case in enumerate(entry.switch[: MAX_CASES + 1]):
                 if case.when is not None:
-                    found += context.expression(entry, case.when, f"{base}.switch[{j}].when")
+                    found += context.expression(
+                        entry, case.when, f"{base}.switch[{j}].when", per_item=per_item
+                    )
+    found += fanout.item_names(flow.flows)
     found += _exit_handlers(flow)
     return found
 
@@ -64,7 +73,11 @@ class _Context:
         self.known = frozenset(self.declared)
         self.hints = HINTS
 
-    def expression(self, entry: Flow, text: object, path: str) -> list[FieldError]:
+    def expression(
+        self, entry: Flow, text: object, path: str, *, per_item: bool = False
+    ) -> list[FieldError]:
+        """`per_item`: a `switch` case of an entry with `for`, which may read `item` and
+        `index` as well."""
         if not isinstance(text, str):  # (the model keeps strings only; a safeguard)
             return [FieldError(f"Invalid value: {text!r}: must be of type string", path)]
         try:
@@ -76,13 +89,10 @@ class _Context:
         targets: Collection[str] | None = None
         found: list[FieldError] = []
         for root, key in sorted(compiled.references, key=lambda r: (r[0], r[1] or "")):
+            if per_item and root in expressions.ITEM_VARIABLES:
+                continue  # (any item, any key: known only when the items are)
             if root not in expressions.VARIABLES:
-                found.append(
-                    FieldError(
-                        f"unknown variable {quoted(root)}: a when reads args, outputs and phases",
-                        path,
-                    )
-                )
+                found.append(FieldError(_unknown_variable(root, per_item), path))
             elif key is None:
                 continue  # `args[x]`, a whole map: nothing to check before it runs
             elif root == "args" and key not in self.known:
@@ -105,6 +115,18 @@ class _Context:
                 return f"{said}; did you mean {quoted(close[0])}?"
         listed = ", ".join(self.declared[:10]) + (", ..." if len(self.declared) > 10 else "")
         return f"{said}: spec.arguments declares {listed}"
+
+
+def _unknown_variable(root: str, per_item: bool) -> str:
+    if per_item:
+        return (
+            f"unknown variable {quoted(root)}: a switch case of an entry with for reads args, "
+            "outputs, phases, item and index"
+        )
+    said = f"unknown variable {quoted(root)}: a when reads args, outputs and phases"
+    if root in expressions.ITEM_VARIABLES:
+        return f"{said} (item and index: in the switch cases of an entry with for)"
+    return said
 
 
 def _not_a_target(entry: Flow, key: str) -> str:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 
-from vcflow.admission import fieldtypes
+from vcflow.admission import fanout, fieldtypes
 from vcflow.api import substitution
 from vcflow.api.errors import FieldError
 from vcflow.api.jobflow import Flow, JobFlow
@@ -33,15 +33,25 @@ def validate(
     if not flow.uses_language:
         return _unsubstituted(flow, templates)
     declared = {a.name for a in flow.spec.arguments or []} if flow.spec is not None else set()
+    values = fanout.declared_values(flow)
     found: list[FieldError] = []
     cache: dict[str, list[substitution.Reference]] = {}
     for i, (entry, spec) in enumerate(zip(flow.flows, specs, strict=True)):
+        items = fanout.known_items(entry, values)
         for name, where, refs in _references(entry, templates, spec, cache):
             for ref in refs:
                 problem = _problem(ref, entry, declared)
+                warning = False
+                if not problem and ref.root == "item" and ref.path and items is not None:
+                    problem = _item_without(ref, items)
+                    warning = True
                 if problem:
                     found.append(
-                        FieldError(f'JobTemplate "{name}": {problem}', f"spec.flows[{i}].{where}")
+                        FieldError(
+                            f'JobTemplate "{name}": {problem}',
+                            f"spec.flows[{i}].{where}",
+                            warning=warning,
+                        )
                     )
                     if len(found) >= MAX_ERRORS:
                         return found
@@ -111,7 +121,7 @@ def _of(spec: JobSpec) -> list[substitution.Reference]:
 
 def _walk(value: object, found: list[substitution.Reference]) -> None:
     if isinstance(value, str):
-        found.extend(substitution.references(value))
+        found.extend(substitution.references(value, substitution.ALL_ROOTS))
     elif isinstance(value, dict):
         for item in value.values():
             _walk(item, found)
@@ -125,6 +135,8 @@ def _problem(ref: substitution.Reference, entry: Flow, declared: set[str]) -> st
     form = ref.problem()
     if form:
         return form
+    if ref.root in substitution.RESERVED and entry.for_each is None:
+        return f"{shown}: {ref.root} is only for an entry with for"
     if ref.root == "args" and ref.path[0] not in declared:
         return f'{shown}: no argument "{ref.path[0]}" is declared (spec.arguments)'
     if ref.root == "outputs" and ref.path[0] not in entry.targets:
@@ -133,4 +145,19 @@ def _problem(ref: substitution.Reference, entry: Flow, declared: set[str]) -> st
             f'{shown}: "{ref.path[0]}" is not a target of entry {entry.name} '
             f"(its targets: {targets})"
         )
+    return ""
+
+
+def _item_without(ref: substitution.Reference, items: Sequence[object]) -> str:
+    """The first of the entry's items that has no `ref.path` (its vcjob would fail with
+    SubstitutionFailed), said in one line; "" when every item has it."""
+    for k, item in enumerate(items):
+        value = item
+        for key in ref.path:
+            if not isinstance(value, dict) or key not in value:
+                return (
+                    f"${{{{ {ref.text} }}}}: item {k} has no {'.'.join(ref.path)!r}: its vcjob "
+                    "would fail (SubstitutionFailed)"
+                )
+            value = value[key]
     return ""
