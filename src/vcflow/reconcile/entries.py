@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vcflow.api import clock, names
 from vcflow.api.jobflow import JobFlow, Probe
@@ -17,6 +17,9 @@ from vcflow.api.phases import FINISHED_JOB_PHASES, DependencyOutcome, JobPhase
 from vcflow.api.vcjob import VCJob
 from vcflow.reconcile import phase as phases
 from vcflow.reconcile import probes, retry
+
+if TYPE_CHECKING:
+    from vcflow.reconcile.fanout import ItemOf
 
 WAITING = "Waiting"
 DEPENDENCIES = "Dependencies"
@@ -95,6 +98,12 @@ class Entry:
     deadline_hit: bool = False
     view: probes.Target | None = None
     uid: str = ""  # of the vcjob last observed (its last phase is `phase`)
+    item: ItemOf | None = None  # an item of a `for` entry (`fanout`)
+
+    @property
+    def rank(self) -> tuple[int, int]:
+        """Its place in flow order: its entry's, then (an item) its index."""
+        return (self.index, self.item.index if self.item is not None else -1)
 
     @property
     def has_job(self) -> bool:

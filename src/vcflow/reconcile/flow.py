@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from vcflow.api import arguments
+from vcflow.api import arguments, foreach
 from vcflow.api.jobflow import JobFlow, JobFlowStatus, Probe
 from vcflow.api.jobtemplate import JobTemplate
 from vcflow.api.phases import (
@@ -38,6 +38,7 @@ from vcflow.api.substitution import SubstitutionError
 from vcflow.api.vcjob import VCJob
 from vcflow.reconcile import (
     attempts,
+    expansion,
     flowstatus,
     history,
     language,
@@ -79,6 +80,7 @@ from vcflow.reconcile.entries import (
     settled,
     skip_verdict,
 )
+from vcflow.reconcile.fanout import FanOut
 from vcflow.reconcile.probing import Probing
 from vcflow.reconcile.readiness import Readiness, tally
 from vcflow.reconcile.retryrequest import RetryRequest, reset, to_reset
@@ -158,6 +160,12 @@ class FlowIndex:
         self.args = arguments.values_of(flow) if self.args_env is not None else {}
         self.outputs = language.Outputs()
         self.exits = language.ExitHandlers.of(flow)
+        #: the `for` entries expanded into their items (section 19), and the completed
+        #: ones whose outputs (their items') are still to be put together
+        self.fans: dict[str, FanOut] = {}
+        self.composing: set[str] = set()
+        self.has_for = any(e.for_each is not None for e in flow.flows)
+        self.ready.on_item = self._item_moved
         for entry in build_entries(flow):
             self.entries[entry.name] = entry
             self.by_job[entry.job] = entry
@@ -242,6 +250,8 @@ class FlowIndex:
         can never be met are skipped (their successors may be next), and in a flow that has
         failed or is stopping, the retries still waiting are not made."""
         while True:
+            if self.fans:
+                expansion.settle(self)
             self._recompute()
             if self._building:
                 return
@@ -250,13 +260,13 @@ class FlowIndex:
                 if not backing:
                     return
                 why = "the flow stops" if self.stopping else "the flow failed"
-                for name in sorted(backing, key=lambda n: self.entries[n].index):
+                for name in sorted(backing, key=lambda n: self.entries[n].rank):
                     attempts.cancel_retry(self.ready, self.history, self.entries[name], why)
                 continue
             if not self.ready.doomed:
                 return
             doomed, self.ready.doomed = self.ready.doomed, set()
-            for name in sorted(doomed, key=lambda n: self.entries[n].index):
+            for name in sorted(doomed, key=lambda n: self.entries[n].rank):
                 entry = self.entries[name]
                 if entry.state == State.NONE and not entry.has_job and entry.doomed():
                     self._skip(entry)
@@ -272,6 +282,9 @@ class FlowIndex:
     def observe(self, job: VCJob, now: datetime) -> None:
         """A vcjob of this flow was seen (created or changed) with this content."""
         entry = self.by_job.get(job.name)
+        if entry is None and self.has_for and jobbuild.is_owned_by(job, self.flow):
+            if expansion.adopt(self, job.name):  # (an item made before the status said so)
+                entry = self.by_job[job.name]
         if entry is None:
             return
         if not jobbuild.is_owned_by(job, self.flow):
@@ -441,12 +454,14 @@ class FlowIndex:
         if now is not None:
             self._fire(now)
             self._take_request(now)
+        if self.composing:
+            expansion.compose(self)
         self._settle()
         while self.phase not in (FlowPhase.FAILED, FlowPhase.SUCCEED, FlowPhase.TERMINATING):
             if self._left and len(self._left) == len(self.candidates):
                 order = self._left  # (candidates only grow between decisions)
             else:
-                order = sorted(self.candidates, key=lambda n: self.entries[n].index)
+                order = sorted(self.candidates, key=lambda n: self.entries[n].rank)
             gated = False
             looked = len(order)
             for at, name in enumerate(order):
@@ -461,9 +476,15 @@ class FlowIndex:
                     continue
                 if not entry.creatable():
                     continue
+                fan = self.fans[entry.item.group] if entry.item is not None else None
+                if fan is not None and not fan.may_build(name):
+                    fan.waiting.appendleft(name)  # (`parallelism`: it waits for a place)
+                    continue
                 job = self._build(entry, templates)
                 if job is not None:
                     creates.append(job)
+                    if fan is not None:
+                        fan.built(name)
                 elif entry.state != State.NONE:  # its `when`/`switch` decided it
                     gated = True
                     if entry.state == State.FAILED:
@@ -503,20 +524,26 @@ class FlowIndex:
         wanted = spec_entry.template_name
         env: dict[str, str] = {}
         case: int | None = None
+        item = expansion.item_value(self, entry)
+        basis = self.entries[entry.item.group] if entry.item is not None else entry
         if self.args_env is not None:
             if self.outputs.waiting_for(entry) is not None:
                 return None  # (its outputs are read before the next decision)
-            gate = language.gate(entry, spec_entry, self.entries, self.args, self.outputs)
+            gate = language.gate(entry, spec_entry, self.entries, self.args, self.outputs, item)
+            if gate.state == State.NONE and item is None and spec_entry.for_each is not None:
+                gate = self._expand(entry)
             if gate.state != State.NONE:
                 entry.verdict, entry.verdict_message = gate.reason, gate.message
                 self.ready.move(entry, gate.state, None)
                 return None
+            if entry.name in self.fans:
+                return None  # (expanded: its items are the candidates now)
             wanted, case = gate.template, gate.case
             if case is not None:
-                item = self.history.get(entry.job, {"name": entry.job})
-                self.history[entry.job] = {**item, "template": wanted, "switchCase": case}
+                record = self.history.get(entry.job, {"name": entry.job})
+                self.history[entry.job] = {**record, "template": wanted, "switchCase": case}
             env[arguments.ENV_ARGS] = self.args_env
-            env[reading.ENV_INPUTS] = language.inputs_env(entry, self.outputs)
+            env[reading.ENV_INPUTS] = language.inputs_env(basis, self.outputs)
             if entry.name in self.exits.names:
                 env[language.ENV_FLOW_PHASE] = language.flow_phase_env(self.exits)
         template = templates.get(wanted)
@@ -535,7 +562,8 @@ class FlowIndex:
                 attempt=creating,
                 env=env if language_used else None,
                 case=case,
-                values=(self.args, self.outputs.of_targets(entry)) if language_used else None,
+                values=(self.args, self.outputs.of_targets(basis)) if language_used else None,
+                item=item,
             )
         except SubstitutionError as exc:
             entry.verdict, entry.verdict_message = language.SUBSTITUTION_FAILED, str(exc)
@@ -543,6 +571,23 @@ class FlowIndex:
             return None
         entry.creating = creating
         return job
+
+    def _expand(self, group: Entry) -> language.Gate:
+        """A `for` entry whose dependencies are met and whose `when` held: its items, or
+        why it has none (NoItems: Skipped) or cannot have them (ItemsInvalid: Failed)."""
+        try:
+            values = expansion.values_of(self, group, self.outputs.of_targets(group))
+        except foreach.ItemsError as exc:
+            return language.Gate(state=State.FAILED, reason=foreach.ITEMS_INVALID, message=str(exc))
+        if not values:
+            return language.Gate(
+                state=State.SKIPPED, reason=foreach.NO_ITEMS, message="for: no items"
+            )
+        expansion.expand(self, group, values)
+        return language.Gate()
+
+    def _item_moved(self, item: Entry, before: State, after: State) -> None:
+        expansion.item_moved(self, item, before, after)
 
     def to_delete(self) -> list[str]:
         """`jobRetainPolicy: delete` removes the vcjobs once the flow Succeed (row 16 keeps
@@ -563,7 +608,7 @@ class FlowIndex:
     def outputs_to_read(self) -> list[str]:
         """The vcjobs whose outputs the controller reads (from their pods) before the next
         decision: the entries that completed since."""
-        return [self.entries[n].job for n in sorted(self.outputs.unread)]
+        return [self.entries[n].job for n in sorted(self.outputs.unread) if n not in self.fans]
 
     def give_outputs(
         self, job_name: str, found: dict[str, Any] | reading.Failure, now: datetime
@@ -764,9 +809,10 @@ def plan(
     index.restore(flow.status)
     seen: set[str] = set()
     for job in jobs:
-        if job.name in index.by_job:
-            seen.add(job.name)
-            index.observe(job, now)
+        if job.name in index.by_job or index.has_for:
+            index.observe(job, now)  # (an item's vcjob expands its `for` entry: adopted)
+            if job.name in index.by_job:
+                seen.add(job.name)
     for name, last in (tombstones or {}).items():
         if name not in seen:
             index.forget(name, last, now, existed=True)
@@ -780,4 +826,6 @@ def plan(
             index.forget(entry.job, entry.phase or "", now)
         if not entry.has_job:
             index.candidates.add(entry.name)
+    for fan in index.fans.values():
+        expansion.refill(index, fan)  # (the items with no vcjob wait for `parallelism`)
     return index, index.decide(templates, limit, now=now)

@@ -25,11 +25,14 @@ from vcflow.reconcile.entries import (
     Entry,
     State,
 )
+from vcflow.reconcile.fanout import FOR_EACH, FanOut
 from vcflow.reconcile.language import EXIT_HANDLERS
 
 if TYPE_CHECKING:
     from vcflow.reconcile.flow import FlowIndex
 
+#: why an item of a `for` entry waits: its `parallelism` has no place for it
+PARALLELISM = "Parallelism"
 _EXIT_HANDLER = "an exit handler (spec.onExit): it runs once every other entry has ended"
 #: the phases the rest of a flow with exit handlers ends in
 _ENDED = (FlowPhase.SUCCEED, FlowPhase.FAILED)
@@ -49,7 +52,10 @@ def render(index: FlowIndex) -> dict[str, Any]:
     conditions: dict[str, dict[str, Any]] = {}
     for entry in index.entries.values():
         state = entry.state
-        if state == State.SKIPPED:
+        fan = index.fans.get(entry.name)
+        if fan is not None:  # a `for` entry: no vcjob of its own, its items' counts
+            conditions[entry.job] = _fan(index, entry, fan)
+        elif state == State.SKIPPED:
             conditions[entry.job] = {
                 "phase": SKIPPED,
                 "reason": entry.verdict,
@@ -107,6 +113,13 @@ def _waiting(index: FlowIndex, entry: Entry) -> dict[str, Any]:
         return {"phase": WAITING, "reason": entry.reason, "message": entry.message}
     if entry.name in index.exits.names:
         return {"phase": WAITING, "reason": DEPENDENCIES, "message": _EXIT_HANDLER}
+    if entry.item is not None:
+        fan = index.fans[entry.item.group]
+        message = (
+            f"waiting for a place: parallelism {fan.parallelism} "
+            f"({len(fan.counted)} of {fan.name}'s items unfinished)"
+        )
+        return {"phase": WAITING, "reason": PARALLELISM, "message": message}
     entries, table, outcome = index.entries, CONTRIBUTION, entry.outcome
     targets = entry.targets
     if entry.probe_met:  # (met for good by their probe)
@@ -130,6 +143,16 @@ def _waiting(index: FlowIndex, entry: Entry) -> dict[str, Any]:
     if entry.outcome != DependencyOutcome.COMPLETED:
         message += f" (outcome: {entry.outcome})"
     return {"phase": WAITING, "reason": DEPENDENCIES, "message": message}
+
+
+def _fan(index: FlowIndex, entry: Entry, fan: FanOut) -> dict[str, Any]:
+    """A `for` entry's condition: Running, Completed or Failed, reason `ForEach` (what a
+    restarted controller expands it again by), its items' counts in the message."""
+    phase = {State.COMPLETED: "Completed", State.FAILED: "Failed"}.get(entry.state, "Running")
+    message = fan.counts(index.entries)
+    if entry.verdict:
+        message = f"{entry.verdict_message}; {message}"
+    return {"phase": phase, "reason": FOR_EACH, "message": message}
 
 
 def _backoff(index: FlowIndex, entry: Entry) -> dict[str, Any]:

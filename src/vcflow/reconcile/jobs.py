@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping
 from enum import Enum
 from typing import Any
 
-from vcflow.api import arguments, names, quantity, substitution, workdir
+from vcflow.api import arguments, foreach, names, quantity, substitution, workdir
 from vcflow.api.jobflow import Flow, JobFlow
 from vcflow.api.jobtemplate import JobTemplate
 from vcflow.api.meta import ObjectMeta, OwnerReference, controller_reference
@@ -59,6 +59,7 @@ def build_job(
     env: Mapping[str, str] | _Find | None = _Find.FIND,
     case: int | None = None,
     values: Values | None = None,
+    item: Item | None = None,
 ) -> VCJob:
     """`<flow>-<entry>` with Volcano's two labels and annotations (the template's: the
     entry's `template`, else its name), the template's spec
@@ -70,7 +71,9 @@ def build_job(
     termination-message path (`add_env`, docs/flow-features.md section 11); any other
     flow's spec is its template's. `case`: the `switch` case that picked `template`;
     `values`: the arguments and the targets' outputs its `${{ }}` references are replaced
-    by (`substituted`; SubstitutionError for one that cannot be)."""
+    by (`substituted`; SubstitutionError for one that cannot be). `item`: (index, value) of
+    an item of a `for` entry (section 19): the vcjob is `<flow>-<entry>-<index>`, with
+    `VCFLOW_ITEM`, `VCFLOW_INDEX` and `${{ item }}`/`${{ index }}` replaced."""
     ns = flow.namespace
     created_by = {
         names.LABEL_CREATED_BY_TEMPLATE: names.created_by_value(ns, template.name),
@@ -78,7 +81,7 @@ def build_job(
     }
     job = VCJob(
         metadata=ObjectMeta(
-            name=names.job_name(flow.name, entry.name),
+            name=names.job_name(flow.name, item_name(entry.name, item)),
             namespace=ns,
             labels=dict(created_by),
             annotations=dict(created_by),
@@ -97,29 +100,45 @@ def build_job(
         if entry.patch is not None and entry.patch.job_spec is not None:
             spec = merge.patched_spec(spec, entry.patch.job_spec)
         if values is not None:
-            spec = substituted(spec, values)
+            spec = substituted(spec, values, item)
         if env is _Find.FIND:
             value = args_env(flow)
             env = None if value is None else {arguments.ENV_ARGS: value}
         if env is not None:
             for name, value in env.items():
                 add_env(spec, name, value)
+            if item is not None:
+                add_env(
+                    spec, foreach.ENV_ITEM, arguments.escape_expansion(foreach.item_env(item[1]))
+                )
+                add_env(spec, foreach.ENV_INDEX, str(item[0]))
             add_env(spec, outputs.ENV_OUTPUTS, outputs.outputs_path, init=False)
         job.spec = spec
     return job
 
 
 #: what `${{ }}` references are replaced by: the flow's arguments, the targets' outputs
-Values = tuple[Mapping[str, str], Mapping[str, Mapping[str, Any]]]
+Values = tuple[Mapping[str, str], Mapping[str, Any]]
+#: an item of a `for` entry: its index and its value
+Item = tuple[int, Any]
 
 
-def substituted(spec: JobSpec, values: Values) -> JobSpec:
+def item_name(entry: str, item: Item | None) -> str:
+    """The name an item's vcjob is made of: `<entry>-<index>` (`<flow>-` before it)."""
+    return entry if item is None else f"{entry}-{item[0]}"
+
+
+def substituted(spec: JobSpec, values: Values, item: Item | None = None) -> JobSpec:
     """The spec with its `${{ args.X }}` and `${{ outputs.E.K }}` replaced (section 15); a
     resource quantity that is not one after it is a SubstitutionError."""
     data = spec.to_dict()
     if not substitution.has_any(json.dumps(data)):
         return spec
-    out = JobSpec.from_dict(substitution.substitute(data, *values))
+    if item is None:
+        replaced = substitution.substitute(data, *values)
+    else:
+        replaced = substitution.substitute(data, *values, item=item[1], index=item[0])
+    out = JobSpec.from_dict(replaced)
     for task in out.tasks or []:
         pod = task.template.spec if task.template is not None else None
         for container in [*(pod.init_containers or []), *(pod.containers or [])] if pod else []:

@@ -13,6 +13,7 @@ from typing import Any
 
 from vcflow.api import arguments
 from vcflow.api.expressions import ExpressionError, compile_expression
+from vcflow.api.foreach import ITEMS_INVALID
 from vcflow.api.jobflow import Flow, JobFlow
 from vcflow.api.phases import FlowPhase
 from vcflow.reconcile import outputs as reading
@@ -30,7 +31,7 @@ ENV_FLOW_PHASE = "VCFLOW_FLOW_PHASE"
 #: its vcjob Completed
 OUTPUT_REASONS = frozenset({"OutputInvalid", "OutputTooLarge", "OutputConflict"})
 #: what an entry failed with before any vcjob was made
-GATE_FAILURES = frozenset({WHEN_ERROR, SUBSTITUTION_FAILED})
+GATE_FAILURES = frozenset({WHEN_ERROR, SUBSTITUTION_FAILED, ITEMS_INVALID})
 
 
 @dataclass
@@ -39,7 +40,7 @@ class Outputs:
     entries whose outputs the controller has still to read from their pods. An entry whose
     dependencies are met is held while a target's outputs are unread (`held`)."""
 
-    read: dict[str, dict[str, Any]] = field(default_factory=dict)
+    read: dict[str, Any] = field(default_factory=dict)
     unread: set[str] = field(default_factory=set)
     #: bytes of the outputs read (compact JSON), against `outputs.FLOW_MAX`
     size: int = 0
@@ -55,6 +56,13 @@ class Outputs:
         self.unread.discard(name)
         if outputs is not None:
             self.keep(name, outputs)
+        return self.held.pop(name, set())
+
+    def give_list(self, name: str, listed: list[Any]) -> set[str]:
+        """A `for` entry's outputs, its items' in index order (already counted in
+        `size`): the entries held for it."""
+        self.unread.discard(name)
+        self.read[name] = listed
         return self.held.pop(name, set())
 
     def keep(self, name: str, outputs: dict[str, Any]) -> None:
@@ -76,7 +84,7 @@ class Outputs:
     def forget(self, name: str) -> None:
         """A new attempt of the entry: its last outputs are no longer its."""
         gone = self.read.pop(name, None)
-        if gone is not None:
+        if isinstance(gone, dict):
             self.size -= len(reading.encode(gone).encode())
         self.unread.discard(name)
 
@@ -88,7 +96,7 @@ class Outputs:
                 return target
         return None
 
-    def of_targets(self, entry: Entry) -> dict[str, dict[str, Any]]:
+    def of_targets(self, entry: Entry) -> dict[str, Any]:
         return {t: self.read[t] for t in entry.targets if t in self.read}
 
 
@@ -117,13 +125,18 @@ def gate(
     entries: Mapping[str, Entry],
     args: Mapping[str, str],
     outputs: Outputs,
+    item: tuple[int, Any] | None = None,
 ) -> Gate:
-    """Evaluate the entry's `when`, then its `switch`, once its dependencies are met."""
-    if spec.when is None and not spec.switch:
+    """Evaluate the entry's `when`, then its `switch`, once its dependencies are met. A
+    `for` entry's `when` is decided once, for the entry; its `switch` per item (`item`:
+    its index and value, CEL's `index` and `item`), over the entry's targets."""
+    if (spec.when is None or item is not None) and not spec.switch:
         return Gate(template=spec.template_name)
-    seen = outputs.of_targets(entry)
-    phases = {t: phase_of(entries[t]) for t in entry.targets if t in entries}
-    if spec.when is not None:
+    basis = entries[entry.item.group] if entry.item is not None else entry
+    seen = outputs.of_targets(basis)
+    phases = {t: phase_of(entries[t]) for t in basis.targets if t in entries}
+    extra: dict[str, Any] = {} if item is None else {"item": item[1], "index": item[0]}
+    if spec.when is not None and item is None:
         try:
             holds = compile_expression(spec.when).evaluate(args, seen, phases)
         except ExpressionError as exc:
@@ -139,7 +152,7 @@ def gate(
         if case.when is None:
             return Gate(template=case.template, case=i)
         try:
-            holds = compile_expression(case.when).evaluate(args, seen, phases)
+            holds = compile_expression(case.when).evaluate(args, seen, phases, **extra)
         except ExpressionError as exc:
             return Gate(state=State.FAILED, reason=WHEN_ERROR, message=f"switch[{i}].when: {exc}")
         if holds:

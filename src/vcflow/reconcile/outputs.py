@@ -97,10 +97,11 @@ def collect(job: VCJob, pods: Iterable[Pod]) -> dict[str, Any] | Failure:
     return merged
 
 
-def inputs_value(outputs_by_target: Mapping[str, Mapping[str, Any]]) -> str:
-    """`VCFLOW_INPUTS`: one compact JSON object of each target's outputs, in the given
-    order; a target without outputs (none, or `{}`) is absent."""
-    return encode({target: dict(out) for target, out in outputs_by_target.items() if out})
+def inputs_value(outputs_by_target: Mapping[str, Any]) -> str:
+    """`VCFLOW_INPUTS`: one compact JSON object of each target's outputs (an object; a
+    `for` entry's, the list of its items'), in the given order; a target without outputs
+    (none, or `{}`) is absent."""
+    return encode({target: out for target, out in outputs_by_target.items() if out})
 
 
 def outputs_path(container: Container) -> str:

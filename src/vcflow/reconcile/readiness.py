@@ -6,7 +6,7 @@ through `move`, so an event costs O(the edges of the entry it changed). Pure.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from vcflow.reconcile import phase as phases
 from vcflow.reconcile.entries import CONTRIBUTION, DEAD, MET, OUTCOMES, Entry, State
@@ -22,6 +22,8 @@ class Readiness:
         #: entries in BACKOFF (a retry waits or is due)
         self.backing: set[str] = set()
         self._ok = self._bad = self._started = self._live = 0
+        #: told of every change of an item's state (a `for` entry's: `fanout`)
+        self.on_item: Callable[[Entry, State, State], None] | None = None
 
     def counts(self) -> phases.Counts:
         """`completed`: Completed, Skipped or handled Failed entries; `failed`: unhandled
@@ -38,6 +40,8 @@ class Readiness:
             self.backing.add(entry.name)
         else:
             self.backing.discard(entry.name)
+        if entry.item is not None and before != state and self.on_item is not None:
+            self.on_item(entry, before, state)
         if before != state and (before in OUTCOMES or state in OUTCOMES):
             table = CONTRIBUTION
             for name in entry.successors:

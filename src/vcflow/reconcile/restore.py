@@ -7,11 +7,12 @@ its `compactJobStatus` (`api.compactstatus`). Pure; `FlowIndex.restore` calls it
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from vcflow.api import compactstatus
-from vcflow.api.jobflow import JobFlowStatus
-from vcflow.reconcile import timers
+from vcflow.api import compactstatus, foreach
+from vcflow.api.jobflow import Condition, JobFlowStatus
+from vcflow.reconcile import expansion, timers
 from vcflow.reconcile.entries import (
     DEADLINE_EXCEEDED,
     SKIPPED,
@@ -20,6 +21,7 @@ from vcflow.reconcile.entries import (
     parse_time,
     settled,
 )
+from vcflow.reconcile.fanout import FOR_EACH
 from vcflow.reconcile.language import GATE_FAILURES
 
 if TYPE_CHECKING:
@@ -37,9 +39,12 @@ def restore(index: FlowIndex, status: JobFlowStatus | None) -> None:
     for item in status.job_status_list or []:
         index.history[item.name] = item.to_dict()
     ready = index.ready
-    for job, cond in (status.conditions or {}).items():
+    conditions = status.conditions or {}
+    if index.has_for:
+        _expand_again(index, conditions)
+    for job, cond in conditions.items():
         entry = index.by_job.get(job)
-        if entry is None or cond.phase == WAITING:
+        if entry is None or cond.phase == WAITING or entry.name in index.fans:
             continue
         entry.verdict, entry.verdict_message = cond.reason or "", cond.message or ""
         if cond.phase == SKIPPED:
@@ -71,6 +76,25 @@ def restore(index: FlowIndex, status: JobFlowStatus | None) -> None:
             ready.move(entry, settled(phase), phase)
     if index.args_env is not None:
         _restore_outputs(index)
+
+
+def _expand_again(index: FlowIndex, conditions: Mapping[str, Condition]) -> None:
+    """The `for` entries the status says were expanded (their `ForEach` condition): expanded
+    again the same way — the items come from the spec, the stored arguments or the targets'
+    stored outputs — before their items' records are read."""
+    for job, cond in conditions.items():
+        group = index.by_job.get(job)
+        if cond.reason != FOR_EACH or group is None or group.name in index.fans:
+            continue
+        outputs = {}
+        for target in group.targets:
+            kept = index.history.get(index.entries[target].job, {}).get("outputs")
+            outputs[target] = kept if isinstance(kept, dict) else {}
+        try:
+            values = expansion.values_of(index, group, outputs)
+        except foreach.ItemsError:
+            continue
+        expansion.expand(index, group, values)
 
 
 def _restore_outputs(index: FlowIndex) -> None:

@@ -1,0 +1,168 @@
+"""A `for` entry in a flow's index (docs/flow-features.md section 19): expanded into one
+item `Entry` per item once its dependencies are met and its `when` holds; its state decided
+from its items' (`settle`); its outputs, the list of its items', given to its dependents once
+every item's were read (`compose`); expanded again the same way by a restarted controller,
+from its condition or from the item vcjobs it finds (`adopt`). Pure; `FlowIndex` calls these.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from vcflow.api import foreach, names
+from vcflow.reconcile.entries import OUTCOMES, Entry, State
+from vcflow.reconcile.fanout import FAN_OUT_FAILED, ITEM_FAILED, FanOut, ItemOf
+
+if TYPE_CHECKING:
+    from vcflow.reconcile.flow import FlowIndex
+
+
+def is_group(index: FlowIndex, entry: Entry) -> bool:
+    """Is `entry` a `for` entry (not one of its items)?"""
+    return entry.item is None and index.flow.flows[entry.index].for_each is not None
+
+
+def values_of(index: FlowIndex, group: Entry, outputs: Mapping[str, Any]) -> list[Any]:
+    """The items of a `for` entry (ItemsError when they cannot be had)."""
+    spec = index.flow.flows[group.index].for_each
+    assert spec is not None
+    return foreach.items_of(spec, index.args, outputs)
+
+
+def expand(index: FlowIndex, group: Entry, values: list[Any]) -> FanOut:
+    """Add the group's items to the index (NONE, no targets: the group's dependencies are
+    met), waiting for `parallelism` in index order; the group is Live."""
+    spec = index.flow.flows[group.index].for_each
+    assert spec is not None
+    items = [f"{group.name}-{i}" for i in range(len(values))]
+    fan = FanOut(group.name, values, items, spec.parallelism)
+    index.fans[group.name] = fan
+    for i, name in enumerate(items):
+        entry = Entry(
+            name=name,
+            job=names.job_name(index.flow.name, name),
+            index=group.index,
+            targets=(),
+            any_of=False,
+            policy=group.policy,
+            deadline=group.deadline,
+            handled=True,  # (its failure is its group's: the group's dependents decide)
+            item=ItemOf(group.name, i),
+        )
+        index.entries[name] = entry
+        index.by_job[entry.job] = entry
+    fan.waiting = deque(items)
+    index.ready.move(group, State.LIVE, None)
+    index.candidates.update(fan.release())
+    return fan
+
+
+def item_moved(index: FlowIndex, item: Entry, before: State, after: State) -> None:
+    """`Readiness.on_item`: keep the group's counts; an item that ended frees a place."""
+    assert item.item is not None
+    fan = index.fans[item.item.group]
+    fan.moved(item.name, before, after)
+    if after in OUTCOMES:
+        index.candidates.update(fan.release())
+
+
+def settle(index: FlowIndex) -> None:
+    """Each group whose items changed: Failed once one failed for good (the items not made
+    yet are then Skipped), Completed once all completed; Live again after a retry."""
+    for fan in index.fans.values():
+        if not fan.dirty:
+            continue
+        fan.dirty = False
+        group = index.entries[fan.name]
+        outcome = fan.outcome()
+        if outcome == group.state:
+            continue
+        if outcome == State.FAILED:
+            failed = next(n for n in fan.items if index.entries[n].state == State.FAILED)
+            group.verdict = ITEM_FAILED
+            group.verdict_message = f"item {failed} failed"
+            _cancel(index, fan)
+        else:
+            group.verdict = group.verdict_message = ""
+        index.ready.move(group, outcome, None)
+        if outcome == State.COMPLETED:
+            index.outputs.completed(group.name)
+            index.composing.add(group.name)
+
+
+def _cancel(index: FlowIndex, fan: FanOut) -> None:
+    """The items not made yet, when their group has failed: Skipped."""
+    for name in [*fan.waiting, *sorted(fan.released)]:
+        entry = index.entries[name]
+        if entry.state == State.NONE and not entry.has_job:
+            entry.verdict = FAN_OUT_FAILED
+            entry.verdict_message = f"not made: {fan.name} had failed"
+            index.candidates.discard(name)
+            index.ready.move(entry, State.SKIPPED, None)
+    fan.waiting.clear()
+    fan.released.clear()
+
+
+def compose(index: FlowIndex) -> None:
+    """A completed group whose items' outputs have all been read: its outputs, the list of
+    theirs in index order, and its held dependents may go on."""
+    for name in list(index.composing):
+        fan = index.fans.get(name)
+        group = index.entries[name]
+        if fan is None or group.state != State.COMPLETED:
+            index.composing.discard(name)
+            continue
+        read = index.outputs.read
+        if any(item in index.outputs.unread for item in fan.items):
+            continue
+        index.composing.discard(name)
+        listed = [read.get(item, {}) for item in fan.items]
+        index.candidates.update(index.outputs.give_list(name, listed))
+
+
+def refill(index: FlowIndex, fan: FanOut) -> None:
+    """After a restore: the items with no vcjob wait for `parallelism` again, in order; the
+    ones with one count."""
+    fan.counted = {
+        n for n in fan.items if index.entries[n].has_job and index.entries[n].state not in OUTCOMES
+    }
+    fan.released.clear()
+    fan.waiting = deque(
+        n
+        for n in fan.items
+        if index.entries[n].state == State.NONE and not index.entries[n].has_job
+    )
+    index.candidates.difference_update(fan.waiting)
+    index.candidates.update(fan.release())
+    fan.done = sum(index.entries[n].state in (State.COMPLETED, State.SKIPPED) for n in fan.items)
+    fan.failed = sum(index.entries[n].state == State.FAILED for n in fan.items)
+    fan.dirty = True
+
+
+def adopt(index: FlowIndex, job_name: str) -> bool:
+    """An item vcjob of a `for` entry not expanded yet (a controller that died before the
+    status said so): expand the entry the same way, so the vcjob is its item's. True when
+    the job is now an entry's."""
+    for group in index.entries.values():
+        prefix = group.job + "-"
+        if not job_name.startswith(prefix) or not job_name[len(prefix) :].isdigit():
+            continue
+        if group.name in index.fans or not is_group(index, group):
+            continue
+        try:
+            values = values_of(index, group, index.outputs.of_targets(group))
+        except foreach.ItemsError:
+            return False
+        expand(index, group, values)
+        return job_name in index.by_job
+    return False
+
+
+def item_value(index: FlowIndex, entry: Entry) -> tuple[int, Any] | None:
+    """(index, value) of an item entry; None for any other."""
+    if entry.item is None:
+        return None
+    fan = index.fans[entry.item.group]
+    return entry.item.index, fan.values[entry.item.index]
