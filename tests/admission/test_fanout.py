@@ -1,8 +1,7 @@
 """Admission of an entry's fan-out `for` (`vcflow.admission.fanout`, docs/flow-features.md
 section 19): its source, its bound, its parallelism, the names of its items' vcjobs, and
 `item`/`index` in expressions and `${{ }}` references. One line per problem, naming the
-field. Until the controller runs `for`, admission also says it is not built: that line is
-left out here (`NOT_BUILT`)."""
+field."""
 
 from __future__ import annotations
 
@@ -15,8 +14,6 @@ from vcflow.admission import fanout
 from vcflow.api.foreach import MAX_ITEMS
 from vcflow.api.jobtemplate import JobTemplate
 
-NOT_BUILT = 'the fan-out "for" is designed (docs/flow-features.md section 19), not built yet'
-
 
 def flow(*entries: dict[str, Any], name: str = "f", **spec: Any) -> dict[str, Any]:
     return {
@@ -28,11 +25,8 @@ def flow(*entries: dict[str, Any], name: str = "f", **spec: Any) -> dict[str, An
 
 
 def errors_of(data: dict[str, Any], *templates: JobTemplate) -> list[str]:
-    """The errors but the not-built line, each of which must be at an entry's `for`."""
     errors, _ = problems(data, *templates)
-    built = [e for e in errors if not e.endswith(NOT_BUILT)]
-    assert all(e.endswith(f".for: {NOT_BUILT}") for e in errors if e.endswith(NOT_BUILT))
-    return built
+    return errors
 
 
 PREP = {"name": "prep"}
@@ -73,9 +67,9 @@ GOOD = [
 
 
 @pytest.mark.parametrize("data", [c[1] for c in GOOD], ids=[c[0] for c in GOOD])
-def test_a_good_for_is_refused_only_as_not_built(data: dict[str, Any]) -> None:
+def test_a_good_for_is_admitted(data: dict[str, Any]) -> None:
     errors, warnings = problems(data, template("trainer"), template("big"), template("prep"))
-    assert errors == [f"spec.flows[1].for: {NOT_BUILT}"]
+    assert errors == []
     assert warnings == []
 
 
@@ -323,7 +317,7 @@ def test_item_references_of_a_for_entry_are_accepted() -> None:
     ):
         data = flow(PREP, train(**{"for": spec}), arguments=CONFIGS)
         errors, warnings = problems(data, t, template("prep"))
-        assert errors == [f"spec.flows[1].for: {NOT_BUILT}"]
+        assert errors == []
         assert warnings == []
 
 
@@ -345,7 +339,7 @@ def test_a_known_item_without_the_key_is_a_warning() -> None:
         arguments=[{"name": "configs", "value": '[{"lr": 0.1}, {"rate": 0.01}]'}],
     )
     errors, warnings = problems(data, t, template("prep"))
-    assert errors == [f"spec.flows[1].for: {NOT_BUILT}"]
+    assert errors == []
     assert warnings == [
         "spec.flows[1].template: JobTemplate \"trainer\": ${{ item.lr }}: item 1 has no 'lr': "
         "its vcjob would fail (SubstitutionFailed)"

@@ -29,7 +29,6 @@ from vcflow.api.errors import FieldError
 from vcflow.api.jobflow import Flow, JobFlow
 from vcflow.api.printable import quoted
 
-_FOR_NOT_BUILT = 'the fan-out "for" is designed (docs/flow-features.md section 19), not built yet'
 #: The most cases of one `switch`.
 MAX_CASES = 32
 #: The most entries `spec.onExit` names.
@@ -50,7 +49,6 @@ def validate(flow: JobFlow) -> list[FieldError]:
             found += context.expression(entry, entry.when, f"{base}.when")
         if entry.for_each is not None:
             found += fanout.entry_errors(flow, i, entry, values)
-            found.append(FieldError(_FOR_NOT_BUILT, f"{base}.for"))
         if entry.switch is not None:
             found += _switch(entry, base)
             per_item = entry.for_each is not None

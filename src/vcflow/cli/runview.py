@@ -198,15 +198,34 @@ def change_line(what: str, phase: str, seconds: float) -> str:
 HEADERS = ["flow", "job", "phase", "duration", "reason"]
 
 
+#: a `for` entry with more items than this lists only those that did not complete
+ITEMS_LISTED = 16
+
+
 def final_rows(result: RunResult) -> list[list[str]]:
-    """One row per job, in flow order (a flow's entries not created show Waiting)."""
+    """One row per job, in flow order (a flow's entries not created show Waiting); a `for`
+    entry's items after it, only the ones that did not complete when it has many (its row
+    counts them all)."""
     rows = []
-    for job in result.all_jobs():
+    jobs = result.all_jobs()
+    many = _crowded(jobs)
+    for job in jobs:
+        if job.item_of and (job.flow, job.item_of) in many and job.succeeded:
+            continue
         phase = phase_text(job)
         if job.attempts > 1:
             phase += f" ({job.attempts} attempts)"
         rows.append([job.flow or "-", job.entry, phase, _job_duration(job), _reason(job)])
     return rows
+
+
+def _crowded(jobs: list[JobResult]) -> set[tuple[str, str]]:
+    counts: dict[tuple[str, str], int] = {}
+    for job in jobs:
+        if job.item_of:
+            key = (job.flow, job.item_of)
+            counts[key] = counts.get(key, 0) + 1
+    return {key for key, n in counts.items() if n > ITEMS_LISTED}
 
 
 def _job_duration(job: JobResult) -> str:

@@ -20,6 +20,7 @@ from vcflow.api import compactstatus, names
 from vcflow.api.jobflow import JobFlow, JobFlowStatus
 from vcflow.api.phases import FINISHED_JOB_PHASES, FlowPhase, JobPhase
 from vcflow.api.vcjob import VCJob
+from vcflow.reconcile.fanout import FOR_EACH
 
 #: vcjob phases after which nothing more happens to a job by itself
 JOB_ENDED = frozenset({*FINISHED_JOB_PHASES, JobPhase.ABORTED})
@@ -68,6 +69,9 @@ class JobProgress:
     first_started: float | None = None
     #: its times come from stored timestamps, which are to the second (a rerun)
     coarse: bool = False
+    #: the `for` entry whose item it is (docs/flow-features.md section 19), and its index
+    item_of: str = ""
+    item_index: int = -1
 
     @property
     def shown_phase(self) -> str:
@@ -117,6 +121,9 @@ class FlowProgress:
     #: it uses retries, deadlines, outcomes or probes: what it says of its entries is read
     #: while the run goes (`LocalRun.refresh_waiting`), with or without a live view
     featured: bool = False
+    #: its `for` entries: their vcjob name (which no vcjob has) → entry; an item's vcjob is
+    #: `<that name>-<index>`, followed as it comes
+    groups: dict[str, str] = field(default_factory=dict)
 
     @property
     def key(self) -> names.ObjectKey:
@@ -180,8 +187,13 @@ class Progress:
             row.jobs[job] = JobProgress(flow.namespace, job, entry.name, flow.name)
             row.jobs[job].deadline = entry.active_deadline_seconds
             dep = entry.depends_on
+            if entry.for_each is not None:
+                row.groups[job] = entry.name
             row.featured |= bool(
-                entry.retry_policy
+                entry.for_each is not None
+                or entry.when is not None
+                or entry.switch is not None
+                or entry.retry_policy
                 or entry.active_deadline_seconds
                 or entry.probe
                 or (dep is not None and dep.outcome)
@@ -287,7 +299,9 @@ class Progress:
         if ref is None or ref.kind != "JobFlow":
             return None
         flow = self.flows.get(names.object_key(job.namespace, ref.name))
-        return flow.jobs.get(job.name) if flow is not None else None
+        if flow is None:
+            return None
+        return flow.jobs.get(job.name) or _item_row(flow, job.name)
 
     def update_flows(self, phases: Mapping[names.ObjectKey, str]) -> None:
         """Take in each flow's phase (by key; `FlowWatch.current`)."""
@@ -342,7 +356,9 @@ class Progress:
             message = (cond.message or "") if cond is not None else ""
             if cond is None:
                 continue
-            if cond.phase == SKIPPED:
+            if reason == FOR_EACH:  # a `for` entry: its items' counts (no vcjob of its own)
+                job.phase, job.verdict = cond.phase or "", message
+            elif cond.phase == SKIPPED:
                 job.skipped = f"{reason}: {message}" if message else reason
             elif cond.phase == "Waiting" and reason == BACKOFF:
                 job.backoff = message
@@ -411,6 +427,19 @@ def _condition_reason(job: VCJob) -> tuple[str, str] | None:
     if not reason:
         return None
     return str(reason), str(extra.get("message") or "")
+
+
+def _item_row(flow: FlowProgress, job: str) -> JobProgress | None:
+    """The row of an item's vcjob (`<flow>-<entry>-<index>` of a `for` entry), made when
+    it is first seen; None for any other vcjob."""
+    for group, entry in flow.groups.items():
+        rest = job[len(group) + 1 :] if job.startswith(group + "-") else ""
+        if rest.isdigit():
+            row = JobProgress(flow.namespace, job, f"{entry}-{rest}", flow.name)
+            row.item_of, row.item_index = entry, int(rest)
+            flow.jobs[job] = row
+            return row
+    return None
 
 
 def records(status: JobFlowStatus) -> JobFlowStatus:

@@ -73,6 +73,8 @@ class JobResult:
     coarse: bool = False  # the times are stored timestamps', to the second (a rerun)
     #: what the job handed on (docs/flow-features.md section 12), as its flow's status keeps it
     outputs: dict[str, Any] = field(default_factory=dict)
+    #: the `for` entry whose item it is ("" for any other job; section 19)
+    item_of: str = ""
 
     @property
     def succeeded(self) -> bool:
@@ -136,7 +138,7 @@ def _flow(
     handed = _outputs(store, flow)
     jobs = tuple(
         replace(job, outputs=handed[job.job]) if job.job in handed else job
-        for job in (_job(j, store, state_dir, now) for j in flow.jobs.values())
+        for job in (_job(j, store, state_dir, now) for j in _in_flow_order(flow))
     )
     return FlowResult(
         flow.namespace,
@@ -169,7 +171,26 @@ def _job(job: JobProgress, store: Store, state_dir: Path, now: float) -> JobResu
         job.verdict,
         None if job.skipped else job.elapsed(now),
         job.coarse,
+        item_of=job.item_of,
     )
+
+
+def _in_flow_order(flow: FlowProgress) -> list[JobProgress]:
+    """The flow's rows in flow order, a `for` entry's items after it by index (they are
+    added as they are seen); a `for` entry's duration is its items' span."""
+    place = {row.entry: n for n, row in enumerate(flow.jobs.values()) if not row.item_of}
+    rows = sorted(
+        flow.jobs.values(), key=lambda r: (place.get(r.item_of or r.entry, 0), r.item_index)
+    )
+    for row in rows:
+        if row.job in flow.groups and row.started is None:
+            items = [r for r in rows if r.item_of == row.entry and r.started is not None]
+            if items:
+                row.started = min(r.started for r in items if r.started is not None)
+                ends = [r.finished for r in items]
+                if row.ended and all(end is not None for end in ends):
+                    row.finished = max(end for end in ends if end is not None)
+    return rows
 
 
 def _outputs(store: Store, flow: FlowProgress) -> dict[str, dict[str, Any]]:
