@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from vcflow.api import ages, config, resources
+from vcflow.api import ages, config, names, resources
 from vcflow.api.event import Event
 from vcflow.api.jobflow import JobFlow
 from vcflow.api.lease import Lease
@@ -63,7 +63,16 @@ def _flow_jobs(obj: Resource, now: datetime) -> str:
     if not isinstance(obj, JobFlow):
         return ""
     status = obj.status
-    done = len(status.completed_jobs or []) if status else 0
+    done = 0
+    if status is not None:
+        # (entries, not vcjobs: a `for` entry's items count once, as their entry)
+        entries = {names.job_name(obj.name, e.name) for e in obj.flows}
+        done = sum(1 for job in status.completed_jobs or [] if job in entries)
+        done += sum(
+            1
+            for job, cond in (status.conditions or {}).items()
+            if cond.reason == "ForEach" and cond.phase == "Completed" and job in entries
+        )
     if status is not None and status.compact_job_status is not None:  # (listed partly)
         done = status.compact_job_status.counts.get("completedJobs", 0)
     return f"{done}/{len(obj.flows)}"

@@ -7,10 +7,12 @@ are here; the command and the shared header and events are in `describe.py`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
+from typing import Any
 
 from vcflow.api import clock, compactstatus, printable
+from vcflow.api import names as names_api
 from vcflow.api.jobflow import (
     Argument,
     Flow,
@@ -210,17 +212,14 @@ def _flow_status(flow: JobFlow, text: Text, now: datetime | None) -> None:
     conditions = status.conditions or {}
     if conditions:
         text.heading("Jobs", 1)
-        order = {e.name: n for n, e in enumerate(flow.flows)}
-        names = sorted(conditions, key=lambda job: _entry_rank(flow.name, job, order))
-        rows = [
-            [
-                job,
-                _or_none(conditions[job].phase),
-                conditions[job].reason or "",
-                conditions[job].message or "",
-            ]
-            for job in names
-        ]
+        fold = _Fold(flow, {job: c.phase or "" for job, c in conditions.items()})
+        rows = []
+        for job in fold.order(conditions):
+            if isinstance(job, int):
+                rows.append([fold.pattern(job), "Completed", "", fold.note(job)])
+                continue
+            cond = conditions[job]
+            rows.append([job, _or_none(cond.phase), cond.reason or "", cond.message or ""])
         text.table(["JOB", "PHASE", "REASON", "MESSAGE"], rows, 2)
     lists = [
         ("Pending Jobs", status.pending_jobs),
@@ -230,25 +229,36 @@ def _flow_status(flow: JobFlow, text: Text, now: datetime | None) -> None:
         ("Terminated Jobs", status.terminated_jobs),
         ("Unknown Jobs", status.un_know_jobs),
     ]
-    text.fields([(key, ", ".join(jobs)) for key, jobs in lists if jobs], 1)
+    text.fields([(key, _listed(jobs)) for key, jobs in lists if jobs], 1)
     items = status.job_status_list or []
     if items:
         text.heading("Job Status List", 1)
         with_attempts = any(i.attempt or i.next_attempt_time for i in items)
-        rows = [
-            [
-                item.name,
-                _or_none(item.state),
-                _or_none(item.start_timestamp),
-                _or_none(item.end_timestamp),
-                str(item.restart_count or 0),
-                *([str(item.attempt or 1), item.next_attempt_time or ""] if with_attempts else []),
-            ]
-            for item in items
-        ]
+        by_name = {item.name: item for item in items}
+        fold = _Fold(flow, {item.name: item.state or "" for item in items})
+        rows = []
+        for name in fold.order(by_name):
+            if isinstance(name, int):
+                rows.append([fold.pattern(name), "Completed", "", "", fold.note(name)])
+                continue
+            item = by_name[name]
+            rows.append(
+                [
+                    item.name,
+                    _or_none(item.state),
+                    _or_none(item.start_timestamp),
+                    _or_none(item.end_timestamp),
+                    str(item.restart_count or 0),
+                    *(
+                        [str(item.attempt or 1), item.next_attempt_time or ""]
+                        if with_attempts
+                        else []
+                    ),
+                ]
+            )
         headers = ["NAME", "STATE", "STARTED", "ENDED", "RESTARTS"]
         text.table([*headers, *(["ATTEMPT", "NEXT ATTEMPT"] if with_attempts else [])], rows, 2)
-        _language_items(items, text)
+        _language_items([by_name[n] for n in fold.order(by_name) if isinstance(n, str)], text)
 
 
 def _language_items(items: Sequence[JobStatus], text: Text) -> None:
@@ -271,9 +281,75 @@ def _in(seconds: float) -> str:
     return f"{whole // 60}m{whole % 60}s" if whole >= 60 else f"{whole}s"
 
 
-def _entry_rank(flow: str, job: str, order: dict[str, int]) -> tuple[int, str]:
-    entry = job.removeprefix(f"{flow}-")
-    return (order.get(entry, len(order)), job)
+#: a `for` entry with more items than this lists only those that did not complete
+ITEMS_LISTED = 16
+
+
+def _ranks(flow: JobFlow, conditions: Mapping[str, Any]) -> dict[str, tuple[int, int, str]]:
+    """Each job's place: its entry's, a `for` entry's items after it by index (-1: not an
+    item); a job of no entry last, by name."""
+    order = {e.name: n for n, e in enumerate(flow.flows)}
+    groups = {f"{flow.name}-{e.name}-": n for n, e in enumerate(flow.flows) if e.for_each}
+    ranks: dict[str, tuple[int, int, str]] = {}
+    for job in conditions:
+        entry = job.removeprefix(f"{flow.name}-")
+        if entry in order:
+            ranks[job] = (order[entry], -1, job)
+            continue
+        ranks[job] = (len(order), -1, job)
+        for prefix, n in groups.items():
+            rest = job[len(prefix) :] if job.startswith(prefix) else ""
+            if rest.isdigit():
+                ranks[job] = (n, int(rest), job)
+    return ranks
+
+
+#: the names a status list of `describe` shows, at most
+NAMES_LISTED = 50
+
+
+def _listed(jobs: Sequence[str]) -> str:
+    shown = ", ".join(jobs[:NAMES_LISTED])
+    more = len(jobs) - NAMES_LISTED
+    return f"{shown} and {more:,} more" if more > 0 else shown
+
+
+class _Fold:
+    """Which jobs `describe` lists one by one, in flow order: a `for` entry with more than
+    ITEMS_LISTED items lists the items that did not complete, and one line for the rest."""
+
+    def __init__(self, flow: JobFlow, phases: Mapping[str, str]) -> None:
+        self.flow = flow
+        self.ranks = _ranks(flow, phases)
+        items: dict[int, int] = {}
+        for group, item, _ in self.ranks.values():
+            if item >= 0:
+                items[group] = items.get(group, 0) + 1
+        crowded = {group for group, n in items.items() if n > ITEMS_LISTED}
+        self.hidden: dict[int, int] = {}
+        self.skip: set[str] = set()
+        for job, (group, item, _) in self.ranks.items():
+            if group in crowded and item >= 0 and phases[job] == "Completed":
+                self.skip.add(job)
+                self.hidden[group] = self.hidden.get(group, 0) + 1
+
+    def order(self, jobs: Iterable[str]) -> list[str | int]:
+        """The jobs to list, and in its place the group (its place) of each line that
+        stands for the completed items not listed."""
+        keyed: list[tuple[tuple[int, int, str], str | int]] = [
+            (self.ranks[j], j) for j in jobs if j not in self.skip
+        ]
+        keyed += [((group, 1 << 62, ""), group) for group in self.hidden]
+        return [what for _, what in sorted(keyed, key=lambda pair: pair[0])]
+
+    def pattern(self, group: int) -> str:
+        return f"{self.flow.name}-{self.flow.flows[group].name}-*"
+
+    def note(self, group: int) -> str:
+        return (
+            f"{self.hidden[group]:,} completed items not listed (vcflow get vcjobs -l "
+            f"{names_api.LABEL_CREATED_BY_FLOW}={self.flow.namespace}.{self.flow.name})"
+        )
 
 
 def _expanded(status: JobFlowStatus) -> tuple[JobFlowStatus, str]:
