@@ -3,7 +3,9 @@
 Shapes (every entry has its own JobTemplate: an entry's name is its template's name):
 
 - `chain`: N entries, each targeting the one before — one job at a time, N syncs;
-- `layered`: N/100 layers of 100 entries, each targeting 2 entries of the layer before.
+- `layered`: N/100 layers of 100 entries, each targeting 2 entries of the layer before;
+- `fan`: N entries without targets (a wide fan, one entry per job);
+- `for`: one entry with `for` over N items (the same N jobs, docs/flow-features.md §19).
 
 The flow and its templates are applied to a store (SQLite in a temporary directory, or
 `--store memory`), then `vcflow.controller.manager.Manager` runs them with runtime `none`:
@@ -84,7 +86,27 @@ def layered(n: int) -> Flows:
     return flows
 
 
-SHAPES: dict[str, Callable[[int], Flows]] = {"chain": chain, "layered": layered}
+def fan(n: int) -> Flows:
+    """n entries, none with a target: a wide fan, one entry per job."""
+    return [_entry(f"e{i:05d}", []) for i in range(n)]
+
+
+def fan_out(n: int) -> Flows:
+    """One entry with `for` over n items: the same n jobs as `fan`, one entry."""
+    return [{"name": "item", "for": {"items": list(range(n))}}]
+
+
+def size_of(flows: Flows) -> int:
+    """The jobs of the flow: one per entry, one per item of a `for` entry."""
+    return sum(len(f["for"]["items"]) if "for" in f else 1 for f in flows)
+
+
+SHAPES: dict[str, Callable[[int], Flows]] = {
+    "chain": chain,
+    "layered": layered,
+    "fan": fan,
+    "for": fan_out,
+}
 DRIVERS = ("inline", "rounds", "run")
 
 
@@ -308,7 +330,7 @@ def run_case(shape: str, size: int, store_kind: str, mode: str) -> Result:
                 if was_enabled:
                     gc.enable()
             flow = store.get(JobFlow, NAMESPACE, FLOW_NAME)
-            if flow.phase != FlowPhase.SUCCEED or driver.completed != len(flows):
+            if flow.phase != FlowPhase.SUCCEED or driver.completed != size_of(flows):
                 raise SystemExit(
                     f"{shape} {size}: flow is {flow.phase!r} after {driver.completed} jobs"
                 )
@@ -316,7 +338,7 @@ def run_case(shape: str, size: int, store_kind: str, mode: str) -> Result:
             size_mb = db_size(directory) if store_kind == "sqlite" else None
         finally:
             store.close()
-    n = len(flows)
+    n = size_of(flows)
     return Result(
         shape=shape,
         entries=n,
@@ -362,7 +384,9 @@ def markdown(results: list[Result], meta: dict[str, Any]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--sizes", default="1000,10000", help="entries per flow, comma-separated")
-    parser.add_argument("--shapes", default="chain,layered", help="chain, layered or both")
+    parser.add_argument(
+        "--shapes", default="chain,layered", help="chain, layered, fan, for, comma-separated"
+    )
     parser.add_argument("--store", choices=("sqlite", "memory", "both"), default="sqlite")
     parser.add_argument(
         "--driver", default="inline", help="inline, rounds, run, or several comma-separated"

@@ -80,6 +80,8 @@ def _apply(
         _create_pod(world, arg)
     elif verb == "wait":
         world.wait(float(arg))
+    elif verb == "restart_controllers":
+        world.restart()
     elif verb == "fail_creates":
         count = arg.get("count")
         world.harness.faults[str(arg["job"])] = (str(arg["message"]), count)

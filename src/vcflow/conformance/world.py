@@ -87,6 +87,12 @@ class World:
     def __exit__(self, *exc_info: object) -> None:
         self._exits.close()
 
+    def restart(self) -> None:
+        """New controllers on the same store, as after a crash: what the old ones knew but
+        had not written is gone (they settle no more); the new ones start from the store."""
+        self.manager = Manager(self.store, self.clock, prober=Unreachable())
+        self.manager.start()
+
     def settle(self) -> None:
         """Run the controllers until they are idle; over a `Converging` store, again after
         each time the API server's own work changed something."""
