@@ -24,7 +24,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from vcflow.api import foreach
+from vcflow.api import foreach, jsontext
 from vcflow.api.errors import FieldError
 from vcflow.api.jobflow import Flow, JobFlow
 from vcflow.api.printable import quoted
@@ -161,7 +161,7 @@ def _argument_problem(name: str, values: Mapping[str, str | None]) -> str:
     if isinstance(parsed, _NotJson):
         return f"argument {quoted(name)} is not a JSON list: {parsed.reason}"
     if not isinstance(parsed, list):
-        return f"argument {quoted(name)} is not a JSON list: it is {_kind(parsed)}"
+        return f"argument {quoted(name)} is not a JSON list: it is {jsontext.kind(parsed)}"
     if len(parsed) > foreach.MAX_ITEMS:
         return (
             f"argument {quoted(name)}: Too many: {len(parsed)}: must have at most "
@@ -201,15 +201,3 @@ def _json(text: str) -> Any:
         return json.loads(text)
     except ValueError as error:
         return _NotJson(str(error))
-
-
-def _kind(value: Any) -> str:
-    if isinstance(value, dict):
-        return "an object"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, bool):
-        return "a boolean"
-    if value is None:
-        return "null"
-    return "a number"

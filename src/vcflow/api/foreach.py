@@ -8,6 +8,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from vcflow.api import jsontext
 from vcflow.api.jobflow import ForEach
 
 #: The most items of one entry.
@@ -64,7 +65,7 @@ def items_of(spec: ForEach, args: Mapping[str, str], outputs: Mapping[str, Any])
     else:
         raise ItemsError("for has no items, fromArgument or fromOutput")
     if not isinstance(found, list):
-        raise ItemsError(f"{where} is not a JSON list (it is {_kind(found)})")
+        raise ItemsError(f"{where} is not a JSON list (it is {jsontext.kind(found)})")
     if len(found) > MAX_ITEMS:
         raise ItemsError(f"{where} has {len(found):,} items, more than {MAX_ITEMS:,}")
     return found
@@ -72,18 +73,4 @@ def items_of(spec: ForEach, args: Mapping[str, str], outputs: Mapping[str, Any])
 
 def item_env(item: Any) -> str:
     """`VCFLOW_ITEM`: a string item as it is, any other as compact JSON."""
-    if isinstance(item, str):
-        return item
-    return json.dumps(item, separators=(",", ":"), ensure_ascii=False)
-
-
-def _kind(value: Any) -> str:
-    if isinstance(value, dict):
-        return "an object"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, bool):
-        return "a boolean"
-    if value is None:
-        return "null"
-    return "a number"
+    return jsontext.compact_text(item)

@@ -101,3 +101,30 @@ class _Nth:
 def _line_of(text: str, pattern: re.Pattern[str] | _Nth) -> int | None:
     found = pattern.search(text)
     return None if found is None else text.count("\n", 0, found.start()) + 1
+
+
+def kind(value: Any) -> str:
+    """What a JSON value is, for a message: `an object`, `a list`, `a string`, `a boolean`,
+    `null`, `a number`."""
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, bool):
+        return "a boolean"
+    if value is None:
+        return "null"
+    return "a number"
+
+
+def compact(value: Any) -> str:
+    """Compact JSON (separators `,` and `:`), non-ASCII characters as they are: how vcflow
+    hands a JSON value to a job (`VCFLOW_ITEM`, `${{ }}`)."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def compact_text(value: Any) -> str:
+    """A string as it is, any other value as `compact` JSON."""
+    return value if isinstance(value, str) else compact(value)

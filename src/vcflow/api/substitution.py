@@ -13,11 +13,12 @@ value as its compact JSON.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from vcflow.api import jsontext
 
 #: `$${{` (a literal `${{`), or one reference: `${{ root.path }}`
 PATTERN = re.compile(r"\$\$\{\{|\$\{\{\s*([^{}]*?)\s*\}\}")
@@ -161,31 +162,14 @@ def _item_value(ref: Reference, item: Any) -> str:
         if not isinstance(value, dict):
             where = ".".join(("item", *ref.path[:depth]))
             raise SubstitutionError(
-                f"${{{{ {ref.text} }}}}: {where} is {_kind(value)}, not an object with {key!r}"
+                f"${{{{ {ref.text} }}}}: {where} is {jsontext.kind(value)}, "
+                f"not an object with {key!r}"
             )
         if key not in value:
             where = ".".join(("item", *ref.path[:depth]))
             raise SubstitutionError(f"${{{{ {ref.text} }}}}: {where} has no {key!r}")
         value = value[key]
-    return _text(value)
-
-
-def _text(value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
-
-
-def _kind(value: Any) -> str:
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, bool):
-        return "a boolean"
-    if value is None:
-        return "null"
-    return "a number"
+    return jsontext.compact_text(value)
 
 
 def _value(ref: Reference, args: Mapping[str, str], outputs: Mapping[str, Any]) -> str:
@@ -205,4 +189,4 @@ def _value(ref: Reference, args: Mapping[str, str], outputs: Mapping[str, Any]) 
     given = outputs[entry]
     if key not in given:
         raise SubstitutionError(f"${{{{ {ref.text} }}}}: {entry}'s outputs have no {key!r}")
-    return _text(given[key])
+    return jsontext.compact_text(given[key])
