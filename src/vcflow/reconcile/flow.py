@@ -574,7 +574,11 @@ class FlowIndex:
 
     def _expand(self, group: Entry) -> language.Gate:
         """A `for` entry whose dependencies are met and whose `when` held: its items, or
-        why it has none (NoItems: Skipped) or cannot have them (ItemsInvalid: Failed)."""
+        why it has none (NoItems: Skipped) or cannot have them (ItemsInvalid: Failed).
+        Once only: an entry expanded already (a retry reset it) keeps its items."""
+        if group.name in self.fans:
+            self.fans[group.name].dirty = True  # (its state follows its items again)
+            return language.Gate()
         try:
             values = expansion.values_of(self, group, self.outputs.of_targets(group))
         except foreach.ItemsError as exc:
