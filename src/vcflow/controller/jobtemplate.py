@@ -1,5 +1,9 @@
 """The JobTemplate controller: keeps `status.jobDependsOnList` exactly the vcjobs created
-from each template that exist now (compatibility rows 14, 15)."""
+from each template that exist now (compatibility rows 14, 15).
+
+A template's vcjobs are listed once (its first sync after a start or resync), then kept
+from the vcjob events: a template that 10,000 items of a `for` use is not listed again at
+every sync (docs/flow-features.md section 19)."""
 
 from __future__ import annotations
 
@@ -17,6 +21,8 @@ class TemplateController:
     def __init__(self, store: Store, clock: clocks.Clock) -> None:
         self.store = store
         self.queue: WorkQueue[tuple[str, str]] = WorkQueue(clock)
+        #: each template's vcjobs (by name) since it was listed: what its next sync writes
+        self.known: dict[tuple[str, str], set[str]] = {}
 
     name = "jobtemplate"
 
@@ -24,6 +30,7 @@ class TemplateController:
         return len(self.queue)
 
     def resync(self) -> None:
+        self.known.clear()  # (events may have been missed: each template is listed again)
         for template in self.store.list(JobTemplate):
             self.queue.add((template.namespace, template.name))
 
@@ -33,13 +40,20 @@ class TemplateController:
     def handle(self, event: WatchEvent) -> None:
         # decided before the object is parsed: most events here are status writes (ours to
         # the templates, the runtime's to the vcjobs), which change nothing for this sync
-        if event.model is JobTemplate and event.type == EventType.ADDED:
-            self.queue.add((event.namespace, event.name))
+        if event.model is JobTemplate and event.type != EventType.MODIFIED:
+            self.known.pop((event.namespace, event.name), None)
+            if event.type == EventType.ADDED:
+                self.queue.add((event.namespace, event.name))
         elif event.model is VCJob and event.type != EventType.MODIFIED:
             job = event.object
             assert isinstance(job, VCJob)
             owner = reconcile.template_of(job)
             if owner is not None:
+                names = self.known.get(owner)
+                if names is not None and event.type == EventType.ADDED:
+                    names.add(job.name)
+                elif names is not None:
+                    names.discard(job.name)
                 self.queue.add(owner)
 
     def process_one(self) -> bool:
@@ -59,7 +73,10 @@ class TemplateController:
             template = self.store.get(JobTemplate, namespace, name)
         except NotFound:
             return
-        found = self.store.names(VCJob, namespace, reconcile.selector(template))
+        found = self.known.get((namespace, name))
+        if found is None:
+            found = set(self.store.names(VCJob, namespace, reconcile.selector(template)))
+            self.known[(namespace, name)] = found
         status = reconcile.template_status(found)
         old = template.status.job_depends_on_list if template.status else None
         if old == (status.job_depends_on_list if status else None):
