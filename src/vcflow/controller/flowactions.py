@@ -45,11 +45,23 @@ def pods_remain(store: Store, job: VCJob) -> bool:
 def read_outputs(store: Store, namespace: str, name: str) -> dict[str, Any] | outputs.Failure:
     """The outputs the pods of a completed vcjob wrote (docs/flow-features.md section 12):
     read through the API, on a cluster and locally alike. A vcjob gone has none left."""
+    pods = store.list(Pod, namespace, {podnames.JOB_NAME: name})
+    if not any(_has_message(pod) for pod in pods):
+        return {}  # (most jobs hand nothing on: their vcjob is not read)
     try:
         job = store.get(VCJob, namespace, name)
     except NotFound:
         return {}
-    return outputs.collect(job, store.list(Pod, namespace, {podnames.JOB_NAME: name}))
+    return outputs.collect(job, pods)
+
+
+def _has_message(pod: Pod) -> bool:
+    status = pod.status
+    for container in (status.container_statuses if status else None) or []:
+        state = container.state
+        if state is not None and state.terminated is not None and state.terminated.message:
+            return True
+    return False
 
 
 def delete_job(store: Store, index: reconcile.FlowIndex, namespace: str, name: str) -> str | None:
