@@ -83,17 +83,24 @@ class FlowKey:
 
 
 class _Templates(Mapping[str, JobTemplate]):
-    """JobTemplates of one namespace, read from the store on demand (no full list per sync)."""
+    """JobTemplates of one namespace, read from the store on demand (no full list per sync),
+    each once per sync: the items of a `for` share one template."""
 
     def __init__(self, store: Store, namespace: str) -> None:
         self._store = store
         self._ns = namespace
+        self._read: dict[str, JobTemplate | None] = {}
 
     def __getitem__(self, name: str) -> JobTemplate:
-        try:
-            return self._store.get(JobTemplate, self._ns, name)
-        except NotFound:
-            raise KeyError(name) from None
+        if name not in self._read:
+            try:
+                self._read[name] = self._store.get(JobTemplate, self._ns, name)
+            except NotFound:
+                self._read[name] = None
+        found = self._read[name]
+        if found is None:
+            raise KeyError(name)
+        return found
 
     def __iter__(self) -> Iterator[str]:
         return iter(t.name for t in self._store.list(JobTemplate, self._ns))
