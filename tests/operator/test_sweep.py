@@ -10,42 +10,31 @@ deploy's `when` (threshold 0.9, the manifest's) lets it run."""
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.operator import realpods
 from tests.operator.conftest import StartOperator, flow_phase, wait_leader
 from tests.server.conftest import Server, Start, wait_until
 from tests.server.test_kubectl import Kubectl
 
-EXAMPLE = Path(__file__).parents[2] / "examples" / "sweep"
 NAME = "sweep"
-FLOWS = "/apis/flow.volcano.sh/v1alpha1/namespaces/default/jobflows"
 
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     """A copy of the example: the directory its pods start in (they run `steps.py`)."""
-    found = tmp_path / NAME
-    shutil.copytree(EXAMPLE, found)
-    return found
+    return realpods.copy_example(tmp_path, NAME)
 
 
 @pytest.fixture
 def api(start_server: Start, project: Path) -> Server:
-    """The API server with the local runtime (real pods) and no JobFlow controller: the
-    operator's part."""
-    return start_server(
-        "--runtime", "local", "--controllers", "off", "--working-dir", str(project)
-    )  # fmt: skip
+    return realpods.local_runtime_server(start_server, project)
 
 
 def flow(api: Server) -> dict[str, Any]:
-    with api.client() as client:
-        found = client.get(f"{FLOWS}/{NAME}")
-    assert found.status_code == 200, found.text
-    return dict(found.json())
+    return realpods.read_flow(api, NAME)
 
 
 def most_at_once(spans: list[tuple[float, float]]) -> int:
