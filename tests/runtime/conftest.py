@@ -10,11 +10,13 @@ from typing import Any
 
 import pytest
 
-from vcflow.api.vcjob import PodSpec
+from vcflow.api.vcjob import PodSpec, VCJob
 from vcflow.runtime import podfs, seals
+from vcflow.runtime.executor import Executor
 from vcflow.runtime.launch import PodRequest, build_spec, prepare_pod_dir
 from vcflow.runtime.pods import PodRunner
 from vcflow.runtime.status import PodHandle, RunStatus
+from vcflow.store import SqliteStore
 
 DEADLINE = 15.0
 
@@ -108,3 +110,73 @@ def eventually(check: Callable[[], bool], timeout: float = DEADLINE, what: str =
         if time.monotonic() > end:
             pytest.fail(f"not within {timeout}s: {what}")
         time.sleep(0.01)
+
+
+# -- the runtime shell (`runtime.executor`) on a real SQLite store ---------------------------
+
+
+EXECUTOR_DEADLINE = 20.0
+
+
+@pytest.fixture
+def state(tmp_path: Path) -> Path:
+    return tmp_path / "state"
+
+
+@pytest.fixture
+def store(state: Path) -> Iterator[SqliteStore]:
+    db = SqliteStore.in_state_dir(state)
+    yield db
+    db.close()
+
+
+@pytest.fixture
+def runners(state: Path) -> Iterator[Callable[[], PodRunner]]:
+    made: list[PodRunner] = []
+
+    def make() -> PodRunner:
+        runner = PodRunner(state, server_idle=5.0, sweep_interval=0.2)
+        made.append(runner)
+        return runner
+
+    yield make
+    for runner in made:
+        shut_down(runner)
+
+
+def vcjob(name: str, script: str, *, replicas: int = 1, **extra: Any) -> VCJob:
+    container: dict[str, Any] = {"name": "main", "image": "x", "command": ["sh", "-c", script]}
+    if "cpu" in extra:
+        container["resources"] = {"requests": {"cpu": extra.pop("cpu")}}
+    policy = extra.pop("restart_policy", "Never")
+    task = {
+        "name": "t",
+        "replicas": replicas,
+        "template": {"spec": {"restartPolicy": policy, "containers": [container]}},
+    }
+    spec = {"minAvailable": replicas, "tasks": [task], **extra}
+    return VCJob.from_dict({"metadata": {"name": name, "namespace": "default"}, "spec": spec})
+
+
+def phase(store: SqliteStore, name: str) -> str:
+    return store.get(VCJob, "default", name).phase
+
+
+def drive(
+    executor: Executor,
+    until: Callable[[], bool],
+    *,
+    each: Callable[[], None] | None = None,
+    timeout: float = EXECUTOR_DEADLINE,
+) -> None:
+    end = time.monotonic() + timeout
+    while True:
+        executor.settle()
+        if each is not None:
+            each()
+        if until():
+            return
+        if time.monotonic() > end:
+            pytest.fail(f"not within {timeout}s")
+        wake = executor.next_wakeup()
+        executor.wait(0.1 if wake is None else min(wake, 0.1))

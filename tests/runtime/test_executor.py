@@ -6,12 +6,9 @@ adopts the pods of one that went away."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from fractions import Fraction
 from pathlib import Path
-from typing import Any
-
-import pytest
 
 from vcflow.api.command import Command, command_for
 from vcflow.api.phases import Action
@@ -23,73 +20,8 @@ from vcflow.runtime.executor import Executor
 from vcflow.runtime.pods import PodRunner
 from vcflow.store import SqliteStore
 
-from .conftest import shut_down
-
-DEADLINE = 20.0
-
-
-@pytest.fixture
-def state(tmp_path: Path) -> Path:
-    return tmp_path / "state"
-
-
-@pytest.fixture
-def store(state: Path) -> Iterator[SqliteStore]:
-    db = SqliteStore.in_state_dir(state)
-    yield db
-    db.close()
-
-
-@pytest.fixture
-def runners(state: Path) -> Iterator[Callable[[], PodRunner]]:
-    made: list[PodRunner] = []
-
-    def make() -> PodRunner:
-        runner = PodRunner(state, server_idle=5.0, sweep_interval=0.2)
-        made.append(runner)
-        return runner
-
-    yield make
-    for runner in made:
-        shut_down(runner)
-
-
-def vcjob(name: str, script: str, *, replicas: int = 1, **extra: Any) -> VCJob:
-    container: dict[str, Any] = {"name": "main", "image": "x", "command": ["sh", "-c", script]}
-    if "cpu" in extra:
-        container["resources"] = {"requests": {"cpu": extra.pop("cpu")}}
-    policy = extra.pop("restart_policy", "Never")
-    task = {
-        "name": "t",
-        "replicas": replicas,
-        "template": {"spec": {"restartPolicy": policy, "containers": [container]}},
-    }
-    spec = {"minAvailable": replicas, "tasks": [task], **extra}
-    return VCJob.from_dict({"metadata": {"name": name, "namespace": "default"}, "spec": spec})
-
-
-def phase(store: SqliteStore, name: str) -> str:
-    return store.get(VCJob, "default", name).phase
-
-
-def drive(
-    executor: Executor,
-    until: Callable[[], bool],
-    *,
-    each: Callable[[], None] | None = None,
-    timeout: float = DEADLINE,
-) -> None:
-    end = time.monotonic() + timeout
-    while True:
-        executor.settle()
-        if each is not None:
-            each()
-        if until():
-            return
-        if time.monotonic() > end:
-            pytest.fail(f"not within {timeout}s")
-        wake = executor.next_wakeup()
-        executor.wait(0.1 if wake is None else min(wake, 0.1))
+from .conftest import EXECUTOR_DEADLINE as DEADLINE
+from .conftest import drive, phase, vcjob
 
 
 def test_a_job_of_true_completes_with_kubelet_status(

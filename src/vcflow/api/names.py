@@ -139,3 +139,9 @@ def created_by_value(namespace: str, name: str) -> str:
 
 def object_key(namespace: str, name: str) -> ObjectKey:
     return ObjectKey(f"{namespace}/{name}")
+
+
+def split_key(key: ObjectKey) -> tuple[str, str]:
+    """(namespace, name) of an `object_key` (a namespace has no `/`)."""
+    namespace, _, name = key.partition("/")
+    return namespace, name

@@ -47,17 +47,18 @@ from vcflow.api import names
 from vcflow.api.command import Command
 from vcflow.api.errors import Conflict, NotFound
 from vcflow.api.meta import Resource
-from vcflow.api.phases import Action
+from vcflow.api.phases import FINISHED_JOB_PHASES, Action
 from vcflow.api.pod import Pod
 from vcflow.api.vcjob import VCJob, VCJobStatus
 from vcflow.reconcile.vcjob import events, gang, kubelet, lifecycle, ttl
 from vcflow.reconcile.vcjob import resources as jobres
 from vcflow.reconcile.vcjob.model import Decision, DelayedAction, Group, JobContext
 from vcflow.reconcile.vcjob.model import Request as JobRequest
-from vcflow.reconcile.vcjob.spec import with_defaults
+from vcflow.reconcile.vcjob.spec import forget_shape, with_defaults
 from vcflow.runtime import kubelet_bridge as bridge
 from vcflow.runtime.node import Node
 from vcflow.runtime.podcache import PodCache, job_key_of
+from vcflow.runtime.retired import Retired
 from vcflow.runtime.runner import H, Runner
 from vcflow.store.base import EventType, Expired, Store, WatchEvent, poll
 from vcflow.store.events import Recorder
@@ -131,6 +132,11 @@ class Executor(Generic[H]):
         self.priorities = dict(priorities or {})
         self.observer = observer
         self.jobs: dict[Key, JobRecord] = {}
+        # finished jobs dropped from the caches (`retired`), those that may be next, and
+        # those found gone as they were revived (their deletion still to be observed)
+        self.retired = Retired()
+        self.finishing: set[Key] = set()
+        self.vanished: dict[Key, str] = {}
         self.queue: deque[tuple[Key, JobRequest]] = deque()
         self.timed: set[Key] = set()  # jobs with a delayed action or a TTL
         self.unwritten: set[Key] = set()  # jobs whose status changed since the last flush
@@ -163,12 +169,8 @@ class Executor(Generic[H]):
         for pod in self.store.list(Pod):
             self.pods.put(pod)
         for job in self.store.list(VCJob):
-            if not self._followed(job):
-                continue
-            record = self._add_job(job)
-            if any(p.placed and not p.deleting for p in self.pods.of_job(job.key).values()):
-                record.group = Group.ADMITTED
-                self._job_changed(job.key, record)
+            if self._followed(job):
+                self._resync(job)
         self.node.reconcile()
         for pod in self.pods.every():
             if job_key_of(pod) in self.ignored and not pod.deleting:
@@ -212,6 +214,9 @@ class Executor(Generic[H]):
         self.needy.clear()
         self.creating.clear()
         self.ignored.clear()
+        self.retired.clear()
+        self.finishing.clear()
+        self.vanished.clear()
         self.start()
 
     def _event(self, event: WatchEvent) -> None:
@@ -219,6 +224,8 @@ class Executor(Generic[H]):
         # written through): skipped before its object is parsed. A new object of the same
         # name carries a newer resourceVersion, so it is never skipped.
         deleted = event.type is EventType.DELETED
+        if self._retired_past(event, deleted):
+            return
         if event.model is Pod:
             cached = self.pods.get(event.key)
             if not deleted and cached is not None and _rv(cached) >= event.resource_version:
@@ -238,6 +245,10 @@ class Executor(Generic[H]):
             if deleted:
                 if record is not None and record.job.metadata.uid == job.metadata.uid:
                     self._job_gone(job.key)
+                elif record is None and self.vanished.get(job.key) == job.metadata.uid:
+                    del self.vanished[job.key]  # (revived after it went: told now)
+                    if self.observer is not None:
+                        self.observer(job, True)
             elif record is None or record.job.metadata.uid != job.metadata.uid:
                 if record is not None:
                     self._job_gone(job.key)
@@ -254,6 +265,26 @@ class Executor(Generic[H]):
             command = event.object
             assert isinstance(command, Command)
             self._command(command)
+
+    def _resync(self, job: VCJob) -> None:
+        """Track a job found in the store with its pods cached: a sync request, and its
+        PodGroup admitted if it has placed pods."""
+        record = self._add_job(job)
+        if any(p.placed and not p.deleting for p in self.pods.of_job(job.key).values()):
+            record.group = Group.ADMITTED
+            self._job_changed(job.key, record)
+
+    def _retired_past(self, event: WatchEvent, deleted: bool) -> bool:
+        """Is `event` about a retired job (or one of its pods) and one it had seen? A newer
+        one revives the job first (`_revive`), then is handled as any other."""
+        pod = event.model is Pod
+        job_key = self.retired.owner(event.key) if pod else event.key
+        if job_key is None or (not pod and event.model is not VCJob) or job_key not in self.retired:
+            return False
+        if not deleted and self.retired.is_past(event.key, event.resource_version, pod=pod):
+            return True
+        self._revive(job_key)
+        return False
 
     def _followed(self, job: VCJob) -> bool:
         """Does this runtime run `job` (`follows`)? Those it does not are remembered."""
@@ -277,12 +308,15 @@ class Executor(Generic[H]):
             self.timed.add(key)
         else:
             self.timed.discard(key)
+        if record.job.phase in FINISHED_JOB_PHASES:
+            self.finishing.add(key)
         self.touched.add(key)
         if self.observer is not None:
             self.observer(record.job, False)
 
     def _job_gone(self, key: Key) -> None:
         record = self.jobs.pop(key, None)
+        self.finishing.discard(key)
         self.timed.discard(key)
         self.needy.discard(key)
         self.touched.discard(key)
@@ -290,14 +324,18 @@ class Executor(Generic[H]):
         self.dirty = True
         if any(k == key for k, _ in self.queue):
             self.queue = deque((k, r) for k, r in self.queue if k != key)
-        if record is not None and self.observer is not None:
-            self.observer(record.job, True)
+        if record is not None:
+            forget_shape(record.job)
+            if self.observer is not None:
+                self.observer(record.job, True)
 
     def _command(self, command: Command) -> None:
         target = command.target_object
         key = names.object_key(command.namespace, target.name) if target else None
         if key in self.ignored:
             return  # (for whoever runs that job)
+        if key is not None and key in self.retired:
+            self._revive(key)
         record = self.jobs.get(key) if key is not None else None
         if record is not None and target is not None:
             if not target.uid or target.uid == record.job.metadata.uid:
@@ -523,7 +561,65 @@ class Executor(Generic[H]):
                 continue  # deleted (or replaced): its events say so
             worked = True
         self.unwritten.clear()
+        self._retire_finished()
         return worked
+
+    # -- retiring finished jobs -----------------------------------------------------------
+
+    def _retire_finished(self) -> None:
+        """Drop from the caches the finished jobs nothing is left to do for (`retired`):
+        run when the runtime is idle but for writing, after the statuses are written."""
+        if self.queue or self.node.seen:
+            return
+        for key in list(self.finishing):
+            record = self.jobs.get(key)
+            if record is None or record.job.phase not in FINISHED_JOB_PHASES:
+                self.finishing.discard(key)
+            elif self._retirable(key, record):
+                self._retire(key, record)
+
+    def _retirable(self, key: Key, record: JobRecord) -> bool:
+        if record.delayed or key in self.timed or key in self.creating or key in self.unwritten:
+            return False
+        return all(
+            not pod.deleting and pod.phase not in kubelet.ALIVE and pod.key not in self.node.active
+            for pod in self.pods.of_job(key).values()
+        )
+
+    def _retire(self, key: Key, record: JobRecord) -> None:
+        kept = {pod.key: _rv(pod) for pod in self.pods.of_job(key).values()}
+        for pod_key in kept:
+            self.pods.remove(pod_key)
+            self.node.release(pod_key)
+        del self.jobs[key]
+        forget_shape(record.job)
+        self.finishing.discard(key)
+        self.needy.discard(key)
+        self.touched.discard(key)
+        self.retired.add(key, record.job.metadata.uid, _rv(record.job), kept)
+
+    def _revive(self, key: Key) -> None:
+        """Read a retired job and its pods from the store again and sync it, as `start`
+        does each job: a newer event about it, or a Command, came."""
+        found = self.retired.pop(key)
+        if found is None:
+            return
+        namespace, name = names.split_key(key)
+        for pod_key in found.pods:
+            try:
+                pod = self.store.get(Pod, *names.split_key(pod_key))
+            except NotFound:
+                self.node.forget(pod_key)
+                continue
+            self.pods.put(pod)
+        try:
+            job = self.store.get(VCJob, namespace, name)
+        except NotFound:
+            job = None
+        if job is None or job.metadata.uid != found.uid:
+            self.vanished[key] = found.uid
+        if job is not None and self._followed(job):
+            self._resync(job)
 
     # -- timers ---------------------------------------------------------------------------
 

@@ -121,6 +121,16 @@ class Node(Generic[H]):
         if handle is not None:
             self.runner.terminate(handle, 0)
 
+    def release(self, key: Key) -> None:
+        """The pod's processes ended and its job was retired: its handle is no longer kept
+        (a later deletion adopts the pod's directory again to remove it, `_remove`)."""
+        assert key not in self.active
+        self.asked_to_stop.discard(key)
+        self.devices.forget(key)
+        launched = self.handles.pop(key, None)
+        if launched is not None:
+            self.seen.pop(id(launched), None)
+
     def reconcile(self, patience: float = RECONCILE_PATIENCE) -> None:
         """After the cache was listed again (the watch expired): kill and forget the runs
         whose pod is gone from the store meanwhile, or is now another pod of that name (its

@@ -268,12 +268,18 @@ class PodRunner:
         return {line.decode(errors="replace") for line in data.split(b"\n") if line}
 
     def _ask_unclaimed(self, handles: Sequence[PodHandle], now: float) -> None:
+        """Ask the pod server again for the pods launched but not claimed for a while; the
+        times asked are kept only for the pods still waiting for their supervisor."""
+        waiting = set()
         for h in handles:
+            if h.last is None or (h.last.launched and not h.last.claimed):
+                waiting.add(h.pod_dir)
             if h.last is not None and h.last.launched and not h.last.claimed:
                 asked = self._asked.setdefault(h.pod_dir, now)
                 if now - asked >= self.claim_timeout:
                     self._asked[h.pod_dir] = now
                     self._ask("run", h.pod_dir)
+        self._asked = {d: t for d, t in self._asked.items() if d in waiting}
 
     # -- supervisors ---------------------------------------------------------------------
 

@@ -131,6 +131,14 @@ def shape(job: VCJob) -> Shape:
     return found
 
 
+def forget_shape(job: VCJob) -> None:
+    """The job is no longer read (gone, or retired by the runtime): its spec is not kept
+    for it (a wide flow's ended vcjobs would otherwise stay, up to `_SHAPES_KEPT` specs)."""
+    kept = _shapes.get(id(job.spec))
+    if kept is not None and kept[0] is job.spec:
+        del _shapes[id(job.spec)]
+
+
 _SHAPES_KEPT = 4096
 _shapes: dict[int, tuple[JobSpec, Shape]] = {}
 
