@@ -14,6 +14,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from vcflow.api import clock as clocks
 from vcflow.api import compactstatus, names
@@ -160,8 +161,9 @@ class Progress:
         self.on_change = on_change
         self.resyncing = False  # jobs seen now existed before this run
         self.frozen = False  # the run has ended: what the stop does to the jobs is not news
-        #: each vcjob's object as last observed, and its row (None: not followed)
-        self._seen: dict[names.ObjectKey, tuple[VCJob, JobProgress | None]] = {}
+        #: each vcjob's object as last observed (None once it finished: a wide flow's ended
+        #: vcjobs are not kept), its uid and its row (None: not followed)
+        self._seen: dict[names.ObjectKey, tuple[VCJob | None, str, JobProgress | None]] = {}
         self.flows: dict[names.ObjectKey, FlowProgress] = {}
         for flow in flows:
             self._add_flow(flow)
@@ -199,12 +201,12 @@ class Progress:
                 or (dep is not None and dep.outcome)
             )
         # what the flow recorded of its jobs (those deleted since are seen no more)
-        for item in (records(flow.status).job_status_list if flow.status else None) or []:
-            known = row.jobs.get(item.name)
-            if known is not None and item.state:
-                known.phase = item.state
-                known.started = _stamp(item.start_timestamp, None)
-                known.finished = _stamp(item.end_timestamp, None) if known.ended else None
+        for item in wire_records(flow.status).get("jobStatusList") or []:
+            known = row.jobs.get(item.get("name"))
+            if known is not None and item.get("state"):
+                known.phase = item["state"]
+                known.started = _stamp(item.get("startTimestamp"), None)
+                known.finished = _stamp(item.get("endTimestamp"), None) if known.ended else None
                 known.coarse = True
         self.flows[row.key] = row
 
@@ -232,13 +234,12 @@ class Progress:
         key = job.key
         seen = self._seen.get(key)
         if seen is not None and seen[0] is job and not deleted:
-            return seen[1]  # the same object again: nothing changed (the runtime calls
+            return seen[2]  # the same object again: nothing changed (the runtime calls
             # its observer at every change to the job's record, its timers included)
-        if seen is not None and seen[0].metadata.uid == job.metadata.uid:
-            row = seen[1]  # (the same vcjob: the same row)
-        else:
-            row = self._row(job)
-        self._seen[key] = (job, row)
+        same = seen is not None and seen[1] == job.metadata.uid
+        row = seen[2] if seen is not None and same else self._row(job)  # (same vcjob, same row)
+        kept = None if job.phase in FINISHED_JOB_PHASES else job
+        self._seen[key] = (kept, job.metadata.uid, row)
         if row is None:
             return None
         now = self.now()
@@ -336,39 +337,40 @@ class Progress:
         """Take in what the flow says of its entries: why they wait (its `Waiting`
         conditions, row 18), a retry that waits (`Backoff`), a `Skipped` entry, the attempt."""
         row = self.flows.get(flow.key)
-        status = records(flow.status) if flow.status else None
         if row is None or self.frozen:
             return
-        conditions = (status.conditions if status else None) or {}
-        items = {i.name: i for i in (status.job_status_list if status else None) or []}
-        state = status.state if status else None
-        if state is not None and state.reason:
-            row.reason = f"{state.reason}: {state.message}" if state.message else state.reason
+        status = wire_records(flow.status)
+        conditions: dict[str, Any] = status.get("conditions") or {}
+        items = {i.get("name"): i for i in status.get("jobStatusList") or []}
+        state = status.get("state") or {}
+        if state.get("reason"):
+            reason, message = state["reason"], state.get("message")
+            row.reason = f"{reason}: {message}" if message else reason
         now = self.now()
         for job in row.jobs.values():
             cond, item = conditions.get(job.job), items.get(job.job)
-            if item is not None and (item.attempt or 1) > job.attempt:
-                job.attempt = item.attempt or 1
+            if item is not None and (item.get("attempt") or 1) > job.attempt:
+                job.attempt = item.get("attempt") or 1
             before = job.shown_phase
             job.waiting = job.backoff = job.skipped = job.verdict = ""
             job.next_attempt = None
-            reason = (cond.reason or "") if cond is not None else ""
-            message = (cond.message or "") if cond is not None else ""
             if cond is None:
                 continue
+            reason, message = cond.get("reason") or "", cond.get("message") or ""
+            cond_phase = cond.get("phase") or ""
             if reason == FOR_EACH:  # a `for` entry: its items' counts (no vcjob of its own)
-                job.phase, job.verdict = cond.phase or "", message
-            elif cond.phase == SKIPPED:
+                job.phase, job.verdict = cond_phase, message
+            elif cond_phase == SKIPPED:
                 job.skipped = f"{reason}: {message}" if message else reason
-            elif cond.phase == "Waiting" and reason == BACKOFF:
+            elif cond_phase == "Waiting" and reason == BACKOFF:
                 job.backoff = message
-                due = item.next_attempt_time if item is not None else None
+                due = item.get("nextAttemptTime") if item is not None else None
                 job.next_attempt = _stamp(due, None)
-            elif cond.phase == "Waiting":
+            elif cond_phase == "Waiting":
                 job.waiting = f"{reason}: {message}" if reason and message else reason or message
             elif reason:
                 job.verdict = f"{reason}: {message}" if message else reason
-                if cond.phase == "Failed" and not job.phase:
+                if cond_phase == "Failed" and not job.phase:
                     job.phase = "Failed"  # (no vcjob: its `when` failed it, section 13)
             if job.shown_phase != before and job.shown_phase in (BACKOFF, SKIPPED, "Failed"):
                 why = job.backoff or message
@@ -442,11 +444,14 @@ def _item_row(flow: FlowProgress, job: str) -> JobProgress | None:
     return None
 
 
-def records(status: JobFlowStatus) -> JobFlowStatus:
-    """A compact status with every record in Volcano's fields (as stored if unreadable)."""
-    if status.compact_job_status is None:
-        return status
+def wire_records(status: JobFlowStatus | None) -> dict[str, Any]:
+    """A flow status in wire form, a compact one with every record in Volcano's fields (as
+    stored if unreadable): plain data, not models (a 10,000-item flow's records as models
+    would cost the run more memory than everything else it keeps)."""
+    data = status.to_dict() if status is not None else {}
+    if status is None or status.compact_job_status is None:
+        return data
     try:
-        return JobFlowStatus.model_validate(compactstatus.expand(status.to_dict()))
+        return compactstatus.expand(data)
     except compactstatus.Unreadable:
-        return status
+        return data

@@ -17,7 +17,7 @@ from vcflow.api.jobflow import JobFlow
 from vcflow.api.phases import FlowPhase, JobPhase
 from vcflow.api.pod import ContainerStatus, Pod
 from vcflow.api.vcjob import VCJob
-from vcflow.local.progress import SKIPPED, FlowProgress, JobProgress, Progress, records
+from vcflow.local.progress import SKIPPED, FlowProgress, JobProgress, Progress, wire_records
 from vcflow.reconcile.vcjob import pods as podnames
 from vcflow.reconcile.vcjob import spec as jobspec
 from vcflow.runtime import loghistory, podfs
@@ -202,8 +202,8 @@ def _outputs(store: Store, flow: FlowProgress) -> dict[str, dict[str, Any]]:
     status = stored.status
     if status is None:
         return {}
-    items = records(status).job_status_list or []
-    return {item.name: dict(item.outputs) for item in items if item.outputs}
+    items = wire_records(status).get("jobStatusList") or []
+    return {item["name"]: dict(item["outputs"]) for item in items if item.get("outputs")}
 
 
 def failure_of(
