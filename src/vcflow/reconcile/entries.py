@@ -6,6 +6,7 @@ the status it renders (`flowstatus`). Pure.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
@@ -56,7 +57,7 @@ class State(StrEnum):
 OUTCOMES = (State.COMPLETED, State.FAILED, State.SKIPPED)
 
 
-@dataclass
+@dataclass(slots=True)
 class Entry:
     """One flow entry and what is known of its vcjob."""
 
@@ -75,7 +76,7 @@ class Entry:
     met: int = 0
     dead: int = 0
     doomed_by: tuple[str, str] = ("", "")  # (target, its outcome) that made it unmeetable
-    probe_met: set[str] = field(default_factory=set)
+    probe_met: frozenset[str] = frozenset()  # (replaced, never changed: most have none)
     state: State = State.NONE
     phase: str | None = None
     observed: bool = False
@@ -203,14 +204,48 @@ def condition_of(job: VCJob) -> dict[str, Any]:
     """Volcano's condition of a vcjob (its phase is added when rendered)."""
     status = job.status
     return {
-        "createTime": job.metadata.creation_timestamp,
+        "createTime": shared_text(job.metadata.creation_timestamp),
         "runningDuration": status.running_duration if status else None,
         "taskStatusCount": (
-            {k: v.to_dict() for k, v in status.task_status_count.items()}
+            _shared({k: v.to_dict() for k, v in status.task_status_count.items()})
             if status and status.task_status_count
             else None
         ),
     }
+
+
+#: the task counts of the conditions, one object per distinct value: the jobs of a wide flow
+#: mostly end with the same counts (`{"t": {"phase": {"Succeeded": 1}}}`), never changed
+#: once made (a condition is replaced, not edited); cleared past `_SHARED_MAX` values
+_SHARED: dict[str, dict[str, Any]] = {}
+_SHARED_MAX = 1024
+
+
+#: one string per distinct timestamp (to the second): a wide flow's items share them
+_TEXTS: dict[str, str] = {}
+_TEXTS_MAX = 4096
+
+
+def shared_text(text: str | None) -> str | None:
+    """`text`, or an equal string kept before (cleared past `_TEXTS_MAX` strings)."""
+    if text is None:
+        return None
+    found = _TEXTS.get(text)
+    if found is None:
+        if len(_TEXTS) >= _TEXTS_MAX:
+            _TEXTS.clear()
+        _TEXTS[text] = found = text
+    return found
+
+
+def _shared(counts: dict[str, Any]) -> dict[str, Any]:
+    key = json.dumps(counts, sort_keys=True)
+    found = _SHARED.get(key)
+    if found is None:
+        if len(_SHARED) >= _SHARED_MAX:
+            _SHARED.clear()
+        _SHARED[key] = found = counts
+    return found
 
 
 def conflict_message(job: VCJob) -> str:

@@ -720,7 +720,7 @@ class FlowIndex:
         if target in entry.probe_met:
             return False
         before = contribution(entry.outcome, self.entries[target].state)
-        entry.probe_met.add(target)
+        entry.probe_met = entry.probe_met | {target}
         self.ready.count_edge(entry, target, before, MET)
         self._settle()
         return entry.ready()

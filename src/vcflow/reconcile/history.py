@@ -12,18 +12,19 @@ from typing import Any
 from vcflow.api import clock
 from vcflow.api.vcjob import VCJob
 from vcflow.reconcile.entries import Entry, State
+from vcflow.reconcile.entries import shared_text as _shared
 
 Items = dict[str, dict[str, Any]]
 
 
 def record(items: Items, entry: Entry, phase: str, now: datetime, *, job: VCJob | None) -> None:
     """The entry's job is in `phase` now (`job`: as seen, when it was)."""
-    stamp = clock.rfc3339(now)
+    stamp = _shared(clock.rfc3339(now))
     item = dict(items.get(entry.job, {"name": entry.job}))
     item["state"] = phase  # ("" for a vcjob with no phase yet: it has an entry too)
     if job is not None:
-        item["startTimestamp"] = job.metadata.creation_timestamp
-        item["endTimestamp"] = end_time(job)
+        item["startTimestamp"] = _shared(job.metadata.creation_timestamp)
+        item["endTimestamp"] = _shared(end_time(job))
         item["restartCount"] = entry.attempt - 1 + entry.vc_retry
     histories = list(item.get("runningHistories") or [])
     if phase and (not histories or histories[-1].get("state") != phase):

@@ -79,7 +79,7 @@ def reset(ready: Readiness, items: history.Items, entry: Entry, at: datetime) ->
     vcjob (the old one goes first, as for a retry); else it is just not skipped any more.
     A probe that had met its dependency meets it no more: the new run waits again."""
     for target in list(entry.probe_met):
-        entry.probe_met.discard(target)
+        entry.probe_met = entry.probe_met - {target}
         after = contribution(entry.outcome, ready.entries[target].state)
         ready.count_edge(entry, target, MET, after)
     entry.verdict = entry.verdict_message = ""
