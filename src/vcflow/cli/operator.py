@@ -16,9 +16,6 @@ import typer
 from vcflow.api.errors import InputError
 from vcflow.cli.server import LogLevel
 from vcflow.kubestore.ratelimit import DEFAULT_BURST, DEFAULT_QPS
-from vcflow.operator import process
-from vcflow.operator.election import Timing
-from vcflow.operator.endpoints import parse_address, served
 
 
 def operator(
@@ -122,6 +119,11 @@ def operator(
     Volcano's job controller and scheduler run the vcjobs they create. Replicas elect one
     leader on a Lease; the others wait and take over when it dies. SIGTERM stops cleanly.
     """
+    # (the Kubernetes client is loaded only by the commands that talk to a cluster)
+    from vcflow.operator import process
+    from vcflow.operator.election import Timing
+    from vcflow.operator.endpoints import parse_address, served
+
     timing = Timing(lease_duration, renew_deadline, retry_period)
     problems = timing.problems() if leader_elect else []
     if problems:

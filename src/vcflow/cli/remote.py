@@ -18,16 +18,19 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from vcflow.api import names
 from vcflow.api.errors import VcflowError
 from vcflow.cli import options
-from vcflow.kubestore import KubeClient, KubeStore
 from vcflow.local import statedir
 from vcflow.server import advertise
 from vcflow.store.base import Store
+
+if TYPE_CHECKING:
+    from vcflow.kubestore import KubeStore
 
 SERVER = "vcflow.server"  # keys in the click context's `meta`
 KUBECONFIG = "vcflow.kubeconfig"
@@ -51,6 +54,9 @@ class Remote:
     context: str | None = None
 
     def connect(self) -> KubeStore:
+        # (the Kubernetes client is loaded only by the commands that talk to an API)
+        from vcflow.kubestore import KubeClient, KubeStore
+
         if self.kubeconfig is None:
             return KubeStore(
                 KubeClient.for_url(

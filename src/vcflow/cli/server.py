@@ -12,8 +12,6 @@ import typer
 
 from vcflow.cli import options
 from vcflow.cli.options import PortOption
-from vcflow.server import compat
-from vcflow.server.serve import Settings, serve
 
 
 class OnOff(StrEnum):
@@ -101,6 +99,10 @@ def server(
     containers in the server's working directory (--working-dir, default: where it starts)
     unless they name one, as `vcflow apply` records the directory it runs in.
     """
+    # (the web stack is loaded only by the commands that serve)
+    from vcflow.server import compat
+    from vcflow.server.serve import Settings, serve
+
     serve(
         Settings(
             state_dir=state_dir if state_dir is not None else options.state_dir(ctx),

@@ -10,7 +10,6 @@ from typing import Annotated, Any
 import typer
 
 from vcflow.cli.options import PortOption
-from vcflow.webhook.serve import Settings, serve
 
 
 class LogLevel(StrEnum):
@@ -60,6 +59,8 @@ def webhook(
     rules, messages and warnings vcflow applies embedded; GET /healthz and /readyz. The
     certificate is re-read at the first handshake after its files change, and on SIGHUP.
     """
+    from vcflow.webhook.serve import Settings, serve  # (the web stack: only when serving)
+
     root = ctx.find_root().params
     serve(
         Settings(
