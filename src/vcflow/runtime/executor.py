@@ -568,15 +568,17 @@ class Executor(Generic[H]):
 
     def _retire_finished(self) -> None:
         """Drop from the caches the finished jobs nothing is left to do for (`retired`):
-        run when the runtime is idle but for writing, after the statuses are written."""
+        run when the runtime is idle but for writing, after the statuses are written. A
+        job not retired now is looked at again when it next changes (`_job_changed`): a
+        pod of it that ends, or is removed, reaches it as a request."""
         if self.queue or self.node.seen:
             return
-        for key in list(self.finishing):
+        finishing, self.finishing = self.finishing, set()
+        for key in finishing:
             record = self.jobs.get(key)
-            if record is None or record.job.phase not in FINISHED_JOB_PHASES:
-                self.finishing.discard(key)
-            elif self._retirable(key, record):
-                self._retire(key, record)
+            if record is not None and record.job.phase in FINISHED_JOB_PHASES:
+                if self._retirable(key, record):
+                    self._retire(key, record)
 
     def _retirable(self, key: Key, record: JobRecord) -> bool:
         if record.delayed or key in self.timed or key in self.creating or key in self.unwritten:
@@ -593,7 +595,6 @@ class Executor(Generic[H]):
             self.node.release(pod_key)
         del self.jobs[key]
         forget_shape(record.job)
-        self.finishing.discard(key)
         self.needy.discard(key)
         self.touched.discard(key)
         self.retired.add(key, record.job.metadata.uid, _rv(record.job), kept)
