@@ -1,7 +1,8 @@
 """`vcflow retry`'s request (the `vcflow.io/retry` annotation, JSON) and which entries it
 resets (docs/flow-features.md §5): those that failed or were skipped; with
 `restartSuccessful`, the named Completed ones (all without names) and every entry downstream
-of the named — never an upstream one — and how each is reset. Pure; `FlowIndex` calls them.
+of the named — never an upstream one —, a `for` entry with its items; and how each is reset.
+Pure; `FlowIndex` calls them.
 """
 
 from __future__ import annotations
@@ -53,25 +54,39 @@ class RetryRequest:
 
 
 def to_reset(entries: Mapping[str, Entry], request: RetryRequest) -> list[Entry]:
-    """The entries the request runs again, in flow order."""
-    chosen = [e for e in entries.values() if e.state in (State.FAILED, State.SKIPPED)]
+    """The entries the request runs again, in flow order. A `for` entry restarted brings its
+    ended items along: they are what runs again (the entry is expanded once)."""
+    chosen = {e.name: e for e in entries.values() if e.state in (State.FAILED, State.SKIPPED)}
     if request.restart_successful:
         named = request.entries
         if named is None:
-            roots = [e for e in entries.values() if e.state == State.COMPLETED]
+            todo = list(entries.values())  # (all: every entry that has an outcome)
         else:
-            roots = [entries[n] for n in named if n in entries]
-        seen = {e.name for e in chosen}
-        todo = list(roots)
+            todo = [entries[n] for n in named if n in entries]
+        items: dict[str, list[Entry]] = {}
+        for e in entries.values():
+            if e.item is not None:
+                items.setdefault(e.item.group, []).append(e)
+        seen: set[str] = set()
         while todo:
             entry = todo.pop()
             if entry.name in seen:
                 continue
             seen.add(entry.name)
-            if entry.state in OUTCOMES:
-                chosen.append(entry)
+            if _ended(entry, items.get(entry.name)):
+                chosen[entry.name] = entry
+                todo.extend(items.get(entry.name, ()))
             todo.extend(entries[s] for s in entry.successors)
-    return sorted(chosen, key=lambda e: e.index)
+    return sorted(chosen.values(), key=lambda e: e.rank)
+
+
+def _ended(entry: Entry, items: list[Entry] | None) -> bool:
+    """Has it an outcome? A `for` entry's is its items' (`FanOut.outcome`): its own state
+    is settled from theirs later (a restored index has it Live until then)."""
+    if not items:
+        return entry.state in OUTCOMES
+    states = [i.state for i in items]
+    return State.FAILED in states or all(s in OUTCOMES for s in states)
 
 
 def reset(ready: Readiness, items: history.Items, entry: Entry, at: datetime) -> None:
