@@ -9,6 +9,8 @@ import json
 from datetime import timedelta
 from typing import Any
 
+import pytest
+
 from vcflow.api.jobflow import JobFlow
 from vcflow.api.phases import FlowPhase
 from vcflow.reconcile import flow as reconcile
@@ -227,3 +229,119 @@ def test_item_vcjobs_made_before_the_status_said_so_are_adopted() -> None:
     jobs = [job(f, "prep", "Completed"), item_job(f, "train-0", "Running")]
     _again, plan = reconcile.plan(stored, T, jobs, now=T0)
     assert created(plan) == ["f-train-1"]
+
+
+def second(vcjob: Any) -> Any:
+    """The vcjob of attempt 2."""
+    vcjob.metadata.annotations["vcflow.io/attempt"] = "2"
+    return vcjob
+
+
+@pytest.mark.parametrize("static", [False, True])
+def test_restart_successful_with_the_entry_upstream_holds_the_items_until_it_ran_again(
+    static: bool,
+) -> None:
+    f = sweep(parallelism=1)
+    if static:  # (items a restarted controller has again: not the reset prep's outputs)
+        f = flow(
+            {"name": "prep"},
+            after("train", "prep", **{"for": {"items": [1, 2], "parallelism": 1}}),
+            after("pick", "train"),
+            arguments=[],
+        )
+    index, plan = reconcile.plan(f, T, [], now=T0)
+    mark(index, plan)
+    started(index, f, [1, 2])
+    for i in range(2):
+        mark(index, index.decide(T, now=T0))
+        end(index, f, f"train-{i}", "Completed", {"n": i})
+    mark(index, index.decide(T, now=T0))
+    index.observe(job(f, "pick", "Failed"), T0)
+    assert index.decide(T, now=T0).phase == FlowPhase.FAILED
+    jobs = [
+        job(f, "prep", "Completed"),
+        item_job(f, "train-0", "Completed"),
+        item_job(f, "train-1", "Completed"),
+        job(f, "pick", "Failed"),
+    ]
+    asked = request(restarted(index, f), entries=("prep",), restart_successful=True)
+    at = T0 + timedelta(minutes=1)
+    again, plan = reconcile.plan(asked, T, jobs, now=at)
+    assert sorted(plan.replace) == ["f-pick", "f-prep", "f-train-0", "f-train-1"]
+    for j in jobs:
+        again.forget(j.metadata.name, j.status.state.phase, at)
+    plan = again.decide(T, now=at)
+    assert created(plan) == ["f-prep"]  # (not the items: train waits for prep again)
+    mark(again, plan)
+    cond = conditions(again)
+    assert (cond["f-train"]["phase"], cond["f-train"]["reason"]) == ("Waiting", "ForEach")
+    assert cond["f-train"]["message"].startswith("waiting for all of: prep; 2 items: ")
+    assert (cond["f-train-0"]["phase"], cond["f-train-0"]["reason"]) == ("Waiting", "Dependencies")
+    if static:  # a restarted controller holds them too
+        running = second(job(f, "prep", "Running"))
+        held, plan = reconcile.plan(restarted(again, f), T, [running], now=at)
+        assert created(plan) == []
+        assert {k: v for k, v in conditions(held).items() if "train" in k} == {
+            k: v for k, v in cond.items() if "train" in k
+        }
+    again.observe(second(job(f, "prep", "Completed")), at)
+    again.give_outputs("f-prep", {"configs": [7, 8, 9]}, at)  # (not read again)
+    plan = again.decide(T, now=at)
+    assert created(plan) == ["f-train-0"]  # (parallelism 1)
+    assert plan.create[0].metadata.annotations["vcflow.io/attempt"] == "2"
+    assert conditions(again)["f-train"]["phase"] == "Running"
+    mark(again, plan)
+    again.observe(second(item_job(f, "train-0", "Completed")), at)
+    again.give_outputs("f-train-0", {"n": 10}, at)
+    plan = again.decide(T, now=at)
+    assert created(plan) == ["f-train-1"]
+    mark(again, plan)
+    again.observe(second(item_job(f, "train-1", "Completed")), at)
+    again.give_outputs("f-train-1", {"n": 11}, at)
+    plan = again.decide(T, now=at)
+    assert created(plan) == ["f-pick"]
+    inputs = json.loads(env_of(plan, "f-pick")["VCFLOW_INPUTS"])
+    assert inputs == {"train": [{"n": 10}, {"n": 11}]}
+
+
+def test_a_held_entry_skipped_when_its_reset_dependency_fails_makes_no_item() -> None:
+    f = flow(
+        {"name": "prep"},
+        after("train", "prep", **{"for": {"items": [1, 2]}}),
+        after("pick", "train"),
+        {"name": "alert", "dependsOn": {"targets": ["prep"], "outcome": "Failed"}},
+        arguments=[],
+    )
+    index, plan = reconcile.plan(f, T, [], now=T0)
+    mark(index, plan)
+    plan = started(index, f, [])
+    assert created(plan) == ["f-train-0", "f-train-1"]
+    mark(index, plan)
+    for i in range(2):
+        end(index, f, f"train-{i}", "Completed")
+    mark(index, index.decide(T, now=T0))
+    index.observe(job(f, "pick", "Failed"), T0)
+    assert index.decide(T, now=T0).phase == FlowPhase.FAILED
+    asked = request(restarted(index, f), entries=("prep",), restart_successful=True)
+    at = T0 + timedelta(minutes=1)
+    jobs = [job(f, "prep", "Completed"), job(f, "pick", "Failed")]
+    jobs += [item_job(f, f"train-{i}", "Completed") for i in range(2)]
+    again, plan = reconcile.plan(asked, T, jobs, now=at)
+    for j in jobs:
+        again.forget(j.metadata.name, j.status.state.phase, at)
+    plan = again.decide(T, now=at)
+    assert created(plan) == ["f-prep"]
+    mark(again, plan)
+    again.observe(second(job(f, "prep", "Failed")), at)
+    plan = again.decide(T, now=at)
+    # no item: train Skipped (its dependents go on), its items' new attempts not made
+    assert created(plan) == ["f-pick", "f-alert"]
+    cond = conditions(again)
+    assert (cond["f-train"]["phase"], cond["f-train"]["reason"]) == ("Skipped", "TargetFailed")
+    assert [cond[f"f-train-{i}"]["phase"] for i in range(2)] == ["Completed", "Completed"]
+    mark(again, plan)
+    again.observe(second(job(f, "pick", "Completed")), at)
+    again.observe(job(f, "alert", "Completed"), at)  # (Skipped before: its first vcjob)
+    for name in ("pick", "alert"):
+        again.give_outputs(f"f-{name}", {}, at)
+    assert again.decide(T, now=at).phase == FlowPhase.SUCCEED

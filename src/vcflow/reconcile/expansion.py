@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from vcflow.api import foreach, names
+from vcflow.reconcile import attempts
 from vcflow.reconcile.entries import OUTCOMES, Entry, State
 from vcflow.reconcile.fanout import FAN_OUT_FAILED, ITEM_FAILED, FanOut, ItemOf
 
@@ -70,10 +71,11 @@ def item_moved(index: FlowIndex, item: Entry, before: State, after: State) -> No
 
 def settle(index: FlowIndex) -> None:
     """Each group whose items changed: Failed once one failed for good (the items not made
-    yet are then Skipped), Completed once all completed; Live again after a retry."""
+    yet are then Skipped), Completed once all completed; Live again after a retry — but
+    not while it holds its items (`hold`)."""
     for fan in index.fans.values():
-        if not fan.dirty:
-            continue
+        if not fan.dirty or fan.held is not None:
+            continue  # (held: it waits for its dependencies, its state is its own)
         fan.dirty = False
         group = index.entries[fan.name]
         outcome = fan.outcome()
@@ -90,6 +92,52 @@ def settle(index: FlowIndex) -> None:
         if outcome == State.COMPLETED:
             index.outputs.completed(group.name)
             index.composing.add(group.name)
+
+
+def hold(index: FlowIndex, reset: list[Entry]) -> None:
+    """After a `--restart-successful` retry: each group it reset whose dependencies it reset
+    too (unmet now) holds its items — their new attempts wait until it passed its
+    dependencies and its `when` again (`rerun`), as any reset entry does."""
+    for group in reset:
+        fan = index.fans.get(group.name)
+        if fan is not None:
+            fan.held = None if group.ready() else set()
+
+
+def rerun(index: FlowIndex, group: Entry, fan: FanOut) -> None:
+    """The group, expanded before, passed its dependencies and its `when` again (a retry
+    reset it): its state follows its items again; the items it held go, under `parallelism`
+    in index order (the first expansion's items: they are not read again), and it is Live."""
+    fan.dirty = True
+    if fan.held is None:
+        return
+    held, fan.held = fan.held, None
+    fan.waiting = deque(sorted({*fan.waiting, *held}, key=lambda n: index.entries[n].rank))
+    index.ready.move(group, State.LIVE, None)
+    index.candidates.update(fan.release())
+
+
+def drop(index: FlowIndex, fan: FanOut) -> None:
+    """A group holding its items got an outcome of its own (Skipped: its dependencies can
+    no longer be met; or its `when`'s): their new attempts are not made — each item's last
+    outcome stands, one never made is Skipped as the group is. It holds on (empty): its
+    state stays its own."""
+    if fan.held is None:
+        return
+    group = index.entries[fan.name]
+    fan.held.clear()
+    fan.waiting.clear()
+    fan.released.clear()
+    for name in fan.items:
+        item = index.entries[name]
+        index.candidates.discard(name)
+        if item.state == State.BACKOFF:
+            item.ended = item.phase or ""  # (the outcome that stands: cancel_retry)
+            why = f"{group.name} {group.state}"
+            attempts.cancel_retry(index.ready, index.history, item, why)
+        elif item.state == State.NONE and not item.has_job:
+            item.verdict, item.verdict_message = group.verdict, group.verdict_message
+            index.ready.move(item, State.SKIPPED, None)
 
 
 def _cancel(index: FlowIndex, fan: FanOut) -> None:

@@ -47,6 +47,11 @@ class FanOut:
     waiting: deque[str] = field(default_factory=deque)
     #: its counts changed since the entry's state was last decided
     dirty: bool = True
+    #: a retry (`--restart-successful`) reset the entry and what it depends on: the items
+    #: that came up meanwhile, let through once the entry passed its dependencies (and its
+    #: `when`) again; the entry's state is its own, not its items' (`expansion.settle`);
+    #: None when not held
+    held: set[str] | None = None
 
     def moved(self, item: str, before: State, after: State) -> None:
         """An item's state changed (`Readiness.on_item`)."""

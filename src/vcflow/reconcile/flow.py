@@ -477,6 +477,10 @@ class FlowIndex:
                 if not entry.creatable():
                     continue
                 fan = self.fans[entry.item.group] if entry.item is not None else None
+                if fan is not None and fan.held is not None:
+                    fan.held.add(name)  # (its entry waits for its dependencies: `rerun`)
+                    fan.released.discard(name)
+                    continue
                 if fan is not None and not fan.may_build(name):
                     fan.waiting.appendleft(name)  # (`parallelism`: it waits for a place)
                     continue
@@ -535,6 +539,8 @@ class FlowIndex:
             if gate.state != State.NONE:
                 entry.verdict, entry.verdict_message = gate.reason, gate.message
                 self.ready.move(entry, gate.state, None)
+                if entry.name in self.fans:
+                    expansion.drop(self, self.fans[entry.name])  # (its held items)
                 return None
             if entry.name in self.fans:
                 return None  # (expanded: its items are the candidates now)
@@ -577,7 +583,7 @@ class FlowIndex:
         why it has none (NoItems: Skipped) or cannot have them (ItemsInvalid: Failed).
         Once only: an entry expanded already (a retry reset it) keeps its items."""
         if group.name in self.fans:
-            self.fans[group.name].dirty = True  # (its state follows its items again)
+            expansion.rerun(self, group, self.fans[group.name])  # (its held items go)
             return language.Gate()
         try:
             values = expansion.values_of(self, group, self.outputs.of_targets(group))
@@ -745,8 +751,11 @@ class FlowIndex:
         self.exits.base, self.exits.released = FlowPhase.PENDING, False
         self.expired = False
         self._arm_flow_deadline(request.at)
-        for entry in to_reset(self.entries, request):
+        chosen = to_reset(self.entries, request)
+        for entry in chosen:
             reset(self.ready, self.history, entry, request.at)
+        if request.restart_successful and self.fans:
+            expansion.hold(self, chosen)  # (a `for` entry reset with its dependencies)
 
     # -- bookkeeping -----------------------------------------------------------------------
 
@@ -788,6 +797,8 @@ class FlowIndex:
     def _skip(self, entry: Entry) -> None:
         entry.verdict, entry.verdict_message = skip_verdict(entry)
         self.ready.move(entry, State.SKIPPED, None)
+        if entry.name in self.fans:
+            expansion.drop(self, self.fans[entry.name])  # (a `for` entry holding its items)
 
 
 def _probe(entry: Entry) -> Probe:

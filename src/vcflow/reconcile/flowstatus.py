@@ -115,6 +115,8 @@ def _waiting(index: FlowIndex, entry: Entry) -> dict[str, Any]:
         return {"phase": WAITING, "reason": DEPENDENCIES, "message": _EXIT_HANDLER}
     if entry.item is not None:
         fan = index.fans[entry.item.group]
+        if fan.held is not None:
+            return _held(index, fan)
         message = (
             f"waiting for a place: parallelism {fan.parallelism} "
             f"({len(fan.counted)} of {fan.name}'s items unfinished)"
@@ -147,12 +149,29 @@ def _waiting(index: FlowIndex, entry: Entry) -> dict[str, Any]:
 
 def _fan(index: FlowIndex, entry: Entry, fan: FanOut) -> dict[str, Any]:
     """A `for` entry's condition: Running, Completed or Failed, reason `ForEach` (what a
-    restarted controller expands it again by), its items' counts in the message."""
-    phase = {State.COMPLETED: "Completed", State.FAILED: "Failed"}.get(entry.state, "Running")
+    restarted controller expands it again by), its items' counts in the message. One that
+    holds its items (a retry reset its dependencies: `expansion.hold`) is Waiting for them
+    (still `ForEach`: a restarted controller holds them again), or has its own outcome."""
     message = fan.counts(index.entries)
+    if fan.held is not None:
+        if entry.state in OUTCOMES:
+            return {
+                "phase": str(entry.state),
+                "reason": entry.verdict,
+                "message": entry.verdict_message,
+            }
+        waiting = _waiting(index, entry)["message"]
+        return {"phase": WAITING, "reason": FOR_EACH, "message": f"{waiting}; {message}"}
+    phase = {State.COMPLETED: "Completed", State.FAILED: "Failed"}.get(entry.state, "Running")
     if entry.verdict:
         message = f"{entry.verdict_message}; {message}"
     return {"phase": phase, "reason": FOR_EACH, "message": message}
+
+
+def _held(index: FlowIndex, fan: FanOut) -> dict[str, Any]:
+    """An item its `for` entry holds: it waits for that entry's dependencies."""
+    waiting = _waiting(index, index.entries[fan.name])["message"]
+    return {"phase": WAITING, "reason": DEPENDENCIES, "message": f"{fan.name} is {waiting}"}
 
 
 def _backoff(index: FlowIndex, entry: Entry) -> dict[str, Any]:
@@ -168,6 +187,8 @@ def _backoff(index: FlowIndex, entry: Entry) -> dict[str, Any]:
             return {"phase": WAITING, "reason": entry.reason, "message": entry.message}
         if not entry.ready():
             return _waiting(index, entry)
+        if entry.item is not None and index.fans[entry.item.group].held is not None:
+            return _held(index, index.fans[entry.item.group])
         message = f"{which} is due ({why})"
         if entry.message:
             message += f": {entry.message}"

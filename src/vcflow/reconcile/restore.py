@@ -94,7 +94,10 @@ def _expand_again(index: FlowIndex, conditions: Mapping[str, Condition]) -> None
             values = expansion.values_of(index, group, outputs)
         except foreach.ItemsError:
             continue
-        expansion.expand(index, group, values)
+        fan = expansion.expand(index, group, values)
+        if cond.phase == WAITING:  # (it held its items: `expansion.hold`)
+            fan.held = set()
+            index.ready.move(group, State.NONE, None)
 
 
 def _restore_outputs(index: FlowIndex) -> None:
