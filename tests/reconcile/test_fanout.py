@@ -345,3 +345,36 @@ def test_a_held_entry_skipped_when_its_reset_dependency_fails_makes_no_item() ->
     for name in ("pick", "alert"):
         again.give_outputs(f"f-{name}", {}, at)
     assert again.decide(T, now=at).phase == FlowPhase.SUCCEED
+
+
+def test_items_a_retry_makes_due_together_run_in_index_order_under_parallelism() -> None:
+    f = flow(
+        {"name": "prep"},
+        after("train", "prep", **{"for": {"items": [1, 2, 3, 4], "parallelism": 1}}),
+        after("pick", "train"),
+        arguments=[],
+    )
+    index, plan = reconcile.plan(f, T, [], now=T0)
+    mark(index, plan)
+    index.observe(job(f, "prep", "Completed"), T0)
+    for i in range(4):
+        mark(index, index.decide(T, now=T0))
+        end(index, f, f"train-{i}", "Completed")
+    mark(index, index.decide(T, now=T0))
+    index.observe(job(f, "pick", "Failed"), T0)
+    assert index.decide(T, now=T0).phase == FlowPhase.FAILED
+    jobs = [job(f, "prep", "Completed"), job(f, "pick", "Failed")]
+    jobs += [item_job(f, f"train-{i}", "Completed") for i in range(4)]
+    asked = request(restarted(index, f), entries=("train",), restart_successful=True)
+    at = T0 + timedelta(minutes=1)
+    again, plan = reconcile.plan(asked, T, jobs, now=at)
+    for j in jobs[1:]:
+        again.forget(j.metadata.name, j.status.state.phase, at)
+    made = []
+    for i in range(4):  # one at a time (parallelism 1), item 0 first, then 1, 2, 3
+        plan = again.decide(T, now=at)
+        made += created(plan)
+        mark(again, plan)
+        again.observe(second(item_job(f, f"train-{i}", "Completed")), at)
+        again.give_outputs(f"f-train-{i}", {}, at)
+    assert made == ["f-train-0", "f-train-1", "f-train-2", "f-train-3"]

@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from vcflow.api import clock, names
 from vcflow.api.jobflow import JobFlow, Probe
@@ -214,38 +214,32 @@ def condition_of(job: VCJob) -> dict[str, Any]:
     }
 
 
-#: the task counts of the conditions, one object per distinct value: the jobs of a wide flow
-#: mostly end with the same counts (`{"t": {"phase": {"Succeeded": 1}}}`), never changed
-#: once made (a condition is replaced, not edited); cleared past `_SHARED_MAX` values
-_SHARED: dict[str, dict[str, Any]] = {}
-_SHARED_MAX = 1024
-
-
-#: one string per distinct timestamp (to the second): a wide flow's items share them
+#: one object per distinct value of what many entries hold alike: a wide flow's jobs mostly
+#: end with the same task counts (`{"t": {"phase": {"Succeeded": 1}}}`) and share their
+#: timestamps (to the second); never changed once made (a condition is replaced, not
+#: edited); each table cleared past `_SHARED_MAX` values
+_COUNTS: dict[str, dict[str, Any]] = {}
 _TEXTS: dict[str, str] = {}
-_TEXTS_MAX = 4096
+_SHARED_MAX = 4096
+V = TypeVar("V")
+
+
+def _one_of(table: dict[str, V], key: str, value: V) -> V:
+    found = table.get(key)
+    if found is None:
+        if len(table) >= _SHARED_MAX:
+            table.clear()
+        table[key] = found = value
+    return found
 
 
 def shared_text(text: str | None) -> str | None:
-    """`text`, or an equal string kept before (cleared past `_TEXTS_MAX` strings)."""
-    if text is None:
-        return None
-    found = _TEXTS.get(text)
-    if found is None:
-        if len(_TEXTS) >= _TEXTS_MAX:
-            _TEXTS.clear()
-        _TEXTS[text] = found = text
-    return found
+    """`text`, or an equal string kept before."""
+    return None if text is None else _one_of(_TEXTS, text, text)
 
 
 def _shared(counts: dict[str, Any]) -> dict[str, Any]:
-    key = json.dumps(counts, sort_keys=True)
-    found = _SHARED.get(key)
-    if found is None:
-        if len(_SHARED) >= _SHARED_MAX:
-            _SHARED.clear()
-        _SHARED[key] = found = counts
-    return found
+    return _one_of(_COUNTS, json.dumps(counts, sort_keys=True), counts)
 
 
 def conflict_message(job: VCJob) -> str:

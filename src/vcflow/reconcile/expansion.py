@@ -7,6 +7,7 @@ from its condition or from the item vcjobs it finds (`adopt`). Pure; `FlowIndex`
 
 from __future__ import annotations
 
+import heapq
 from collections import deque
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -92,6 +93,16 @@ def settle(index: FlowIndex) -> None:
         if outcome == State.COMPLETED:
             index.outputs.completed(group.name)
             index.composing.add(group.name)
+
+
+def wait_in_order(index: FlowIndex, fan: FanOut, held_back: list[str]) -> None:
+    """Items that came up but `parallelism` holds back (`held_back`, in index order): they
+    wait with the others, all in index order (a retry's due items among the never made)."""
+
+    def rank(name: str) -> tuple[int, int]:
+        return index.entries[name].rank
+
+    fan.waiting = deque(heapq.merge(held_back, fan.waiting, key=rank))
 
 
 def hold(index: FlowIndex, reset: list[Entry]) -> None:

@@ -464,6 +464,7 @@ class FlowIndex:
                 order = sorted(self.candidates, key=lambda n: self.entries[n].rank)
             gated = False
             looked = len(order)
+            blocked: dict[str, list[str]] = {}  # items `parallelism` holds back, by entry
             for at, name in enumerate(order):
                 if limit is not None and len(creates) >= limit:
                     rest = order[at:]
@@ -482,7 +483,7 @@ class FlowIndex:
                     fan.released.discard(name)
                     continue
                 if fan is not None and not fan.may_build(name):
-                    fan.waiting.appendleft(name)  # (`parallelism`: it waits for a place)
+                    blocked.setdefault(fan.name, []).append(name)  # (waits for a place)
                     continue
                 job = self._build(entry, templates)
                 if job is not None:
@@ -496,6 +497,8 @@ class FlowIndex:
                         if self._failed_or_stopping:
                             looked = at + 1
                             break
+            for group, held_back in blocked.items():  # (in index order among the waiting)
+                expansion.wait_in_order(self, self.fans[group], held_back)
             if rest:  # (what was looked at leaves the candidates: O(limit), not O(left))
                 self.candidates.difference_update(order[: len(order) - len(rest)])
             else:
