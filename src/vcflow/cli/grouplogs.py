@@ -280,7 +280,7 @@ def _follow(
     out: BinaryIO,
 ) -> None:
     lines: queue.Queue[tuple[bytes, bytes] | None] = queue.Queue()
-    started: set[str] = set()
+    read: set[str] = set()  # the pods whose log is read (whole, or followed)
     running: list[threading.Thread] = []
 
     def pump(label: bytes, chunks: Iterator[bytes]) -> None:
@@ -298,8 +298,10 @@ def _follow(
 
     while True:
         for pod in pods:
-            if pod.metadata.uid not in started:
-                started.add(pod.metadata.uid)
+            # a pod none of whose containers started has no log yet: looked at again at the
+            # next scan (a short job's pod, seen Pending, may have ended by then)
+            if pod.metadata.uid not in read and started(pod):
+                read.add(pod.metadata.uid)
                 picked, chunks, live = source(pod, True)
                 label = _label(pod, picked) if prefix is not False else b""
                 if not live:  # ended: whole, in flow order
