@@ -66,6 +66,14 @@ def stamped(text: str) -> list[tuple[int, str]]:
     return out
 
 
+def by_pod(text: str) -> dict[str, list[str]]:
+    """A flow's prefixed log lines grouped by pod, each pod's in the order printed."""
+    pods: dict[str, list[str]] = {}
+    for line in text.splitlines():
+        pods.setdefault(line.split("]", 1)[0], []).append(line)
+    return pods
+
+
 def check_apart(lines: list[tuple[int, str]], started: int) -> None:
     """`one` then `two`, GAP apart give or take the look (0.2 s), within the test."""
     assert [text for _, text in lines] == ["one", "two"]
@@ -130,7 +138,8 @@ def test_timestamps_and_since_of_a_pod_run_here(vc: Vc, tmp_path: Path, state_di
         assert [logtimes.parse_rfc3339(r.group(2)) for r in rows if r][:2] == [
             ns for ns, _ in lines
         ]
-        assert followed[1][0] == flow.stdout  # (-f of the flow: the same lines)
+        # -f of the flow: the same lines, each pod's in order; pods interleave as read
+        assert by_pod(followed[1][0]) == by_pod(flow.stdout)
     finally:
         go.touch()
         for follower in followers:

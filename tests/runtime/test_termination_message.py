@@ -133,7 +133,8 @@ def test_a_file_that_cannot_be_made_fails_the_start(runner: PodRunner) -> None:
     handle = runner.launch(request("dir", spec))
 
     def start_failed(status: RunStatus) -> bool:
-        last = (status.wire["containerStatuses"][0].get("lastState") or {}).get("terminated")
+        container = (status.wire.get("containerStatuses") or [{}])[0]  # (none before it starts)
+        last = (container.get("lastState") or {}).get("terminated")
         return bool(last) and last["reason"] == "ContainerCannotRun"
 
     status = wait_until(runner, handle, start_failed)
