@@ -149,7 +149,8 @@ def test_resume_restarts_a_suspended_job_and_counts_a_retry(
     runs = tmp_path / "runs"
     store.create(vcjob("sr", f"echo run >> {runs}; sleep 30"))
     executor = Executor(store, runners())
-    drive(executor, lambda: phase(store, "sr") == "Running")
+    # (its script ran: an abort before the shell wrote its line would leave no first run)
+    drive(executor, lambda: phase(store, "sr") == "Running" and runs.exists())
     store.create(command_for(store.get(VCJob, "default", "sr"), Action.ABORT_JOB))
     drive(executor, lambda: phase(store, "sr") == "Aborted" and not store.list(Pod))
     store.create(command_for(store.get(VCJob, "default", "sr"), Action.RESUME_JOB))

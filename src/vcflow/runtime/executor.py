@@ -38,7 +38,6 @@ import contextlib
 import time
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Generic, TypeVar
 
@@ -49,13 +48,16 @@ from vcflow.api.errors import Conflict, NotFound
 from vcflow.api.meta import Resource
 from vcflow.api.phases import FINISHED_JOB_PHASES, Action
 from vcflow.api.pod import Pod
-from vcflow.api.vcjob import VCJob, VCJobStatus
-from vcflow.reconcile.vcjob import events, gang, kubelet, lifecycle, ttl
+from vcflow.api.vcjob import VCJob
+from vcflow.reconcile.vcjob import events, kubelet, lifecycle
 from vcflow.reconcile.vcjob import resources as jobres
-from vcflow.reconcile.vcjob.model import Decision, DelayedAction, Group, JobContext
+from vcflow.reconcile.vcjob.model import Decision, Group, JobContext
 from vcflow.reconcile.vcjob.model import Request as JobRequest
 from vcflow.reconcile.vcjob.spec import forget_shape, with_defaults
 from vcflow.runtime import kubelet_bridge as bridge
+from vcflow.runtime.gangpass import GangPass
+from vcflow.runtime.jobrecord import JobRecord, as_of, rv, version
+from vcflow.runtime.jobtimers import JobTimers
 from vcflow.runtime.node import Node
 from vcflow.runtime.podcache import PodCache, job_key_of
 from vcflow.runtime.retired import Retired
@@ -72,39 +74,6 @@ W = TypeVar("W", bound=Resource)
 #: has nothing else to do — its first pods may be placed and started meanwhile, and a stop
 #: or a deadline is seen between two batches.
 POD_BATCH = 200
-
-
-@dataclass
-class JobRecord:
-    job: VCJob
-    group: Group = Group.NONE
-    delayed: dict[str, DelayedAction] = field(default_factory=dict)
-    unschedulable: str = ""
-    seq: int = 0  # creation order, the scheduler's tie-break
-
-
-def _as_of(request: JobRequest, job: VCJob, now: datetime) -> datetime:
-    """The time to handle `request` at: when its change happened if that is known and past
-    (a pod that ended while no runtime watched ends its job then, not at the next run),
-    never before the job's own last transition."""
-    if request.at is None or request.at >= now:
-        return now
-    state = job.status.state if job.status else None
-    last = state.last_transition_time if state else None
-    try:
-        floor = clocks.parse_rfc3339(last) if last else None
-    except ValueError:
-        floor = None
-    return max(request.at, floor) if floor is not None else request.at
-
-
-def _version(status: VCJobStatus | None) -> int:
-    return (status.version if status else None) or 0
-
-
-def _rv(obj: Resource) -> int:
-    text = obj.metadata.resource_version
-    return int(text) if text and text.isdigit() else 0
 
 
 class Executor(Generic[H]):
@@ -128,8 +97,7 @@ class Executor(Generic[H]):
         self.pods = PodCache()
         # `gpus`: the machine's GPU device indices, handed out to the pods at launch
         self.node = Node(store, runner, self.clock, self.pods, self, gpus=gpus)
-        self.capacity = capacity
-        self.priorities = dict(priorities or {})
+        self.gang = GangPass(capacity, priorities or {})
         self.observer = observer
         self.jobs: dict[Key, JobRecord] = {}
         # finished jobs dropped from the caches (`retired`), those that may be next, and
@@ -138,14 +106,8 @@ class Executor(Generic[H]):
         self.finishing: set[Key] = set()
         self.vanished: dict[Key, str] = {}
         self.queue: deque[tuple[Key, JobRequest]] = deque()
-        self.timed: set[Key] = set()  # jobs with a delayed action or a TTL
+        self.timers = JobTimers()
         self.unwritten: set[Key] = set()  # jobs whose status changed since the last flush
-        # jobs a scheduler pass must look at (`gang.needs_pass`), kept as jobs and pods
-        # change (`touched`, and the pod cache's): a pass costs the jobs waiting to start,
-        # not every job running
-        self.needy: set[Key] = set()
-        self.touched: set[Key] = set()
-        self.dirty = True  # a job changed in a way the scheduler looks at
         self.bound: list[Pod] = []  # pods bound in the open transaction, to launch after it
         # pods decided but not created yet, by job (`_apply`, `_create_next`); while a job
         # has some, its syncs create none (`JobContext.creating`)
@@ -198,7 +160,7 @@ class Executor(Generic[H]):
         # The watch resumes after a write of ours that directly follows what it has read:
         # the write is applied already (the cache is written through), and its event would
         # be read back only to be skipped (a pump per request, ~a dozen per job).
-        if _rv(obj) == self.rv + 1:
+        if rv(obj) == self.rv + 1:
             self.rv += 1
         return obj
 
@@ -209,9 +171,8 @@ class Executor(Generic[H]):
         self.pods.reset()
         self.queue.clear()
         self.unwritten.clear()
-        self.touched.clear()
-        self.timed.clear()
-        self.needy.clear()
+        self.gang.forget_all()
+        self.timers.clear()
         self.creating.clear()
         self.ignored.clear()
         self.retired.clear()
@@ -228,7 +189,7 @@ class Executor(Generic[H]):
             return
         if event.model is Pod:
             cached = self.pods.get(event.key)
-            if not deleted and cached is not None and _rv(cached) >= event.resource_version:
+            if not deleted and cached is not None and rv(cached) >= event.resource_version:
                 return
             pod = event.object
             assert isinstance(pod, Pod)
@@ -238,7 +199,7 @@ class Executor(Generic[H]):
                 self.pod_gone(pod.key, cached)
         elif event.model is VCJob:
             record = self.jobs.get(event.key)
-            if not deleted and record is not None and _rv(record.job) >= event.resource_version:
+            if not deleted and record is not None and rv(record.job) >= event.resource_version:
                 return
             job = event.object
             assert isinstance(job, VCJob)
@@ -256,7 +217,7 @@ class Executor(Generic[H]):
                     self._add_job(job)
             else:
                 old, record.job = record.job, with_defaults(job)
-                self.dirty = True
+                self.gang.dirty = True
                 self._job_changed(job.key, record)
                 request = events.job_updated(old, record.job)
                 if request is not None:
@@ -304,24 +265,20 @@ class Executor(Generic[H]):
         return record
 
     def _job_changed(self, key: Key, record: JobRecord) -> None:
-        if record.delayed or ttl.expires_at(record.job) is not None:
-            self.timed.add(key)
-        else:
-            self.timed.discard(key)
+        self.timers.update(key, record)
         if record.job.phase in FINISHED_JOB_PHASES:
             self.finishing.add(key)
-        self.touched.add(key)
+        self.gang.touch(key)
         if self.observer is not None:
             self.observer(record.job, False)
 
     def _job_gone(self, key: Key) -> None:
         record = self.jobs.pop(key, None)
         self.finishing.discard(key)
-        self.timed.discard(key)
-        self.needy.discard(key)
-        self.touched.discard(key)
+        self.timers.discard(key)
+        self.gang.forget(key)
         self.creating.pop(key, None)
-        self.dirty = True
+        self.gang.dirty = True
         if any(k == key for k, _ in self.queue):
             self.queue = deque((k, r) for k, r in self.queue if k != key)
         if record is not None:
@@ -479,19 +436,19 @@ class Executor(Generic[H]):
             creating=len(self.creating.get(key, ())),
         )
         now = self.clock.now()
-        at = _as_of(request, record.job, now)
+        at = as_of(request, record.job, now)
         decision = lifecycle.handle(ctx, request, at)
         self._apply(key, record, decision, at=at if at < now else None)
 
     def _apply(
         self, key: Key, record: JobRecord, decision: Decision, *, at: datetime | None = None
     ) -> None:
-        """Carry out `decision`; `at`: the past time it was made as of (`_as_of`), which the
+        """Carry out `decision`; `at`: the past time it was made as of (`as_of`), which the
         sync its phase change causes is made as of too."""
         job = record.job
         if decision.group is not record.group or decision.status.phase != job.phase:
-            self.dirty = True
-        if decision.delete or _version(decision.status) != _version(job.status):
+            self.gang.dirty = True
+        if decision.delete or version(decision.status) != version(job.status):
             self.creating.pop(key, None)  # (decided before a kill: never created)
         if decision.delete:
             mine = self.pods.of_job(key)
@@ -581,7 +538,7 @@ class Executor(Generic[H]):
                     self._retire(key, record)
 
     def _retirable(self, key: Key, record: JobRecord) -> bool:
-        if record.delayed or key in self.timed or key in self.creating or key in self.unwritten:
+        if record.delayed or key in self.timers or key in self.creating or key in self.unwritten:
             return False
         return all(
             not pod.deleting and pod.phase not in kubelet.ALIVE and pod.key not in self.node.active
@@ -589,15 +546,14 @@ class Executor(Generic[H]):
         )
 
     def _retire(self, key: Key, record: JobRecord) -> None:
-        kept = {pod.key: _rv(pod) for pod in self.pods.of_job(key).values()}
+        kept = {pod.key: rv(pod) for pod in self.pods.of_job(key).values()}
         for pod_key in kept:
             self.pods.remove(pod_key)
             self.node.release(pod_key)
         del self.jobs[key]
         forget_shape(record.job)
-        self.needy.discard(key)
-        self.touched.discard(key)
-        self.retired.add(key, record.job.metadata.uid, _rv(record.job), kept)
+        self.gang.forget(key)
+        self.retired.add(key, record.job.metadata.uid, rv(record.job), kept)
 
     def _revive(self, key: Key) -> None:
         """Read a retired job and its pods from the store again and sync it, as `start`
@@ -633,82 +589,46 @@ class Executor(Generic[H]):
 
     def next_due(self) -> datetime | None:
         """When the earliest timer is due (delayed actions, TTL), None without timers."""
-        return min((d for key in self.timed for d in self._dues(self.jobs[key])), default=None)
-
-    @staticmethod
-    def _dues(record: JobRecord) -> list[datetime]:
-        out = [d.due for d in record.delayed.values()]
-        expiry = ttl.expires_at(record.job)
-        if expiry is not None:
-            out.append(expiry)
-        return out
+        return self.timers.next_due(self.jobs)
 
     def _fire_timers(self) -> bool:
-        if not self.timed:
+        found = self.timers.due(self.jobs, self.clock.now())
+        if found is None:
             return False
-        now = self.clock.now()
-        for key in sorted(self.timed):
-            record = self.jobs[key]
-            for name, delayed in sorted(record.delayed.items(), key=lambda i: i[1].due):
-                if delayed.due <= now:
-                    del record.delayed[name]
-                    self._job_changed(key, record)
-                    self.queue.append((key, events.delayed_due(delayed)))
-                    return True
-            expiry = ttl.expires_at(record.job)
-            if expiry is not None and expiry <= now:
-                job = record.job
-                with contextlib.suppress(NotFound):
-                    self.store.delete(VCJob, job.namespace, job.name, force=True)
-                self._job_gone(key)
-                return True
-        return False
+        key, name = found
+        record = self.jobs[key]
+        if name is not None:
+            delayed = record.delayed.pop(name)
+            self._job_changed(key, record)
+            self.queue.append((key, events.delayed_due(delayed)))
+        else:
+            with contextlib.suppress(NotFound):
+                self.store.delete(VCJob, record.job.namespace, record.job.name, force=True)
+            self._job_gone(key)
+        return True
 
     # -- the scheduler --------------------------------------------------------------------
 
     def _schedule(self) -> bool:
-        cache = self.pods
-        if not (self.dirty or cache.dirty):
+        placement = self.gang.place(self.jobs, self.pods)
+        if placement is None:
             return False
-        self.dirty = cache.dirty = False
-        touched = cache.touched  # (the jobs whose pods changed, and those that changed)
-        touched |= self.touched
-        self.touched.clear()
-        for key in touched:
-            record = self.jobs.get(key)
-            if record is not None and gang.needs_pass(
-                gang.GangJob(record.job, record.group), cache.of_job(key)
-            ):
-                self.needy.add(key)
-            else:
-                self.needy.discard(key)
-        touched.clear()
-        needy = sorted((self.jobs[k] for k in self.needy), key=lambda r: r.seq)
-        if not needy:
-            return False
-        placement = gang.schedule(
-            [gang.GangJob(r.job, r.group) for r in needy],
-            {r.job.key: cache.of_job(r.job.key) for r in needy},
-            self.capacity,
-            self.priorities,
-            used=cache.used,
-        )
         changed = False
         for key in placement.admitted:
             self.jobs[key].group = Group.ADMITTED
-            self.touched.add(key)
+            self.gang.touch(key)
             self.queue.append((key, events.group_changed()))
             # its pods are placed by the next pass: those the job creates now, and those it
             # had already (created before a restart of the runtime, or before it stopped)
-            self.dirty = True
+            self.gang.dirty = True
             changed = True
         for key in placement.placed[:POD_BATCH]:  # (the rest: placed again by the next pass)
-            pod = cache.get(key)
+            pod = self.pods.get(key)
             assert pod is not None  # (placed from the cache's pods)
             self.bound.append(self.node.bind(pod))  # launched once committed (`settle`)
             changed = True
         if len(placement.placed) > POD_BATCH:
-            self.dirty = True
+            self.gang.dirty = True
         for key, why in placement.unschedulable.items():
             record = self.jobs[key]
             if record.unschedulable != why:
