@@ -1,4 +1,4 @@
-"""Tier 3, I/O: the Store over the Kubernetes API (`store.KubeStore`), for the CLI's remote
+"""Tier 5, I/O: the Store over the Kubernetes API (`store.KubeStore`), for the CLI's remote
 mode against `vcflow server` and for the Kubernetes mode against a real cluster."""
 
 import importlib
