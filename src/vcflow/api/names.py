@@ -118,10 +118,6 @@ def annotations_size(annotations: dict[str, str]) -> int:
     )
 
 
-def is_dns1123_subdomain(value: str) -> bool:
-    return not dns1123_subdomain_errors(value)
-
-
 def job_name(flow: str, entry: str) -> JobName:
     """The vcjob a flow entry becomes: `<flow>-<entry>`, no truncation (reference §2.5)."""
     return JobName(f"{flow}-{entry}")

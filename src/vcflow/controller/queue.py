@@ -76,10 +76,6 @@ class WorkQueue(Generic[K]):
         """`key` is queued to run now (not only after a delay)."""
         return key in self._ready
 
-    def has_ready(self) -> bool:
-        self._promote()
-        return bool(self._ready)
-
     def __len__(self) -> int:
         return len(self._ready) + len(self._due)
 

@@ -104,7 +104,6 @@ class LocalRun:
         self._suspended_said: set[tuple[str, float | None]] = set()
         self._futile_read = 0.0
         self._features_read = 0.0
-        self.stalled = False
 
     def run(
         self, *, stop: Callable[[], bool] = _never, on_tick: Callable[[], None] | None = None
@@ -228,7 +227,6 @@ class LocalRun:
         if now - self._idle_since < (STALL_RETRYING_AFTER if retrying else STALL_AFTER):
             return False
         self.refresh_waiting(every=True)
-        self.stalled = True
         self.note("nothing is running and nothing can start: " + self._why_stuck())
         return True
 

@@ -196,12 +196,6 @@ class Elector:
             wait(self.timing.retry_period)
         return False
 
-    def renew_due(self) -> bool:
-        """Whether a retry period passed since the last successful renewal."""
-        return self.renewed_at is None or (
-            self.monotonic() - self.renewed_at >= self.timing.retry_period
-        )
-
     def lost(self) -> bool:
         """Whether the renew deadline passed since the last successful renewal: leadership
         is given up (client-go's OnStoppedLeading)."""

@@ -137,11 +137,6 @@ _COUNTERS = (
 )
 
 
-def _whole(rv: int, data: str, body: str | None) -> str:
-    """An event's object: its data, or its body and status joined (`wire.split_event`)."""
-    return data if body is None else wire.join_event(body, data, str(rv))
-
-
 _COLUMNS = "o.id, o.kind, o.ns, o.name, o.uid, o.rv, o.data, o.labels, o.owners"
 _CACHED_ROWS = 4096  # rows kept for read-modify-writes (a flow's few thousand objects)
 
