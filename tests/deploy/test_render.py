@@ -24,7 +24,7 @@ import yaml
 from tests.server.test_kubectl import kubectl_binary
 
 from vcflow.api import crds
-from vcflow.telemetry.exposure import BadTokenFile, read_token
+from vcflow.serving.exposure import BadTokenFile, read_token
 
 from .rendered import (
     DEPLOY,
@@ -215,7 +215,7 @@ def test_the_metrics_init_containers_copy_is_a_token_file_the_operator_accepts(
     tmp_path: Path,
 ) -> None:
     """The init container's command, run here on a group-readable Secret-like file: the
-    copy is owner-only, so `--metrics-token-file` (telemetry.exposure.read_token) takes it,
+    copy is owner-only, so `--metrics-token-file` (serving.exposure.read_token) takes it,
     where the Secret's own file (root's, 0440) it would refuse."""
     pod = one(with_metrics(), "Deployment", "vcflow-operator")["spec"]["template"]["spec"]
     (init,) = pod["initContainers"]

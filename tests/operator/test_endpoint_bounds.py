@@ -14,8 +14,9 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from vcflow.operator import endpoints
-from vcflow.operator.endpoints import Health, Listener
+from vcflow.operator.endpoints import Health
+from vcflow.serving import endpoints
+from vcflow.serving.endpoints import Listener
 
 CAP = 4
 SECONDS = 1.0

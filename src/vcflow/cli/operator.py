@@ -4,18 +4,16 @@ released, exit 0). Exit 1 when the Lease is lost or the cluster cannot be reache
 
 from __future__ import annotations
 
-import logging
-import signal
 import threading
 from pathlib import Path
-from types import FrameType
 from typing import Annotated, Any
 
 import typer
 
 from vcflow.api.errors import InputError
-from vcflow.cli.server import LogLevel
 from vcflow.kubestore.ratelimit import DEFAULT_BURST, DEFAULT_QPS
+from vcflow.serving import logs, signals
+from vcflow.serving.logs import LogLevel
 
 
 def operator(
@@ -134,8 +132,7 @@ def operator(
                 parse_address(address, flag)
             except InputError as exc:
                 raise typer.BadParameter(str(exc)) from None
-    level = log_level.value.upper() if log_level is not LogLevel.TRACE else "DEBUG"
-    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logs.configure(log_level.value, logs.STAMPED)
     root = ctx.find_root().params  # (--kubeconfig and --context are global options too)
     settings = process.Settings(
         kubeconfig=kubeconfig or _text(root.get("kubeconfig")),
@@ -155,16 +152,8 @@ def operator(
         label_pods=label_pods,
     )
     stopping = threading.Event()
-
-    def stop(signum: int, frame: FrameType | None) -> None:
-        stopping.set()
-
-    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
-    try:
+    with signals.setting(stopping):
         code = process.run(settings, stopping)
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
     raise typer.Exit(code)
 
 

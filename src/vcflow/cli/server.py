@@ -12,20 +12,13 @@ import typer
 
 from vcflow.cli import options
 from vcflow.cli.options import PortOption
+from vcflow.serving.listening import LOOPBACK
+from vcflow.serving.logs import LogLevel
 
 
 class OnOff(StrEnum):
     ON = "on"
     OFF = "off"
-
-
-class LogLevel(StrEnum):
-    CRITICAL = "critical"
-    ERROR = "error"
-    WARNING = "warning"
-    INFO = "info"
-    DEBUG = "debug"
-    TRACE = "trace"
 
 
 class RuntimeChoice(StrEnum):
@@ -44,7 +37,7 @@ def server(
     host: Annotated[
         str,
         typer.Option("--host", help="Address to listen on; non-loopback needs a token and TLS."),
-    ] = "127.0.0.1",
+    ] = LOOPBACK,
     port: PortOption = 8700,
     runtime: Annotated[
         RuntimeChoice, typer.Option("--runtime", help="Run pods here (local) or not (none).")

@@ -3,22 +3,14 @@ flags, and SIGINT/SIGTERM as a clean stop with exit 0."""
 
 from __future__ import annotations
 
-from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
 from vcflow.cli.options import PortOption
-
-
-class LogLevel(StrEnum):
-    CRITICAL = "critical"
-    ERROR = "error"
-    WARNING = "warning"
-    INFO = "info"
-    DEBUG = "debug"
-    TRACE = "trace"
+from vcflow.serving.listening import LOOPBACK
+from vcflow.serving.logs import LogLevel
 
 
 def webhook(
@@ -35,7 +27,7 @@ def webhook(
     host: Annotated[
         str,
         typer.Option("--host", help="Address to listen on (in a pod: 0.0.0.0, for the Service)."),
-    ] = "127.0.0.1",
+    ] = LOOPBACK,
     port: PortOption = 8443,
     kubeconfig: Annotated[
         Path | None,

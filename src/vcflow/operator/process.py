@@ -31,19 +31,14 @@ from vcflow.kubestore import KubeClient, KubeStore
 from vcflow.kubestore.client import DEFAULT_TIMEOUT
 from vcflow.kubestore.ratelimit import DEFAULT_BURST, DEFAULT_QPS
 from vcflow.operator.election import Elector, Timing
-from vcflow.operator.endpoints import (
-    Health,
-    Listener,
-    Metrics,
-    metrics_guard,
-    parse_address,
-    served,
-)
+from vcflow.operator.endpoints import Health, Metrics, metrics_guard, parse_address, served
 from vcflow.operator.podhosts import PodHosts
 from vcflow.operator.podlabels import PodLabeler, jobs_of
 from vcflow.operator.scope import Scoped
+from vcflow.serving.endpoints import Listener
 
-log = logging.getLogger("vcflow.operator")
+PROCESS = "operator"
+log = logging.getLogger(f"vcflow.{PROCESS}")
 IN_CLUSTER_ENV = "KUBERNETES_SERVICE_HOST"
 SERVICE_ACCOUNT_NAMESPACE = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
 #: seconds between two tries of the controllers after the API server failed them
@@ -151,7 +146,7 @@ def _exit_lost(elector: Elector) -> None:
 
 
 def listen(settings: Settings, health: Health, metrics: Metrics) -> list[Listener]:
-    """The health and metrics ports, serving; InputError (nothing left open) if the
+    """The health and metrics ports, serving; Refused (nothing left open) if the
     metrics port's guard refuses the address, its files do not load, or a port is taken."""
     guard = None
     if served(settings.metrics_addr):
@@ -166,10 +161,11 @@ def listen(settings: Settings, health: Health, metrics: Metrics) -> list[Listene
     try:
         if served(settings.health_addr):
             address = parse_address(settings.health_addr, "--health-addr")
-            opened.append(Listener("--health-addr", address, health.routes()))
+            opened.append(Listener("--health-addr", address, health.routes(), process=PROCESS))
         if guard is not None:
             address = parse_address(settings.metrics_addr)
-            opened.append(Listener("--metrics-addr", address, metrics.routes(), guard))
+            routes = metrics.routes()
+            opened.append(Listener("--metrics-addr", address, routes, guard, PROCESS))
     except BaseException:
         for listener in opened:
             listener.server.server_close()

@@ -1,6 +1,6 @@
 """Bearer-token authentication, an ASGI middleware: every request but the health checks
 must carry `Authorization: Bearer TOKEN`, compared in constant time
-(`telemetry.exposure`, which also reads the owner-only token file); others get
+(`serving.exposure`, which also reads the owner-only token file); others get
 a 401 Status. Used by `app.create_app`.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from vcflow.server.status import ApiError
-from vcflow.telemetry.exposure import BearerToken
+from vcflow.serving.exposure import BearerToken
 
 OPEN_PATHS = frozenset({"/healthz", "/readyz", "/livez"})
 

@@ -27,7 +27,7 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from vcflow.api.errors import VcflowError
 from vcflow.runtime import ownership, podfs
-from vcflow.telemetry.exposure import read_token
+from vcflow.serving.exposure import read_token
 
 DIRECTORY = "serving"
 TOKEN, CA_CERT, CA_KEY, CERT, KEY = "token", "ca.crt", "ca.key", "tls.crt", "tls.key"

@@ -24,7 +24,7 @@ from urllib.parse import urlsplit
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from vcflow.server.status import ApiError
-from vcflow.telemetry.exposure import is_loopback
+from vcflow.serving.exposure import is_loopback
 
 PASSING_FETCH_SITES = frozenset({b"same-origin", b"none"})
 

@@ -3,9 +3,10 @@ token file and TLS files are given), then the state directory's controller lock 
 `server`), the credentials (`credentials`: without `--token-file` and `--tls-cert` the
 server makes its own token, CA and certificate; `--insecure-no-auth` serves plain HTTP with
 neither, loopback only), the control plane (`local.controlplane`) in a background thread,
-the API on uvicorn in the foreground behind the connection bounds of
+the API in the `serving.shell` (uvicorn) in the foreground behind the connection bounds of
 `telemetry.connections` (read deadlines, a connection cap), and the advert files
-(`advertise`) while it serves.
+(`advertise`) while it serves. The exposure rule, the TLS files, the socket and the log
+levels are `serving`'s, as `vcflow webhook` and `vcflow operator` have them.
 
 On SIGTERM or SIGINT it stops accepting, ends the watch and log streams, stops the control
 plane without terminating pods (they run on, detached, and the next start adopts them),
@@ -21,21 +22,14 @@ started elsewhere, a `vcflow run`).
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 import pwd
-import signal
-import socket
-import ssl
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from types import FrameType
-
-import uvicorn
 
 from vcflow.api import workdir
 from vcflow.api.errors import VcflowError
@@ -43,29 +37,22 @@ from vcflow.controller.observer import Observer
 from vcflow.local import controlplane, statedir
 from vcflow.server import advertise, credentials
 from vcflow.server.app import Extend, Extensions, create_app
+from vcflow.serving import Refused, exposure, listening, logs, shell, tls
+from vcflow.serving.exposure import check_strength, is_loopback, read_token
 from vcflow.store.base import Store
 from vcflow.telemetry import connections
-from vcflow.telemetry.exposure import check_strength, is_loopback, read_token
 
 log = logging.getLogger("vcflow.server")
-GRACE = 5.0  # seconds open requests get to finish at a stop (streams end at once)
-SIGNALS = (signal.SIGINT, signal.SIGTERM)
-LOG_LEVELS = ("critical", "error", "warning", "info", "debug", "trace")
-WILDCARDS = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}
 INSECURE_WARNING = (
     "WARNING: --insecure-no-auth: plain HTTP and no token; any user of this machine, and any "
     "program of theirs, can create jobs that run as {user}"
 )
 
 
-class Refused(VcflowError):
-    """A start the security model does not allow, or that cannot listen."""
-
-
 @dataclass(frozen=True)
 class Settings:
     state_dir: Path
-    host: str = "127.0.0.1"
+    host: str = listening.LOOPBACK
     port: int = 8700
     runtime: bool = True
     controllers: bool = True
@@ -81,38 +68,19 @@ class Settings:
 
 
 def check_exposure(settings: Settings) -> None:
-    """Refused unless the address is loopback, or a token file and TLS are both given."""
-    if (settings.tls_cert is None) != (settings.tls_key is None):
-        raise Refused("--tls-cert and --tls-key go together: give both or neither")
-    if settings.log_level not in LOG_LEVELS:
-        raise Refused(f"--log-level {settings.log_level!r}: one of {', '.join(LOG_LEVELS)}")
+    """Refused unless the address is loopback, or a token file and TLS are both given
+    (`serving.exposure`); `--insecure-no-auth` on loopback only, and with no token."""
+    exposure.check_pair(settings.tls_cert, settings.tls_key)
+    logs.check_level(settings.log_level)
     if settings.insecure_no_auth:
         if settings.token_file is not None:
             raise Refused("--insecure-no-auth and --token-file contradict each other: give one")
         if not is_loopback(settings.host):
             raise Refused(
                 f"refusing to listen on {settings.host} with --insecure-no-auth: without "
-                "a token the server listens on loopback only (127.0.0.1)"
+                f"a token the server listens on loopback only ({listening.LOOPBACK})"
             )
-    if is_loopback(settings.host):
-        return
-    if settings.token_file is None or settings.tls_cert is None:
-        raise Refused(
-            f"refusing to listen on {settings.host}: a non-loopback address needs "
-            "--token-file and --tls-cert/--tls-key (or listen on 127.0.0.1)"
-        )
-
-
-class _Server(uvicorn.Server):
-    """uvicorn's server, whose stop also ends the app's streams (`stopping`)."""
-
-    def __init__(self, config: uvicorn.Config, stopping: threading.Event) -> None:
-        super().__init__(config)
-        self.stopping = stopping
-
-    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
-        self.stopping.set()
-        super().handle_exit(sig, frame)
+    exposure.check(settings.host, settings.token_file, settings.tls_cert)
 
 
 def serve(
@@ -126,10 +94,7 @@ def serve(
         check_strength(token, settings.host, settings.token_file)
     state_dir = statedir.resolve(settings.state_dir).absolute()
     working_dir = _working_dir(settings.working_dir)
-    logging.basicConfig(
-        level=settings.log_level.upper() if settings.log_level != "trace" else "DEBUG",
-        format="%(levelname)s: %(message)s",
-    )
+    logs.configure(settings.log_level)
     with (
         statedir.opened(state_dir) as store,
         statedir.ControllerLock(state_dir, statedir.SERVER) as lock,
@@ -138,11 +103,14 @@ def serve(
         statedir.acquire_for_controller(lock)
         _stamp_working_dir(store, working_dir)
         access = _access(settings, state_dir, token)
+        context = None
+        if access.cert_file is not None and access.key_file is not None:
+            context = tls.context(access.cert_file, access.key_file)
         if settings.insecure_no_auth:
             print(INSECURE_WARNING.format(user=_user()), file=sys.stderr)
         # (the soft file limit raised to the hard one; the connection cap follows from it)
         guard = connections.guard()
-        sock = guard.listener(_listen(settings.host, settings.port))
+        sock = guard.listener(listening.listen(settings.host, settings.port))
         stopping = threading.Event()
         more = extend(reads, state_dir) if extend is not None else Extensions()
         app = create_app(
@@ -158,25 +126,14 @@ def serve(
             accepted_hosts=access.hosts,
             scheme=access.scheme,
         )
-        config = uvicorn.Config(
+        server = shell.shell(
             app,
+            guard,
             log_level=settings.log_level,
-            ssl_certfile=str(access.cert_file) if access.cert_file else None,
-            ssl_keyfile=str(access.key_file) if access.key_file else None,
-            timeout_graceful_shutdown=int(GRACE),
-            lifespan="off",
+            tls=context,
             access_log=True,
-            **guard.uvicorn_options(),
+            stopping=stopping,
         )
-        try:
-            config.load()
-        except (ssl.SSLError, OSError) as exc:
-            sock.close()
-            raise Refused(
-                f"cannot load the TLS certificate {access.cert_file} or key "
-                f"{access.key_file}: {exc}"
-            ) from None
-        server = _Server(config, stopping)
         failed: list[BaseException] = []
         plane = threading.Thread(
             target=_control_plane,
@@ -185,13 +142,13 @@ def serve(
             daemon=True,
         )
         advert = advertise.Advert(
-            url=_url(settings.host, access.scheme, sock),
+            url=listening.local_url(access.scheme, settings.host, sock),
             pid=os.getpid(),
             token_file=access.token_file.absolute() if access.token_file else None,
             ca_file=access.ca_file.absolute() if access.ca_file else None,
         )
         try:
-            with _signals_caught(server):  # (from here on a signal is a clean stop)
+            with server.signals_caught():  # (from here on a signal is a clean stop)
                 config_path = advertise.publish(state_dir, advert, access.token)
                 plane.start()
                 say(
@@ -233,24 +190,11 @@ def _stamp_working_dir(store: Store, directory: Path) -> None:
             store.register_kind(info.model, defaulter=defaulter)
 
 
-@contextlib.contextmanager
-def _signals_caught(server: _Server) -> Iterator[None]:
-    """SIGINT/SIGTERM stop the server also after uvicorn's own handlers are gone: uvicorn
-    raises a signal it caught again once it has shut down, which would otherwise end the
-    process before the advert files are removed."""
-    previous = {sig: signal.signal(sig, server.handle_exit) for sig in SIGNALS}
-    try:
-        yield
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-
-
 def _control_plane(
     state_dir: Path,
     settings: Settings,
     stopping: threading.Event,
-    server: uvicorn.Server,
+    server: shell.Shell,
     failed: list[BaseException],
     observer: Observer | None,
 ) -> None:
@@ -267,31 +211,6 @@ def _control_plane(
         failed.append(exc)
         stopping.set()
         server.should_exit = True
-
-
-def _listen(host: str, port: int) -> socket.socket:
-    """A listening socket on host:port (port 0: a free one)."""
-    try:
-        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
-        sock = socket.socket(family, kind, proto)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        # accepted sockets inherit it: uvicorn given a socket sets no TCP_NODELAY, and the
-        # body written after the headers then waits for the client's delayed ACK (~40 ms)
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        sock.bind(address)
-        sock.listen(128)
-    except OSError as exc:
-        raise Refused(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
-    sock.set_inheritable(False)
-    return sock
-
-
-def _url(host: str, scheme: str, sock: socket.socket) -> str:
-    """The URL clients on this machine use (a wildcard address is reached on loopback)."""
-    port = sock.getsockname()[1]
-    host = WILDCARDS.get(host, host)
-    shown = f"[{host}]" if ":" in host else host
-    return f"{scheme}://{shown}:{port}"
 
 
 @dataclass(frozen=True)
@@ -321,7 +240,7 @@ def _access(settings: Settings, state_dir: Path, token: str | None) -> _Access:
     )
     cert = settings.tls_cert or made.cert_file
     hosts = set(credentials.LOOPBACK_NAMES)
-    if settings.host not in WILDCARDS:
+    if settings.host not in listening.WILDCARDS:
         hosts.add(settings.host.strip("[]").lower())
     if cert is not None:
         try:

@@ -1,3 +1,4 @@
 """Tier 5: what the processes that run the controllers (`vcflow server`, `vcflow operator`)
-expose, shared by both: the Prometheus series under the same names (`controllers`), and the
-rule for who may reach their endpoints (`exposure`)."""
+expose, shared by both: the Prometheus series under the same names (`controllers`); and the
+bounds on a uvicorn server's client connections (`connections`). Who may reach the
+endpoints is `serving.exposure`'s rule."""

@@ -1,7 +1,7 @@
 """Who may reach a process's HTTP endpoints: the loopback rule (another address needs a
-bearer token and TLS), the owner-only token file, and the bearer check in constant time
-(`hmac.compare_digest`). One rule for `vcflow server` (`server.auth`, `server.serve`) and
-`vcflow operator`'s metrics (`operator.endpoints`).
+bearer token and TLS, `check`), the owner-only token file, and the bearer check in constant
+time (`hmac.compare_digest`). One rule for `vcflow server` (`server.auth`, `server.serve`)
+and `vcflow operator`'s metrics (`serving.endpoints`), each naming its own flags (`Flags`).
 """
 
 from __future__ import annotations
@@ -10,9 +10,12 @@ import hmac
 import ipaddress
 import os
 import stat
+from dataclasses import dataclass
 from pathlib import Path
 
 from vcflow.api.errors import InputError
+from vcflow.serving import Refused
+from vcflow.serving.listening import LOOPBACK
 
 #: the shortest token a listener on a non-loopback address accepts
 MIN_TOKEN_BYTES = 16
@@ -20,6 +23,37 @@ MIN_TOKEN_BYTES = 16
 
 class BadTokenFile(InputError):
     """A token file that is unreadable, empty, or others can read."""
+
+
+@dataclass(frozen=True)
+class Flags:
+    """How a listener's refusals name its flags: the token file, the TLS pair, its address
+    (`a non-loopback ADDRESS needs ...`) and what it would do there (`refusing to DOES on`)."""
+
+    token: str = "--token-file"
+    cert: str = "--tls-cert"
+    key: str = "--tls-key"
+    address: str = "address"
+    does: str = "listen"
+
+
+#: `vcflow server`'s flags
+SERVER = Flags()
+
+
+def check_pair(cert: Path | None, key: Path | None, flags: Flags = SERVER) -> None:
+    """Refused unless the certificate and key are both given or neither is."""
+    if (cert is None) != (key is None):
+        raise Refused(f"{flags.cert} and {flags.key} go together: give both or neither")
+
+
+def check(host: str, token_file: Path | None, cert: Path | None, flags: Flags = SERVER) -> None:
+    """Refused unless `host` is loopback, or a token file and TLS are both given."""
+    if not is_loopback(host) and (token_file is None or cert is None):
+        raise Refused(
+            f"refusing to {flags.does} on {host}: a non-loopback {flags.address} needs "
+            f"{flags.token} and {flags.cert}/{flags.key} (or listen on {LOOPBACK})"
+        )
 
 
 def is_loopback(host: str) -> bool:

@@ -1,9 +1,13 @@
-"""The webhook's TLS certificate and key, re-read when they change (cert-manager rotates
-the Secret; the kubelet swaps the mounted files): every TLS handshake first compares the
-files' identity (inode, size, mtime) with the loaded one's and, if either changed, loads
-them into a fresh context that this and every later connection uses. SIGHUP re-reads them
-at once. A pair that does not load (half-written, key and certificate apart) is logged and
-the previous one kept. Used by `webhook.serve`.
+"""A server's TLS certificate and key, loaded the one way every listener does: a server-side
+context, TLS 1.2 at least; a pair that does not load at the start is refused in one line
+naming both.
+
+`Certificates` re-reads a pair when it changes (cert-manager rotates the Secret; the kubelet
+swaps the mounted files): every TLS handshake first compares the files' identity (inode,
+size, mtime) with the loaded one's and, if either changed, loads them into a fresh context
+that this and every later connection uses; `reload` (SIGHUP) re-reads them at once. A pair
+that does not load (half-written, key and certificate apart) is logged and the previous one
+kept. Used by `webhook.serve`.
 """
 
 from __future__ import annotations
@@ -14,14 +18,27 @@ import ssl
 import threading
 from pathlib import Path
 
-from vcflow.api.errors import VcflowError
+from vcflow.serving import Refused
 
-log = logging.getLogger("vcflow.webhook")
+log = logging.getLogger("vcflow.serving")
 Stamp = tuple[tuple[int, int, int], ...]
 
 
-class CertificateError(VcflowError):
-    """The certificate or key given at the start cannot be loaded."""
+def loaded(cert: Path, key: Path) -> ssl.SSLContext:
+    """The context serving the pair; OSError or ssl.SSLError if it does not load (for a
+    caller that keeps its previous pair, as a reload does)."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    context.load_cert_chain(str(cert), str(key))
+    return context
+
+
+def context(cert: Path, key: Path) -> ssl.SSLContext:
+    """The context serving the pair; Refused (one line) if it does not load."""
+    try:
+        return loaded(cert, key)
+    except (OSError, ssl.SSLError) as exc:
+        raise Refused(f"cannot load the TLS certificate {cert} or key {key}: {exc}") from None
 
 
 class Certificates:
@@ -33,12 +50,7 @@ class Certificates:
         # handshake's `current` (a plain lock would deadlock there)
         self._lock = threading.RLock()
         self._stamp = self._files_stamp()
-        try:
-            self.context = self._load()
-        except (OSError, ssl.SSLError) as exc:
-            raise CertificateError(
-                f"cannot load the TLS certificate {cert} or key {key}: {exc}"
-            ) from None
+        self.context = context(cert, key)  # (Refused if the pair does not load)
         self.context.sni_callback = self._on_hello  # (called with or without SNI)
         self._current = self.context
 
@@ -64,7 +76,7 @@ class Certificates:
 
     def _swap(self) -> bool:
         try:
-            self._current = self._load()
+            self._current = loaded(self.cert, self.key)
         except (OSError, ssl.SSLError) as exc:
             log.warning(
                 "cannot reload the TLS certificate %s or key %s (serving the previous one): %s",
@@ -75,12 +87,6 @@ class Certificates:
             return False
         log.info("TLS certificate %s reloaded", self.cert)
         return True
-
-    def _load(self) -> ssl.SSLContext:
-        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        context.minimum_version = ssl.TLSVersion.TLSv1_2
-        context.load_cert_chain(str(self.cert), str(self.key))
-        return context
 
     def _files_stamp(self) -> Stamp:
         found = []
