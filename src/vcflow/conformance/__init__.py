@@ -1,4 +1,4 @@
-"""Tier 6: the conformance runner: runs the behaviour cases of `tests/conformance/cases` (format in
+"""Tier 7: the conformance runner: runs the behaviour cases of `tests/conformance/cases` (format in
 their README) against vcflow's real code. `python -m vcflow.conformance PATH...` is the CLI;
 `run_file` / `run_files` the Python API; `RUNNERS` maps a case kind to its runner; a
 `Serve` puts another store (the Kubernetes API) between the controller cases and their

@@ -1,3 +1,3 @@
-"""Tier 6: `vcflow server`, the embedded control plane (store, controllers, local runtime)
+"""Tier 7: `vcflow server`, the embedded control plane (store, controllers, local runtime)
 behind the Kubernetes API conventions, so kubectl, the Kubernetes clients and `vcflow
 --server` work against it."""

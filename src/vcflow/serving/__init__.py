@@ -1,4 +1,4 @@
-"""The HTTP shell of the processes that serve (`vcflow server`, `vcflow webhook`,
+"""Tier 6: the HTTP shell of the processes that serve (`vcflow server`, `vcflow webhook`,
 `vcflow operator`'s ports), written once: who may reach them (`exposure`: the loopback rule,
 the token file), their TLS files (`tls`), the listening socket (`listening`), log levels
 (`logs`), uvicorn run until SIGTERM/SIGINT (`shell`) and the small GET endpoints on threads
