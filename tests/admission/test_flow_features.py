@@ -15,6 +15,7 @@ from vcflow.api import loading
 from vcflow.api.errors import Origin
 from vcflow.api.jobflow import JobFlow
 from vcflow.api.jobtemplate import JobTemplate
+from vcflow.api.platform import Platform
 
 
 def flow(spec: dict[str, Any]) -> dict[str, Any]:
@@ -42,7 +43,7 @@ def template(name: str, **spec: Any) -> JobTemplate:
 
 
 def problems(
-    data: dict[str, Any], *templates: JobTemplate, local_runtime: bool = True
+    data: dict[str, Any], *templates: JobTemplate, platform: Platform = Platform.LOCAL
 ) -> tuple[list[str], list[str]]:
     """(errors, warnings) as `path: message (hint)` lines, the model's errors included."""
     doc = loading.Document(data, Origin("flow.yaml", 0))
@@ -51,7 +52,7 @@ def problems(
         return [f"{e.path}: {e.message}" for e in schema], []
     assert isinstance(obj, JobFlow)
     context = review.Context(
-        templates={t.name: t for t in templates}, unknown_fields=False, local_runtime=local_runtime
+        templates={t.name: t for t in templates}, unknown_fields=False, platform=platform
     )
     found = review.review(obj, context=context)
     line = lambda e: f"{e.path}: {e.message}" + (f" ({e.hint})" if e.hint else "")  # noqa: E731
@@ -295,7 +296,7 @@ def test_a_probe_of_a_svc_job_or_of_a_missing_task_is_a_warning() -> None:
         "give task main's pod template the annotation vcflow.io/network: host to probe it",
     ]
     # on a cluster (the webhook: no local runtime) each pod has its own IP: nothing to say
-    _, on_cluster = problems(data, server, template("b"), local_runtime=False)
+    _, on_cluster = problems(data, server, template("b"), platform=Platform.CLUSTER)
     assert on_cluster == warnings[:1]
     pod = {"restartPolicy": "Never", "containers": [{"name": "m", "command": ["true"]}]}
     host = {"metadata": {"annotations": {"vcflow.io/network": "host"}}, "spec": pod}

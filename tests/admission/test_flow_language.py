@@ -13,6 +13,7 @@ from tests.admission.test_flow_features import problems, template
 
 from vcflow.admission import review, unknown
 from vcflow.api.jobflow import JobFlow
+from vcflow.api.platform import Platform
 
 
 def flow(*entries: dict[str, Any], name: str = "f", **spec: Any) -> dict[str, Any]:
@@ -218,7 +219,7 @@ def test_a_bad_argument_is_one_clear_line(data: dict[str, Any], message: str) ->
 
 
 def test_the_webhook_says_to_write_the_value_in_the_manifest() -> None:
-    errors, _ = problems(with_arguments({"name": "threshold"}), local_runtime=False)
+    errors, _ = problems(with_arguments({"name": "threshold"}), platform=Platform.CLUSTER)
     assert errors == [
         'spec.arguments[0]: required argument "threshold" has no value: give it a value in '
         "the manifest (spec.arguments[0].value)"

@@ -13,6 +13,7 @@ import pytest
 from vcflow.api import clock
 from vcflow.api.jobflow import JobFlow, JobFlowStatus
 from vcflow.api.phases import FlowPhase
+from vcflow.api.platform import Platform
 from vcflow.api.vcjob import TaskState, VCJob
 from vcflow.reconcile import flow as reconcile
 from vcflow.reconcile import probes, retry
@@ -454,7 +455,7 @@ def test_on_a_pod_network_a_probe_of_a_svc_job_runs_while_it_runs() -> None:
     running = serving(f, 1)
     assert running.spec is not None
     running.spec.plugins = {"svc": []}
-    index, _ = reconcile.plan(f, T, [running], now=T0, pod_network=True)
+    index, _ = reconcile.plan(f, T, [running], now=T0, platform=Platform.CLUSTER)
     index.decide(T, now=T0)
     (round_,) = index.take_probes()
     assert [(c.kind, c.port) for c in round_.checks] == [("tcpSocket", 6379)]

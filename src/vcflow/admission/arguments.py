@@ -14,13 +14,14 @@ from collections.abc import Sequence
 from vcflow.api import arguments as args
 from vcflow.api.errors import FieldError
 from vcflow.api.jobflow import JobFlow
+from vcflow.api.platform import Platform
 from vcflow.api.printable import quoted
 from vcflow.api.vcjob import JobSpec
 
 
-def validate(flow: JobFlow, *, local_runtime: bool = True) -> list[FieldError]:
-    """Every problem of `spec.arguments` (`local_runtime`: say how to give a value with
-    vcflow's `-p`; a cluster's webhook says to write it in the manifest)."""
+def validate(flow: JobFlow, *, platform: Platform = Platform.LOCAL) -> list[FieldError]:
+    """Every problem of `spec.arguments` (locally: say how to give a value with vcflow's
+    `-p`; a cluster's webhook says to write it in the manifest)."""
     declared = flow.spec.arguments if flow.spec is not None else None
     if declared is None:
         return []
@@ -50,7 +51,7 @@ def validate(flow: JobFlow, *, local_runtime: bool = True) -> list[FieldError]:
         if argument.value is None and argument.name:
             how = (
                 f"give it with -p {argument.name}=..."
-                if local_runtime
+                if platform.runs_pods_here
                 else f"give it a value in the manifest ({path}.value)"
             )
             found.append(

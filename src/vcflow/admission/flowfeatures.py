@@ -16,6 +16,7 @@ from vcflow.api.errors import FieldError
 from vcflow.api.jobflow import Duration, Flow, JobFlow, Probe, RetryPolicy
 from vcflow.api.jobtemplate import JobTemplate
 from vcflow.api.phases import Action, DependencyOutcome, PodPhase, RetryStrategy
+from vcflow.api.platform import Platform
 from vcflow.api.vcjob import JobSpec
 from vcflow.patch import merge
 
@@ -28,10 +29,13 @@ DEFAULT_MAX_RETRY = 3  # the vcjob webhook's default for `maxRetry`
 
 
 def validate(
-    flow: JobFlow, templates: Mapping[str, JobTemplate], *, local_runtime: bool = True
+    flow: JobFlow,
+    templates: Mapping[str, JobTemplate],
+    *,
+    platform: Platform = Platform.LOCAL,
 ) -> list[FieldError]:
     """Every problem of the flow's retry policies, deadlines, outcomes and probes
-    (`local_runtime`: and what a local run's probes cannot reach)."""
+    (on `Platform.LOCAL`: and what a local run's probes cannot reach)."""
     found: list[FieldError] = []
     spec = flow.spec
     if spec is not None:
@@ -43,7 +47,7 @@ def validate(
         found += _deadline(entry.active_deadline_seconds, f"{base}.activeDeadlineSeconds")
         found += _dependency(entry, f"{base}.dependsOn")
         found += _restarts_multiply(flow, entry, base, _template_of(entry, templates))
-        found += _probe_reach(flow, entry, f"{base}.dependsOn.probe", templates, local_runtime)
+        found += _probe_reach(flow, entry, f"{base}.dependsOn.probe", templates, platform)
     return found
 
 
@@ -282,10 +286,10 @@ def _probe_reach(
     entry: Flow,
     path: str,
     templates: Mapping[str, JobTemplate],
-    local_runtime: bool,
+    platform: Platform,
 ) -> list[FieldError]:
-    """A probe of a task the target lacks, or (`local_runtime`) of a port a local run
-    cannot reach: on a cluster every pod has its own IP."""
+    """A probe of a task the target lacks, or (locally) of a port a local run cannot
+    reach: on a cluster every pod has its own IP."""
     probe = entry.probe
     if probe is None:
         return []
@@ -313,7 +317,8 @@ def _probe_reach(
                     )
                 )
         plugins = spec.plugins or {}
-        if local_runtime and connects and any(p in plugins for p in volumes.SVC_PLUGINS):
+        svc = any(p in plugins for p in volumes.SVC_PLUGINS)
+        if not platform.reaches_pod_ips and connects and svc:
             probed = set(connects)
             own = [
                 n

@@ -25,6 +25,7 @@ from vcflow.api import names, phases, printable
 from vcflow.api.errors import FieldError
 from vcflow.api.jobflow import Flow, JobFlow
 from vcflow.api.jobtemplate import JobTemplate
+from vcflow.api.platform import Platform
 from vcflow.api.vcjob import JobSpec
 from vcflow.dag import graph as dag
 
@@ -40,14 +41,14 @@ def validate_jobflow(
     old: JobFlow | None = None,
     templates: dict[str, JobTemplate] | None = None,
     resolve_templates: bool = False,
-    local_runtime: bool = True,
+    platform: Platform = Platform.LOCAL,
 ) -> list[FieldError]:
     """All problems of a JobFlow create (old=None) or update; warnings included.
 
     `templates` (same namespace) lets the check reach into what each entry will create:
     pod names and the patched job spec. With `resolve_templates`, a missing template is a
-    warning (the entry would wait with TemplateNotFound). `local_runtime`: say what only
-    vcflow's local runtime cannot do (off for a cluster's webhook).
+    warning (the entry would wait with TemplateNotFound). `platform`: where the pods run
+    (locally, say what only vcflow's local runtime cannot do).
     """
     errors: list[FieldError] = []
     if old is not None and _spec_dump(old) != _spec_dump(flow):
@@ -57,8 +58,8 @@ def validate_jobflow(
     errors += _unique_names(flows)
     errors += _dag(flows)
     errors += _probes(flows)
-    errors += flowfeatures.validate(flow, templates or {}, local_runtime=local_runtime)
-    errors += arguments.validate(flow, local_runtime=local_runtime)
+    errors += flowfeatures.validate(flow, templates or {}, platform=platform)
+    errors += arguments.validate(flow, platform=platform)
     errors += language.validate(flow)
     errors += _generated_names(flow)
     specs = collisions.entry_specs(flow, templates or {})

@@ -15,6 +15,7 @@ from vcflow.api.errors import FieldError
 from vcflow.api.jobflow import JobFlow
 from vcflow.api.jobtemplate import JobTemplate
 from vcflow.api.meta import Resource
+from vcflow.api.platform import Platform
 from vcflow.api.vcjob import VCJob
 
 
@@ -42,9 +43,9 @@ class Context:
     #: Can the local runtime here give pods private mount and network namespaces
     #: (`local.warnings`)? None: not known (nothing is said that depends on it).
     isolation: bool | None = None
-    #: Say what vcflow's local runtime cannot give (`local.warnings`): off where Volcano
-    #: runs the pods (the webhook of a cluster).
-    local_runtime: bool = True
+    #: Where the pods run: locally, say what vcflow's local runtime cannot give
+    #: (`local.warnings`); not where Volcano runs them (the webhook of a cluster).
+    platform: Platform = Platform.LOCAL
 
 
 def review(
@@ -67,7 +68,7 @@ def review(
                 old=old_flow,
                 templates=ctx.templates,
                 resolve_templates=ctx.resolve_templates,
-                local_runtime=ctx.local_runtime,
+                platform=ctx.platform,
             )
         elif isinstance(obj, JobTemplate):
             found += jobtemplate.validate_jobtemplate(obj)
@@ -76,7 +77,7 @@ def review(
         if ctx.unknown_fields:
             found += unknown.unknown_fields(obj)
         found += configdata.validate(obj)
-        if ctx.local_runtime:
+        if ctx.platform.runs_pods_here:
             found += local.warnings(obj, ctx.isolation)
     return [e.with_object(kind=obj.kind, namespace=obj.namespace, name=obj.name) for e in found]
 

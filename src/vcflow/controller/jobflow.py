@@ -52,6 +52,7 @@ from vcflow.api.errors import (
 from vcflow.api.jobflow import Condition, JobFlow
 from vcflow.api.jobtemplate import JobTemplate
 from vcflow.api.meta import Resource
+from vcflow.api.platform import Platform
 from vcflow.api.vcjob import VCJob
 from vcflow.controller import flowactions
 from vcflow.controller.events import NORMAL, WARNING, Recorder
@@ -121,11 +122,12 @@ class FlowController:
         prober: Prober | None = None,
         observer: Observer | None = None,
         create_workers: int = 1,
-        pod_network: bool = False,
+        platform: Platform = Platform.LOCAL,
     ) -> None:
         self.store = store
-        #: the prober reaches pods at their IPs (the operator): svc-plugin jobs are probed too
-        self.pod_network = pod_network
+        #: where the pods run: on a cluster the prober reaches them at their IPs (the
+        #: operator), so svc-plugin jobs are probed too
+        self.platform = platform
         #: the vcjobs of one sync are POSTed this many at a time (1: one after another);
         #: their answers are taken in plan order
         self.create_workers = create_workers
@@ -408,7 +410,7 @@ class FlowController:
             now=self.clock.now(),
             tombstones=self.tombstones.pop(flow.metadata.uid, None),
             limit=self.create_batch,
-            pod_network=self.pod_network,
+            platform=self.platform,
         )
         self.indexes[key] = index
         return index, plan

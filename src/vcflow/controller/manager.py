@@ -11,6 +11,7 @@ from typing import Protocol
 from vcflow.api import clock as clocks
 from vcflow.api import gcpause
 from vcflow.api.meta import Resource
+from vcflow.api.platform import Platform
 from vcflow.controller.events import Recorder
 from vcflow.controller.jobflow import STATUS_INTERVAL, FlowController
 from vcflow.controller.jobtemplate import TemplateController
@@ -39,7 +40,7 @@ class Manager:
         prober: Prober | None = None,
         observer: Observer | None = None,
         create_workers: int = 1,
-        pod_network: bool = False,
+        platform: Platform = Platform.LOCAL,
         status_interval: float = STATUS_INTERVAL,
     ) -> None:
         """`create_batch`: a flow sync creates at most that many vcjobs, and the flow's next
@@ -49,9 +50,10 @@ class Manager:
         duration and each vcjob's wait since its dependencies were met (the server's
         metrics); `create_workers`: the vcjobs of one flow sync are created that many at a
         time (a store whose calls may run on several threads: the operator's KubeStore);
-        `pod_network`: `prober` reaches each pod at its own IP (the operator's), so jobs with
-        their own network (svc plugin) are probed too. `status_interval`: the least seconds a
-        flow's status waits to be written during a burst (`FlowController`)."""
+        `platform`: where the pods run (on `Platform.CLUSTER`, the operator's, `prober`
+        reaches each pod at its own IP, so jobs with their own network (svc plugin) are
+        probed too). `status_interval`: the least seconds a flow's status waits to be
+        written during a burst (`FlowController`)."""
         self.store = store
         self.clock = clock or clocks.SystemClock()
         self.observer = observer or Observer()
@@ -64,7 +66,7 @@ class Manager:
             prober=prober,
             observer=self.observer,
             create_workers=create_workers,
-            pod_network=pod_network,
+            platform=platform,
             status_interval=status_interval,
         )
         self.templates = TemplateController(store, self.clock)

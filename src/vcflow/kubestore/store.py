@@ -67,6 +67,7 @@ from vcflow.api.event import Event
 from vcflow.api.jobflow import JobFlow
 from vcflow.api.jobtemplate import JobTemplate
 from vcflow.api.meta import Resource
+from vcflow.api.platform import Platform
 from vcflow.api.pod import Pod
 from vcflow.api.vcjob import VCJob
 from vcflow.kubestore import eventsapi, statuspatch, watching
@@ -755,7 +756,7 @@ class KubeStore:
                 old=old,
                 batch=batch,
                 warnings=False,
-                local_runtime=False,  # (what only a local run cannot do: the server says)
+                platform=Platform.CLUSTER,  # (what only a local run cannot do: the server says)
             )
             errors += [e for e in found if not e.warning]
         return errors

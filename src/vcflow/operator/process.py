@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from vcflow.api.errors import StoreError
+from vcflow.api.platform import Platform
 from vcflow.controller.manager import Manager
 from vcflow.controller.prober import SocketProber
 from vcflow.kubestore import KubeClient, KubeStore
@@ -227,7 +228,7 @@ def _run(
             prober=SocketProber(hosts=PodHosts(scope)),
             observer=metrics.controllers.observer if metrics is not None else None,
             create_workers=CREATE_WORKERS,
-            pod_network=True,  # PodHosts: each check goes to the pods' own IPs
+            platform=Platform.CLUSTER,  # PodHosts: each check goes to the pods' own IPs
         )
         labeler = None
         if settings.label_pods:

@@ -34,6 +34,7 @@ from vcflow.api.phases import (
     RetainPolicy,
     RetryStrategy,
 )
+from vcflow.api.platform import Platform
 from vcflow.api.substitution import SubstitutionError
 from vcflow.api.vcjob import VCJob
 from vcflow.reconcile import (
@@ -129,9 +130,9 @@ class Plan:
 class FlowIndex:
     """Counted readiness and outcomes of one flow; rebuildable from the store at any time."""
 
-    def __init__(self, flow: JobFlow, *, pod_network: bool = False) -> None:
+    def __init__(self, flow: JobFlow, *, platform: Platform = Platform.LOCAL) -> None:
         self.flow = flow
-        self.pod_network = pod_network  # probes reach pods at their IPs (probes.target_of)
+        self.platform = platform  # where the pods run: what probes reach (probes.target_of)
         self.entries: dict[str, Entry] = {}
         self.by_job: dict[str, Entry] = {}
         self.ready = Readiness(self.entries)
@@ -325,7 +326,7 @@ class FlowIndex:
             phase = JobPhase.FAILED  # (its outputs failed it: docs/flow-features.md section 12)
         self._set_phase(entry, phase, now, job=job, fresh=fresh)  # (settles on a change)
         if entry.probed_by:
-            entry.view = probes.target_of(job, pod_network=self.pod_network)
+            entry.view = probes.target_of(job, platform=self.platform)
             for name in entry.probed_by:
                 self._reprobe(self.entries[name], entry, now)
 
@@ -817,13 +818,13 @@ def plan(
     now: datetime,
     tombstones: Mapping[str, str] | None = None,
     limit: int | None = None,
-    pod_network: bool = False,
+    platform: Platform = Platform.LOCAL,
 ) -> tuple[FlowIndex, Plan]:
     """The full reconcile: an index built from the flow's status, the vcjobs that exist
     (`jobs`: any in the namespace; foreign ones become NameConflict) and `tombstones`
     (job name → last phase of vcjobs deleted since the status was written); `limit` as in
-    `FlowIndex.decide`; `pod_network` as in `probes.target_of`."""
-    index = FlowIndex(flow, pod_network=pod_network)
+    `FlowIndex.decide`; `platform` as in `probes.target_of`."""
+    index = FlowIndex(flow, platform=platform)
     index.restore(flow.status)
     seen: set[str] = set()
     for job in jobs:

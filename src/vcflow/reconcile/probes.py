@@ -15,6 +15,7 @@ from enum import StrEnum
 from vcflow.api import volumes
 from vcflow.api.jobflow import Probe
 from vcflow.api.phases import JobPhase, PodPhase
+from vcflow.api.platform import Platform
 from vcflow.api.vcjob import VCJob
 from vcflow.reconcile.vcjob import spec as jobspec
 
@@ -75,10 +76,11 @@ class Target:
     own_network: dict[str, bool] = field(default_factory=dict)
 
 
-def target_of(job: VCJob, *, pod_network: bool = False) -> Target:
-    """The probe view of `job` (its tasks with the webhook's default names). `pod_network`:
-    the prober reaches each pod at its own IP (a cluster), so a job with the svc plugin's
-    own network is probed like any other; locally it cannot be (127.0.0.1 is the host's)."""
+def target_of(job: VCJob, *, platform: Platform = Platform.LOCAL) -> Target:
+    """The probe view of `job` (its tasks with the webhook's default names). On a
+    `platform` that reaches pod IPs (a cluster) a job with the svc plugin's own network is
+    probed like any other; locally it cannot be (127.0.0.1 is the host's)."""
+    reaches_ips = platform.reaches_pod_ips
     status = job.status
     counts = {
         task: dict(state.phase or {})
@@ -94,7 +96,7 @@ def target_of(job: VCJob, *, pod_network: bool = False) -> Target:
         replicas[name] = max(task.replicas or 0, 0)
         meta = task.template.metadata if task.template else None
         task_host = bool(meta and (meta.annotations or {}).get(NETWORK_ANNOTATION) == HOST_NETWORK)
-        own[name] = svc and not (pod_network or job_host or task_host)
+        own[name] = svc and not (reaches_ips or job_host or task_host)
     return Target(job.name, job.phase, counts, replicas, own)
 
 

@@ -19,6 +19,7 @@ from vcflow.api.errors import FieldError, NotFound, ValidationFailed
 from vcflow.api.jobflow import JobFlow
 from vcflow.api.jobtemplate import JobTemplate
 from vcflow.api.meta import Resource
+from vcflow.api.platform import Platform
 
 Operation = review.Operation
 R = TypeVar("R", bound=Resource)
@@ -101,16 +102,16 @@ def review_write(
     old: Resource | None = None,
     batch: Sequence[Resource] | Batch = (),
     warnings: bool = True,
-    local_runtime: bool = True,
+    platform: Platform = Platform.LOCAL,
 ) -> list[FieldError]:
     """Every problem admission finds (errors and, unless `warnings` is False, the warnings
-    that cost a walk of the object), with the store as context; `local_runtime` False
+    that cost a walk of the object), with the store as context; `Platform.CLUSTER`
     leaves out what only vcflow's local runtime cannot do (a cluster's webhook)."""
     given = batch if isinstance(batch, Batch) else Batch(store, batch)
     context = replace(
         _context(obj, operation, store, given),
         unknown_fields=warnings,
-        local_runtime=local_runtime,
+        platform=platform,
     )
     return review.review(obj, operation=operation, old=old, context=context)
 

@@ -21,6 +21,7 @@ from vcflow.api.errors import FieldError, Origin, StoreError
 from vcflow.api.jobflow import JobFlow
 from vcflow.api.jobtemplate import JobTemplate
 from vcflow.api.meta import Resource
+from vcflow.api.platform import Platform
 from vcflow.store import admit
 from vcflow.webhook.admissionreview import Malformed, Review, Verdict
 
@@ -105,7 +106,7 @@ def _reviewed(
             store=cluster,
             old=old,
             batch=admit.Named(cluster),
-            local_runtime=False,
+            platform=Platform.CLUSTER,
         )
     except StoreError as exc:
         raise ClusterUnreadable(f"cannot read the cluster: {exc}") from None
