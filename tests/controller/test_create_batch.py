@@ -1,4 +1,4 @@
-"""`Manager(create_batch=N)`: a flow sync creates at most N vcjobs, in flow order, and the
+"""`ControllerOptions(create_batch=N)`: a flow sync creates at most N vcjobs, in flow order, and the
 flow's next sync — at the next `settle` — goes on, so that `vcflow run` can take each batch
 to running pods before creating the next."""
 
@@ -10,6 +10,7 @@ from vcflow.api.jobflow import JobFlow
 from vcflow.api.jobtemplate import JobTemplate
 from vcflow.api.vcjob import VCJob
 from vcflow.controller.manager import Manager
+from vcflow.controller.options import ControllerOptions
 from vcflow.store import MemoryStore
 
 
@@ -33,7 +34,7 @@ def vcjobs(store: MemoryStore) -> list[str]:
 def test_each_settle_creates_one_batch_and_the_next_one_is_due_at_once() -> None:
     store = MemoryStore()
     store.apply([*(template(n) for n in "abcde"), wide_flow("abcde")])
-    manager = Manager(store, create_batch=2)
+    manager = Manager(store, options=ControllerOptions(create_batch=2))
     manager.settle()
     assert vcjobs(store) == ["f-a", "f-b"]
     due = manager.next_due()
@@ -51,7 +52,7 @@ def test_each_settle_creates_one_batch_and_the_next_one_is_due_at_once() -> None
 def test_a_status_written_between_batches_shows_the_rest_waiting() -> None:
     store = MemoryStore()
     store.apply([*(template(n) for n in "abc"), wide_flow("abc")])
-    manager = Manager(store, create_batch=2)
+    manager = Manager(store, options=ControllerOptions(create_batch=2))
     manager.settle()  # ends with every status written
     status = store.get(JobFlow, "default", "f").status
     assert status is not None

@@ -16,6 +16,7 @@ from vcflow.api.jobtemplate import JobTemplate
 from vcflow.api.pod import Pod
 from vcflow.api.vcjob import JobState, TaskState, VCJob, VCJobStatus
 from vcflow.controller.manager import Manager
+from vcflow.controller.options import ControllerOptions
 from vcflow.reconcile import flow as reconcile
 from vcflow.reconcile import probes, retry
 from vcflow.reconcile.vcjob import pods as podnames
@@ -46,7 +47,7 @@ def world(*objects: Any, prober: Any = None) -> tuple[MemoryStore, FakeClock, Ma
     clock = FakeClock()
     store = MemoryStore(clock=clock)
     store.apply(list(objects))
-    manager = Manager(store, clock, prober=prober)
+    manager = Manager(store, clock, options=ControllerOptions(prober=prober))
     manager.settle()
     return store, clock, manager
 

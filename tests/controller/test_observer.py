@@ -12,6 +12,7 @@ from vcflow.api.jobtemplate import JobTemplate
 from vcflow.api.vcjob import JobState, VCJob, VCJobStatus
 from vcflow.controller.manager import Manager
 from vcflow.controller.observer import Observer
+from vcflow.controller.options import ControllerOptions
 from vcflow.store import MemoryStore
 
 
@@ -54,7 +55,7 @@ def complete(store: MemoryStore, name: str) -> None:
 def test_waits_run_from_the_dependency_met_to_the_creation() -> None:
     store, clock = world()
     seen = Recorded()
-    manager = Manager(store, clock, create_batch=1, observer=seen)
+    manager = Manager(store, clock, options=ControllerOptions(create_batch=1, observer=seen))
     manager.settle()  # f-a: a root, created as the flow is first seen
     complete(store, "f-a")
     clock.advance(2)
@@ -68,10 +69,10 @@ def test_waits_run_from_the_dependency_met_to_the_creation() -> None:
 
 def test_a_meeting_not_seen_is_not_reported() -> None:
     store, clock = world()
-    Manager(store, clock, create_batch=1).settle()
+    Manager(store, clock, options=ControllerOptions(create_batch=1)).settle()
     complete(store, "f-a")  # met while no controller runs
     seen = Recorded()
-    manager = Manager(store, clock, observer=seen)
+    manager = Manager(store, clock, options=ControllerOptions(observer=seen))
     manager.settle()
     assert sorted(j.name for j in store.list(VCJob)) == ["f-a", "f-b", "f-c"]
     assert seen.waits == []

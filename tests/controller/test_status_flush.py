@@ -14,6 +14,7 @@ from vcflow.api.clock import FakeClock
 from vcflow.api.jobflow import JobFlow
 from vcflow.api.vcjob import VCJob, VCJobStatus
 from vcflow.controller.manager import Manager
+from vcflow.controller.options import ControllerOptions
 from vcflow.store import MemoryStore
 
 from .volcano_player import START, flow, template
@@ -64,7 +65,7 @@ def started(
     chain = [{"name": "a"}, {"name": "b", "dependsOn": {"targets": ["a"]}}]
     store.apply([template("a"), template("b"), template("c")])
     store.apply([flow("chain", chain), flow("single", [{"name": "c"}])])
-    manager = Manager(store, clock, status_interval=interval)
+    manager = Manager(store, clock, options=ControllerOptions(status_interval=interval))
     manager.settle()
     assert sorted(j.name for j in store.list(VCJob)) == ["chain-a", "single-c"]
     set_phase(store, "chain-a", "Running")

@@ -1,4 +1,4 @@
-"""The vcjobs of one flow sync created several at a time (`Manager(create_workers=N)`, the
+"""The vcjobs of one flow sync created several at a time (`ControllerOptions(create_workers=N)`, the
 operator's), over KubeStore with cached reads: the POSTs overlap, each vcjob is created
 once, and the answers are taken in plan order — a name another object holds is still a
 NameConflict, the Created events keep the plan's order."""
@@ -19,6 +19,7 @@ from vcflow.api.event import Event
 from vcflow.api.jobflow import JobFlow
 from vcflow.api.vcjob import VCJob
 from vcflow.controller.manager import Manager
+from vcflow.controller.options import ControllerOptions
 from vcflow.kubestore import KubeClient, KubeStore
 from vcflow.store import MemoryStore
 
@@ -65,7 +66,7 @@ def test_one_syncs_creates_overlap_and_are_taken_in_order(
         KubeClient.for_url(backend.served.url, timeout=10), cached_reads=True, async_events=True
     )
     most = _overlap(store, monkeypatch)
-    manager = Manager(store, create_workers=workers)
+    manager = Manager(store, options=ControllerOptions(create_workers=workers))
     try:
         backend.engine.create(flow("f", *ENTRIES))
         deadline = time.monotonic() + 20

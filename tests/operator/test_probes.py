@@ -16,6 +16,7 @@ from vcflow.api.jobtemplate import JobTemplate
 from vcflow.api.pod import Pod
 from vcflow.api.vcjob import VCJob
 from vcflow.controller.manager import Manager
+from vcflow.controller.options import ControllerOptions
 from vcflow.controller.prober import SocketProber
 from vcflow.operator.podhosts import PodHosts
 from vcflow.reconcile.probes import TCP, Check
@@ -73,7 +74,7 @@ def message_of(store: MemoryStore, entry: str) -> str:
 def test_a_probe_connects_to_the_pod_ip_of_the_targets_task(listening: int) -> None:
     store = MemoryStore()
     store.apply([template("a"), template("b"), probed(listening)])
-    manager = Manager(store, prober=SocketProber(hosts=PodHosts(store)))
+    manager = Manager(store, options=ControllerOptions(prober=SocketProber(hosts=PodHosts(store))))
     manager.settle()
     run_a(store)
     manager.settle()

@@ -16,6 +16,7 @@ from vcflow.api.jobtemplate import JobTemplate
 from vcflow.api.pod import Pod
 from vcflow.api.vcjob import VCJob
 from vcflow.controller.manager import Manager
+from vcflow.controller.options import ControllerOptions
 from vcflow.runtime.executor import Executor
 from vcflow.runtime.pods import PodRunner
 from vcflow.runtime.run import Ending, Loop
@@ -131,7 +132,7 @@ def test_a_wide_flow_launches_its_first_pods_before_its_last_vcjobs_exist(
         return launch(request)
 
     runner.launch = counting  # type: ignore[method-assign]
-    controllers = Manager(store, create_batch=batch)
+    controllers = Manager(store, options=ControllerOptions(create_batch=batch))
     looped = Loop(store, controllers, Executor(store, runner), poll=0.05)
     outcome = looped.run(lambda: flow_ended(store, "f"), timeout=60)
     assert outcome.ending is Ending.DONE

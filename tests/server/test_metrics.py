@@ -20,6 +20,7 @@ from vcflow.api.jobflow import JobFlow
 from vcflow.api.jobtemplate import JobTemplate
 from vcflow.api.vcjob import JobState, VCJob, VCJobStatus
 from vcflow.controller.manager import Manager
+from vcflow.controller.options import ControllerOptions
 from vcflow.server import metrics
 from vcflow.store import MemoryStore
 
@@ -167,7 +168,7 @@ def test_the_controllers_report_syncs_queue_depths_and_dependency_waits() -> Non
     store = MemoryStore(clock=clock)
     store.apply([template("a"), template("b"), template("c"), fan_out()])
     m = metrics.Metrics(store)
-    manager = Manager(store, clock, create_batch=1, observer=m.observer)
+    manager = Manager(store, clock, options=ControllerOptions(create_batch=1, observer=m.observer))
     manager.settle()  # creates f-a at once: a root, waited 0 s since the flow was seen
     job = store.get(VCJob, "default", "f-a")
     job.status = VCJobStatus(state=JobState(phase="Completed"))

@@ -16,6 +16,7 @@ from vcflow.api.errors import FieldError, ValidationFailed
 from vcflow.api.meta import Resource
 from vcflow.api.vcjob import VCJob
 from vcflow.controller.manager import Manager
+from vcflow.controller.options import ControllerOptions
 from vcflow.controller.prober import Unreachable
 from vcflow.store.base import Store
 from vcflow.store.memory import MemoryStore
@@ -75,7 +76,9 @@ class World:
         self._exits = ExitStack()
         self.store: Store = self._exits.enter_context(serve(self.harness))
         try:
-            self.manager = Manager(self.store, self.clock, prober=Unreachable())
+            self.manager = Manager(
+                self.store, self.clock, options=ControllerOptions(prober=Unreachable())
+            )
             self.manager.start()
         except BaseException:
             self._exits.close()
@@ -90,7 +93,9 @@ class World:
     def restart(self) -> None:
         """New controllers on the same store, as after a crash: what the old ones knew but
         had not written is gone (they settle no more); the new ones start from the store."""
-        self.manager = Manager(self.store, self.clock, prober=Unreachable())
+        self.manager = Manager(
+            self.store, self.clock, options=ControllerOptions(prober=Unreachable())
+        )
         self.manager.start()
 
     def settle(self) -> None:

@@ -52,11 +52,11 @@ from vcflow.api.errors import (
 from vcflow.api.jobflow import Condition, JobFlow
 from vcflow.api.jobtemplate import JobTemplate
 from vcflow.api.meta import Resource
-from vcflow.api.platform import Platform
 from vcflow.api.vcjob import VCJob
 from vcflow.controller import flowactions
 from vcflow.controller.events import NORMAL, WARNING, Recorder
 from vcflow.controller.observer import Observer
+from vcflow.controller.options import ControllerOptions
 from vcflow.controller.prober import Prober, SocketProber
 from vcflow.controller.queue import WorkQueue
 from vcflow.reconcile import flow as reconcile
@@ -67,9 +67,6 @@ from vcflow.store.base import EventType, Store, WatchEvent
 _Refusal = AlreadyExists | InputError
 #: Consecutive failures after which a flow gets a Warning event and a condition.
 WARN_AFTER = 16
-#: Seconds of wall time a dirty status waits at most during a burst (unless the last flush
-#: took more than a fiftieth of that: then 50x its cost). A new phase does not wait.
-STATUS_INTERVAL = 0.2
 #: A flush may take this fraction of the time between flushes, at most.
 _FLUSH_SHARE = 0.02
 
@@ -116,30 +113,22 @@ class FlowController:
         store: Store,
         clock: clocks.Clock,
         recorder: Recorder,
-        *,
-        status_interval: float = STATUS_INTERVAL,
-        create_batch: int | None = None,
-        prober: Prober | None = None,
-        observer: Observer | None = None,
-        create_workers: int = 1,
-        platform: Platform = Platform.LOCAL,
+        options: ControllerOptions,
     ) -> None:
         self.store = store
-        #: where the pods run: on a cluster the prober reaches them at their IPs (the
-        #: operator), so svc-plugin jobs are probed too
-        self.platform = platform
-        #: the vcjobs of one sync are POSTed this many at a time (1: one after another);
-        #: their answers are taken in plan order
-        self.create_workers = create_workers
+        #: how it works: the vcjobs of one sync are POSTed `create_workers` at a time (1:
+        #: one after another; their answers are taken in plan order), at most
+        #: `create_batch` per sync, and so on (`ControllerOptions`)
+        self.options = options
         self._pool: ThreadPoolExecutor | None = None
         self.clock = clock
         self.recorder = recorder
-        self.observer = observer or Observer()
+        self.observer = options.observer or Observer()
         #: per flow, when each entry's dependencies were met (monotonic), by vcjob name,
         #: until its vcjob is created; and when the flow was first seen (its roots' time)
         self.met_at: dict[FlowKey, dict[str, float]] = {}
         self.seen_at: dict[FlowKey, float] = {}
-        self.prober: Prober = prober or SocketProber()
+        self.prober: Prober = options.prober or SocketProber()
         self.queue: WorkQueue[FlowKey] = WorkQueue(clock)
         self.indexes: dict[FlowKey, reconcile.FlowIndex] = {}
         #: by flow uid: the last phase of each vcjob of that flow object deleted while it
@@ -151,8 +140,6 @@ class FlowController:
         self.cache: dict[FlowKey, JobFlow] = {}
         #: vcjob ADDED events not yet given to the flow's index (with their time)
         self.added: dict[FlowKey, list[tuple[VCJob, datetime]]] = {}
-        #: at most this many vcjobs created per sync (None: all that are ready)
-        self.create_batch = create_batch
         #: flows whose last sync stopped at `create_batch`, synced again at `requeue_deferred`
         self.deferred: dict[FlowKey, None] = {}
         self.retrying: set[FlowKey] = set()
@@ -162,8 +149,7 @@ class FlowController:
         self.urgent: dict[FlowKey, None] = {}
         #: the status each flow has in the store, as we wrote it, and that write's rv
         self.written: dict[FlowKey, tuple[int, dict[str, Any]]] = {}
-        self.status_interval = status_interval
-        self._interval = status_interval
+        self._interval = options.status_interval
         self._flush_at: float | None = None
 
     # -- event routing -----------------------------------------------------------------------
@@ -378,7 +364,7 @@ class FlowController:
             self._catch_up(key, index)
             index.flow = flow
             self._read_outputs(index)
-            plan = index.decide(templates, self.create_batch, now=self.clock.now())
+            plan = index.decide(templates, self.options.create_batch, now=self.clock.now())
         self._apply(index, plan, flow)
         if self._read_outputs(index):
             self.queue.add(key)  # entries that waited for these outputs may be created now
@@ -409,8 +395,8 @@ class FlowController:
             jobs.values(),
             now=self.clock.now(),
             tombstones=self.tombstones.pop(flow.metadata.uid, None),
-            limit=self.create_batch,
-            platform=self.platform,
+            limit=self.options.create_batch,
+            platform=self.options.platform,
         )
         self.indexes[key] = index
         return index, plan
@@ -477,12 +463,12 @@ class FlowController:
         refused it (None: created). With `create_workers`, the creates of one sync run at
         once and every one is answered before any is taken (a store error is raised at its
         place, as one after another)."""
-        if self.create_workers <= 1 or len(jobs) <= 1:
+        if self.options.create_workers <= 1 or len(jobs) <= 1:
             for job in jobs:
                 yield job, _try_create(self.store, job)
             return
         if self._pool is None:
-            self._pool = ThreadPoolExecutor(self.create_workers, "vcflow-create")
+            self._pool = ThreadPoolExecutor(self.options.create_workers, "vcflow-create")
         futures = [self._pool.submit(_try_create, self.store, job) for job in jobs]
         outcomes: list[_Refusal | None] = []
         error: BaseException | None = None
@@ -576,7 +562,7 @@ class FlowController:
                 self._failed(key, exc)
         now = time.perf_counter()
         if every and wrote:
-            self._interval = max(self.status_interval, (now - start) / _FLUSH_SHARE)
+            self._interval = max(self.options.status_interval, (now - start) / _FLUSH_SHARE)
         if not self.dirty:
             self._flush_at = None
         elif every or self._flush_at is None:  # (the latter: only urgent flows were dirty)

@@ -6,17 +6,17 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Protocol
 
 from vcflow.api import clock as clocks
 from vcflow.api import gcpause
 from vcflow.api.meta import Resource
-from vcflow.api.platform import Platform
 from vcflow.controller.events import Recorder
-from vcflow.controller.jobflow import STATUS_INTERVAL, FlowController
+from vcflow.controller.jobflow import FlowController
 from vcflow.controller.jobtemplate import TemplateController
 from vcflow.controller.observer import Observer
-from vcflow.controller.prober import Prober
+from vcflow.controller.options import ControllerOptions
 from vcflow.store.base import Expired, Store, WatchEvent, poll
 
 
@@ -36,38 +36,17 @@ class Manager:
         store: Store,
         clock: clocks.Clock | None = None,
         *,
-        create_batch: int | None = None,
-        prober: Prober | None = None,
-        observer: Observer | None = None,
-        create_workers: int = 1,
-        platform: Platform = Platform.LOCAL,
-        status_interval: float = STATUS_INTERVAL,
+        options: ControllerOptions | None = None,
     ) -> None:
-        """`create_batch`: a flow sync creates at most that many vcjobs, and the flow's next
-        sync — at the next `settle` — goes on. `vcflow run` settles its runtime in between,
-        so the pods of a wide flow's first vcjobs run while the rest are created. `prober`
-        runs the flows' probe checks (default: real sockets); `observer` is told each sync's
-        duration and each vcjob's wait since its dependencies were met (the server's
-        metrics); `create_workers`: the vcjobs of one flow sync are created that many at a
-        time (a store whose calls may run on several threads: the operator's KubeStore);
-        `platform`: where the pods run (on `Platform.CLUSTER`, the operator's, `prober`
-        reaches each pod at its own IP, so jobs with their own network (svc plugin) are
-        probed too). `status_interval`: the least seconds a flow's status waits to be
-        written during a burst (`FlowController`)."""
+        """`options`: how the controllers work (`ControllerOptions`; default: one flow
+        sync creates every ready vcjob, real sockets probe, pods run locally)."""
+        options = options or ControllerOptions()
         self.store = store
         self.clock = clock or clocks.SystemClock()
-        self.observer = observer or Observer()
+        self.observer = options.observer or Observer()
         self.recorder = Recorder(store, self.clock)
         self.flows = FlowController(
-            store,
-            self.clock,
-            self.recorder,
-            create_batch=create_batch,
-            prober=prober,
-            observer=self.observer,
-            create_workers=create_workers,
-            platform=platform,
-            status_interval=status_interval,
+            store, self.clock, self.recorder, replace(options, observer=self.observer)
         )
         self.templates = TemplateController(store, self.clock)
         self.controllers: list[Controller] = [self.flows, self.templates]

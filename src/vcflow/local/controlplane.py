@@ -16,6 +16,7 @@ from pathlib import Path
 
 from vcflow.controller.manager import Manager
 from vcflow.controller.observer import Observer
+from vcflow.controller.options import ControllerOptions
 from vcflow.reconcile.vcjob.resources import UNLIMITED, Capacity
 from vcflow.runtime.executor import Executor
 from vcflow.runtime.logrotate import KUBELET, Limits
@@ -87,7 +88,7 @@ def run(store: Store, state_dir: Path, parts: Parts, stop: Callable[[], bool]) -
     """Run `parts` on `store` until `stop()` holds; the pods are left running (detached)."""
     if not parts.runtime:
         if parts.controllers:
-            manager = Manager(store, observer=parts.observer)
+            manager = Manager(store, options=ControllerOptions(observer=parts.observer))
             manager.run(stop, poll=parts.poll)
         return
     runner = PodRunner(state_dir, log_limits=parts.log_limits)
@@ -95,7 +96,9 @@ def run(store: Store, state_dir: Path, parts: Parts, stop: Callable[[], bool]) -
         executor = Executor(store, runner, capacity=parts.capacity, gpus=parts.gpus)
         executor.start()  # adopts the pods a previous control plane left running
         controllers = (
-            Manager(store, create_batch=CREATE_BATCH, observer=parts.observer)
+            Manager(
+                store, options=ControllerOptions(create_batch=CREATE_BATCH, observer=parts.observer)
+            )
             if parts.controllers
             else None
         )

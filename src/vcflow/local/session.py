@@ -39,6 +39,7 @@ from vcflow.api.jobflow import JobFlow
 from vcflow.api.phases import Action, FlowPhase
 from vcflow.api.vcjob import VCJob
 from vcflow.controller.manager import Manager
+from vcflow.controller.options import ControllerOptions
 from vcflow.local.flowwatch import FlowWatch
 from vcflow.local.progress import NOT_CREATED, JobProgress, Progress
 from vcflow.local.result import FAILED_PHASES, RunResult, build, failure_of
@@ -123,7 +124,7 @@ class LocalRun:
             self.progress.resyncing = True
             executor.start()
             self.progress.resyncing = False
-            controllers = Manager(self.store, create_batch=CREATE_BATCH)
+            controllers = Manager(self.store, options=ControllerOptions(create_batch=CREATE_BATCH))
             self.controllers = controllers
             loop = Loop(self.store, controllers, executor, poll=self.options.poll, on_tick=on_tick)
             outcome = loop.run(

@@ -27,6 +27,7 @@ from pathlib import Path
 from vcflow.api.errors import StoreError
 from vcflow.api.platform import Platform
 from vcflow.controller.manager import Manager
+from vcflow.controller.options import ControllerOptions
 from vcflow.controller.prober import SocketProber
 from vcflow.kubestore import KubeClient, KubeStore
 from vcflow.kubestore.client import DEFAULT_TIMEOUT
@@ -223,13 +224,13 @@ def _run(
             renewer = _Renewer(elector, lambda: _exit_lost(lost_with))
             renewer.start()
         scope = Scoped(store, settings.namespaces)
-        manager = Manager(
-            scope,
+        options = ControllerOptions(
             prober=SocketProber(hosts=PodHosts(scope)),
             observer=metrics.controllers.observer if metrics is not None else None,
             create_workers=CREATE_WORKERS,
             platform=Platform.CLUSTER,  # PodHosts: each check goes to the pods' own IPs
         )
+        manager = Manager(scope, options=options)
         labeler = None
         if settings.label_pods:
             # (the store's client: its QPS limit; its cache: the vcjobs)

@@ -26,7 +26,7 @@ from vcflow.store.base import Store
 POLL = 0.1
 STOP_GRACE = 5.0
 RECHECK = 0.5  # seconds between two `done()` checks when nothing was written
-#: vcjobs a flow sync creates at a time (`Manager(create_batch=...)`): the runtime takes each
+#: vcjobs a flow sync creates at a time (`ControllerOptions.create_batch`): the runtime takes each
 #: batch to its launched pods before the next is created, so a wide flow's pods start while
 #: the rest of its vcjobs are still being created (the pod server runs them on another core)
 CREATE_BATCH = 50

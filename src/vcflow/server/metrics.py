@@ -196,7 +196,7 @@ class Metrics:
             registry=self.registry,
         )
         self.controllers = ControllerMetrics(self.registry)
-        #: give this to the controller manager (`Manager(observer=...)`): it reports its
+        #: give this to the controller manager (`ControllerOptions.observer`): it reports its
         #: syncs, dependency waits and queue depths here (no manager: no depths shown)
         self.observer: Observer = self.controllers.observer
 
