@@ -184,7 +184,7 @@ def run(n: int, width: int) -> Result:
     if flow.phase != "Succeed":
         raise SystemExit(f"{n}: the flow is {flow.phase!r}")
     key = next(iter(controller.indexes))
-    full = flowstatus.render(controller.indexes[key])
+    full = flowstatus.render(controller.indexes[key].state)
     data = flow.to_dict()
     rest = bounds.object_size(data) - bounds.object_size(data["status"])
     start = time.perf_counter()

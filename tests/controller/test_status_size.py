@@ -72,7 +72,7 @@ def test_the_compact_status_holds_every_record(big: Big) -> None:
     index = next(iter(big.manager.flows.indexes.values()))
     from vcflow.reconcile import flowstatus
 
-    assert full == flowstatus.render(index)
+    assert full == flowstatus.render(index.state)
 
 
 def test_describe_shows_all_10000_records(big: Big) -> None:

@@ -260,7 +260,7 @@ def test_the_stored_compact_status_holds_every_record(run: Run) -> None:
     full = compactstatus.expand(status)
     assert len(full["jobStatusList"]) == len(full["conditions"]) == ENTRIES
     index = next(iter(run.manager.flows.indexes.values()))
-    assert full == flowstatus.render(index)  # Volcano's layout of it, exactly
+    assert full == flowstatus.render(index.state)  # Volcano's layout of it, exactly
     assert full["conditions"][DELETED]["phase"] == "Completed"
 
 

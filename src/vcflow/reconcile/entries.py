@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from vcflow.api import clock, names
 from vcflow.api.jobflow import JobFlow, Probe
@@ -18,9 +18,6 @@ from vcflow.api.phases import FINISHED_JOB_PHASES, DependencyOutcome, JobPhase
 from vcflow.api.vcjob import VCJob
 from vcflow.reconcile import phase as phases
 from vcflow.reconcile import probes, retry
-
-if TYPE_CHECKING:
-    from vcflow.reconcile.fanout import ItemOf
 
 WAITING = "Waiting"
 DEPENDENCIES = "Dependencies"
@@ -55,6 +52,14 @@ class State(StrEnum):
 
 #: the states a dependency is decided by (an entry's outcome)
 OUTCOMES = (State.COMPLETED, State.FAILED, State.SKIPPED)
+
+
+@dataclass(frozen=True)
+class ItemOf:
+    """On an item's `Entry`: the `for` entry it belongs to (`fanout`), and its index there."""
+
+    group: str
+    index: int
 
 
 @dataclass(slots=True)

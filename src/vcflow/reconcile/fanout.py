@@ -21,14 +21,6 @@ FOR_EACH = "ForEach"
 ITEM_FAILED = "ItemFailed"
 
 
-@dataclass(frozen=True)
-class ItemOf:
-    """On an item's `Entry`: the `for` entry it belongs to, and its index there."""
-
-    group: str
-    index: int
-
-
 @dataclass
 class FanOut:
     """The items of the `for` entry `name`, in index order."""

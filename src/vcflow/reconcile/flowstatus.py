@@ -1,13 +1,13 @@
-"""The JobFlow status a `FlowIndex` renders, in wire form: the status lists, `conditions`
-(Volcano's per-vcjob ones, plus vcflow's `Waiting` — with `Backoff` for a retry that waits —
-and `Skipped` entries, rows 18 and 20), the cumulative `jobStatusList`, the phase (with
-`DeadlineExceeded`) and the last `vcflow retry` carried out. Called by `FlowIndex.status`.
-Pure; O(entries + edges).
+"""The JobFlow status a `FlowIndex` renders from its `FlowState`, in wire form: the status
+lists, `conditions` (Volcano's per-vcjob ones, plus vcflow's `Waiting` — with `Backoff` for
+a retry that waits — and `Skipped` entries, rows 18 and 20), the cumulative `jobStatusList`,
+the phase (with `DeadlineExceeded`) and the last `vcflow retry` carried out. Called by
+`FlowIndex.status`. Pure; O(entries + edges).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from vcflow.api import clock
 from vcflow.api.phases import DependencyOutcome, FlowPhase
@@ -26,10 +26,8 @@ from vcflow.reconcile.entries import (
     State,
 )
 from vcflow.reconcile.fanout import FOR_EACH, FanOut
+from vcflow.reconcile.flowstate import FlowState
 from vcflow.reconcile.language import EXIT_HANDLERS
-
-if TYPE_CHECKING:
-    from vcflow.reconcile.flow import FlowIndex
 
 #: why an item of a `for` entry waits: its `parallelism` has no place for it
 PARALLELISM = "Parallelism"
@@ -47,23 +45,22 @@ STATUS_LISTS = (
 )
 
 
-def render(index: FlowIndex) -> dict[str, Any]:
+def render(state: FlowState) -> dict[str, Any]:
     lists: dict[str, list[str]] = {}
     conditions: dict[str, dict[str, Any]] = {}
-    for entry in index.entries.values():
-        state = entry.state
-        fan = index.fans.get(entry.name)
+    for entry in state.entries.values():
+        fan = state.fans.get(entry.name)
         if fan is not None:  # a `for` entry: no vcjob of its own, its items' counts
-            conditions[entry.job] = _fan(index, entry, fan)
-        elif state == State.SKIPPED:
+            conditions[entry.job] = _fan(state, entry, fan)
+        elif entry.state == State.SKIPPED:
             conditions[entry.job] = {
                 "phase": SKIPPED,
                 "reason": entry.verdict,
                 "message": entry.verdict_message,
             }
-        elif state == State.BACKOFF:
-            conditions[entry.job] = _backoff(index, entry)
-        elif state == State.FAILED and entry.phase is None:  # (its `when` failed it)
+        elif entry.state == State.BACKOFF:
+            conditions[entry.job] = _backoff(state, entry)
+        elif entry.state == State.FAILED and entry.phase is None:  # (its `when` failed it)
             lists.setdefault("failedJobs", []).append(entry.job)
             conditions[entry.job] = {
                 "phase": str(State.FAILED),
@@ -79,50 +76,50 @@ def render(index: FlowIndex) -> dict[str, Any]:
                 cond["reason"], cond["message"] = entry.verdict, entry.verdict_message
             conditions[entry.job] = cond
         elif not entry.has_job or entry.reason == NAME_CONFLICT:
-            conditions[entry.job] = _waiting(index, entry)
+            conditions[entry.job] = _waiting(state, entry)
     data: dict[str, Any] = {k: lists[k] for k in STATUS_LISTS if lists.get(k)}
-    if index.history:
-        data["jobStatusList"] = list(index.history.values())
+    if state.history:
+        data["jobStatusList"] = list(state.history.values())
     if conditions:
         data["conditions"] = conditions
-    data["state"] = _state(index)
-    if index.last_retry:
-        data["lastRetry"] = index.last_retry
+    data["state"] = _flow_state(state)
+    if state.last_retry:
+        data["lastRetry"] = state.last_retry
     return data
 
 
-def _state(index: FlowIndex) -> dict[str, Any]:
-    state: dict[str, Any] = {"phase": str(index.phase)}
+def _flow_state(state: FlowState) -> dict[str, Any]:
+    found: dict[str, Any] = {"phase": str(state.phase)}
     ends = (FlowPhase.TERMINATING, FlowPhase.FAILED)
-    if index.expired and index.phase in ends and index.deadline_at is not None:
-        seconds = index.flow.spec.active_deadline_seconds if index.flow.spec else None
-        state["reason"] = DEADLINE_EXCEEDED
-        state["message"] = (
-            f"activeDeadlineSeconds ({seconds}s) passed at {clock.rfc3339(index.deadline_at)}"
+    if state.expired and state.phase in ends and state.deadline_at is not None:
+        seconds = state.flow.spec.active_deadline_seconds if state.flow.spec else None
+        found["reason"] = DEADLINE_EXCEEDED
+        found["message"] = (
+            f"activeDeadlineSeconds ({seconds}s) passed at {clock.rfc3339(state.deadline_at)}"
         )
-    elif index.expired and index.phase in ends:
-        state["reason"] = DEADLINE_EXCEEDED
-    elif index.phase == FlowPhase.RUNNING and index.exits.base in _ENDED:
-        state["reason"] = EXIT_HANDLERS  # (the other entries have ended, or their last jobs)
-        state["message"] = index.exits.message(index.exit_entries())
-    return state
+    elif state.expired and state.phase in ends:
+        found["reason"] = DEADLINE_EXCEEDED
+    elif state.phase == FlowPhase.RUNNING and state.exits.base in _ENDED:
+        found["reason"] = EXIT_HANDLERS  # (the other entries have ended, or their last jobs)
+        found["message"] = state.exits.message(state.exit_entries())
+    return found
 
 
-def _waiting(index: FlowIndex, entry: Entry) -> dict[str, Any]:
+def _waiting(state: FlowState, entry: Entry) -> dict[str, Any]:
     if entry.reason:
         return {"phase": WAITING, "reason": entry.reason, "message": entry.message}
-    if entry.name in index.exits.names:
+    if entry.name in state.exits.names:
         return {"phase": WAITING, "reason": DEPENDENCIES, "message": _EXIT_HANDLER}
     if entry.item is not None:
-        fan = index.fans[entry.item.group]
+        fan = state.fans[entry.item.group]
         if fan.held is not None:
-            return _held(index, fan)
+            return _held(state, fan)
         message = (
             f"waiting for a place: parallelism {fan.parallelism} "
             f"({len(fan.counted)} of {fan.name}'s items unfinished)"
         )
         return {"phase": WAITING, "reason": PARALLELISM, "message": message}
-    entries, table, outcome = index.entries, CONTRIBUTION, entry.outcome
+    entries, table, outcome = state.entries, CONTRIBUTION, entry.outcome
     targets = entry.targets
     if entry.probe_met:  # (met for good by their probe)
         targets = tuple(t for t in targets if t not in entry.probe_met)
@@ -130,12 +127,12 @@ def _waiting(index: FlowIndex, entry: Entry) -> dict[str, Any]:
     # the targets not met yet; a dead one (a Failed flow skips nothing: it waits) with its
     # state, a probed one with what its probe said
     pending = [
-        target if state is None or state not in OUTCOMES else f"{target} ({state})"
-        for target, state in zip(targets, states, strict=True)
-        if state is None or table[outcome, state] != MET
+        target if got is None or got not in OUTCOMES else f"{target} ({got})"
+        for target, got in zip(targets, states, strict=True)
+        if got is None or table[outcome, got] != MET
     ]
     if entry.probe is not None:
-        notes = index.probe_notes
+        notes = state.probe_notes
         pending = [
             f"{t} (probe: {notes[entry.name, t]})" if (entry.name, t) in notes else t
             for t in pending
@@ -147,12 +144,12 @@ def _waiting(index: FlowIndex, entry: Entry) -> dict[str, Any]:
     return {"phase": WAITING, "reason": DEPENDENCIES, "message": message}
 
 
-def _fan(index: FlowIndex, entry: Entry, fan: FanOut) -> dict[str, Any]:
+def _fan(state: FlowState, entry: Entry, fan: FanOut) -> dict[str, Any]:
     """A `for` entry's condition: Running, Completed or Failed, reason `ForEach` (what a
     restarted controller expands it again by), its items' counts in the message. One that
     holds its items (a retry reset its dependencies: `expansion.hold`) is Waiting for them
     (still `ForEach`: a restarted controller holds them again), or has its own outcome."""
-    message = fan.counts(index.entries)
+    message = fan.counts(state.entries)
     if fan.held is not None:
         if entry.state in OUTCOMES:
             return {
@@ -160,7 +157,7 @@ def _fan(index: FlowIndex, entry: Entry, fan: FanOut) -> dict[str, Any]:
                 "reason": entry.verdict,
                 "message": entry.verdict_message,
             }
-        waiting = _waiting(index, entry)["message"]
+        waiting = _waiting(state, entry)["message"]
         return {"phase": WAITING, "reason": FOR_EACH, "message": f"{waiting}; {message}"}
     phase = {State.COMPLETED: "Completed", State.FAILED: "Failed"}.get(entry.state, "Running")
     if entry.verdict:
@@ -168,13 +165,13 @@ def _fan(index: FlowIndex, entry: Entry, fan: FanOut) -> dict[str, Any]:
     return {"phase": phase, "reason": FOR_EACH, "message": message}
 
 
-def _held(index: FlowIndex, fan: FanOut) -> dict[str, Any]:
+def _held(state: FlowState, fan: FanOut) -> dict[str, Any]:
     """An item its `for` entry holds: it waits for that entry's dependencies."""
-    waiting = _waiting(index, index.entries[fan.name])["message"]
+    waiting = _waiting(state, state.entries[fan.name])["message"]
     return {"phase": WAITING, "reason": DEPENDENCIES, "message": f"{fan.name} is {waiting}"}
 
 
-def _backoff(index: FlowIndex, entry: Entry) -> dict[str, Any]:
+def _backoff(state: FlowState, entry: Entry) -> dict[str, Any]:
     """A retry that waits: the attempt, when it runs and why; once due, what it waits for."""
     after = entry.attempt + 1
     if entry.first_attempt == 1:
@@ -186,9 +183,9 @@ def _backoff(index: FlowIndex, entry: Entry) -> dict[str, Any]:
         if entry.reason:
             return {"phase": WAITING, "reason": entry.reason, "message": entry.message}
         if not entry.ready():
-            return _waiting(index, entry)
-        if entry.item is not None and index.fans[entry.item.group].held is not None:
-            return _held(index, index.fans[entry.item.group])
+            return _waiting(state, entry)
+        if entry.item is not None and state.fans[entry.item.group].held is not None:
+            return _held(state, state.fans[entry.item.group])
         message = f"{which} is due ({why})"
         if entry.message:
             message += f": {entry.message}"
