@@ -3,6 +3,9 @@ running a shell script, flows of `entry<deps` strings, `vcflow run` as a child p
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
 import subprocess
 import sys
 import time
@@ -17,25 +20,46 @@ from vcflow.runtime.pods import PodRunner
 DEADLINE = 30.0
 
 
-def template(name: str, script: str, *, cpu: str = "", policy: str = "Never") -> str:
+def template(
+    name: str,
+    script: str = "true",
+    *,
+    cpu: str = "",
+    policy: str = "Never",
+    kind: str = "JobTemplate",
+    replicas: int = 1,
+    image: str = "busybox",
+    container: str = "main",
+    command: str = "",
+    plugins: bool = True,
+    meta: str = "",
+    spec: str = "",
+    pod: str = "",
+    extra: str = "",
+) -> str:
+    """A JobTemplate `name` (a vcjob with `kind="Job"`) of one task `t`: `replicas` pods of
+    one container running `sh -c 'SCRIPT'` (or `command`, a YAML list). `meta` is more of
+    the metadata's flow mapping (`, labels: {...}`); `spec`, `pod` and `extra` are more lines
+    of the job's spec, the pod's spec and the container (each starting with a newline)."""
+    api = "batch.volcano.sh/v1alpha1" if kind == "Job" else "flow.volcano.sh/v1alpha1"
+    plugin = "\n  plugins: {env: []}" if plugins else ""
+    pulled = f"\n              image: {image}" if image else ""
     requests = f"\n              resources: {{requests: {{cpu: '{cpu}'}}}}" if cpu else ""
     return f"""
-apiVersion: flow.volcano.sh/v1alpha1
-kind: JobTemplate
-metadata: {{name: {name}}}
+apiVersion: {api}
+kind: {kind}
+metadata: {{name: {name}{meta}}}
 spec:
-  minAvailable: 1
-  plugins: {{env: []}}
+  minAvailable: 1{plugin}{spec}
   tasks:
-    - replicas: 1
+    - replicas: {replicas}
       name: t
       template:
         spec:
-          restartPolicy: {policy}
+          restartPolicy: {policy}{pod}
           containers:
-            - name: main
-              image: busybox
-              command: [sh, -c, '{script}']{requests}
+            - name: {container}{pulled}
+              command: {command or f"[sh, -c, '{script}']"}{extra}{requests}
 ---"""
 
 
@@ -58,15 +82,48 @@ spec:
 """
 
 
-def spawn(state_dir: Path, manifest: Path, *args: str) -> subprocess.Popen[str]:
-    """`vcflow run -f MANIFEST ARGS...` as a child process (output piped)."""
-    command = ["--state-dir", str(state_dir), "run", "-f", str(manifest), "--no-live", *args]
+def flow(name: str, *entries: str, spec: str = "") -> str:
+    """A JobFlow whose entries are given as YAML flow mappings (`{name: a, ...}`); `spec` is
+    more lines of its spec (each ending with a newline)."""
+    body = "".join(f"    - {e}\n" for e in entries)
+    return (
+        f"\napiVersion: flow.volcano.sh/v1alpha1\nkind: JobFlow\nmetadata: {{name: {name}}}\n"
+        f"spec:\n{spec}  flows:\n{body}"
+    )
+
+
+CONFIG = """
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: settings}
+data: {lr: "0.1", epochs: "3"}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: token}
+{secret}stringData: {token: s3cret}
+"""
+
+
+def config(secret: str = "") -> str:
+    """ConfigMap `settings` (lr, epochs) and Secret `token` (`token: s3cret` as stringData,
+    `secret`: more lines of the Secret)."""
+    return CONFIG.replace("{secret}", secret)
+
+
+def started(state_dir: Path, *args: str) -> subprocess.Popen[str]:
+    """`vcflow --state-dir STATE_DIR ARGS...` as a child process (output piped)."""
     return subprocess.Popen(
-        [sys.executable, "-m", "vcflow", *command],
+        [sys.executable, "-m", "vcflow", "--state-dir", str(state_dir), *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
     )
+
+
+def spawn(state_dir: Path, manifest: Path, *args: str) -> subprocess.Popen[str]:
+    """`vcflow run -f MANIFEST ARGS...` as a child process (output piped)."""
+    return started(state_dir, "run", "-f", str(manifest), "--no-live", *args)
 
 
 def wait_for(path: Path, lines: int) -> None:
@@ -88,6 +145,24 @@ def processes_with(marker: str) -> list[int]:
             if marker in cmdline:
                 found.append(int(entry.name))
     return found
+
+
+def kill_all(marker: str) -> None:
+    """SIGKILL every process whose command line holds `marker`."""
+    for pid in processes_with(marker):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+
+
+@contextmanager
+def sleeping(test: str, seconds: int = 30) -> Iterator[str]:
+    """A `sleep` command only the test named `test` runs (to find its processes); what
+    still runs it after the block is killed."""
+    text = f"sleep {seconds}.{abs(hash(test)) % 10**6:06d}"
+    try:
+        yield text
+    finally:
+        kill_all(text)
 
 
 @contextmanager
@@ -144,3 +219,19 @@ def stop_pods(state_dir: Path) -> None:
         ):
             runner.wait(handles, 0.2)
         runner.stop_server()
+
+
+def followed(argv: list[str], go: Path, timeout: float = DEADLINE) -> tuple[str, int, str, str]:
+    """`argv` (a `vcflow logs -f`) as a child process: its first line; then `go` is touched
+    and the rest read until it ends: (first line, exit code, the rest, stderr)."""
+    follower = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert follower.stdout is not None
+        first = follower.stdout.readline()
+        go.touch()
+        out, err = follower.communicate(timeout=timeout)
+    finally:
+        if follower.poll() is None:
+            follower.kill()
+            follower.communicate()
+    return first, follower.returncode, out, err

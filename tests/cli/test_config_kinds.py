@@ -9,20 +9,11 @@ from pathlib import Path
 
 from typer.testing import Result
 
+from .flows import config
+
 Vc = Callable[..., Result]
 
-OBJECTS = """
-apiVersion: v1
-kind: ConfigMap
-metadata: {name: settings}
-data: {lr: "0.1", epochs: "3"}
----
-apiVersion: v1
-kind: Secret
-metadata: {name: token}
-data: {user: YWRh}
-stringData: {token: s3cret}
-"""
+OBJECTS = config("data: {user: YWRh}\n")
 
 
 def test_apply_get_describe_delete(vc: Vc, tmp_path: Path) -> None:

@@ -3,48 +3,16 @@ without a log explained from its status (a launch failure says why) rather than 
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from pathlib import Path
-
 import pytest
-from typer.testing import Result
 
-Vc = Callable[..., Result]
+from .conftest import RunOne, Vc
 
-FLOW = """\
-apiVersion: flow.volcano.sh/v1alpha1
-kind: JobTemplate
-metadata: {{name: a}}
-spec:
-  tasks:
-    - name: t
-      replicas: 1
-      template:
-        spec:
-          restartPolicy: Never
-          containers:
-            - name: main
-              image: busybox
-              command: [sh, -c, "echo hello"]{env}
----
-apiVersion: flow.volcano.sh/v1alpha1
-kind: JobFlow
-metadata: {{name: f}}
-spec:
-  flows: [{{name: a}}]
-"""
 SECRET_ENV = "\n              env: [{name: S, valueFrom: {secretKeyRef: {name: s, key: k}}}]"
 
 
-def run(vc: Vc, tmp_path: Path, env: str = "") -> Result:
-    path = tmp_path / "flow.yaml"
-    path.write_text(FLOW.format(env=env))
-    return vc("run", "-f", path, "--no-live", "--timeout", "60")
-
-
 @pytest.mark.parametrize("name", ["f-a-t-0", "pod/f-a-t-0", "pods/f-a-t-0", "po/f-a-t-0"])
-def test_pod_names_as_kubectl_takes_them(vc: Vc, tmp_path: Path, name: str) -> None:
-    assert run(vc, tmp_path).exit_code == 0
+def test_pod_names_as_kubectl_takes_them(vc: Vc, run_one: RunOne, name: str) -> None:
+    assert run_one("echo hello", "--timeout", "60").result.exit_code == 0
     result = vc("logs", name)
     assert result.exit_code == 0, result.output
     assert result.stdout == "hello\n"
@@ -69,8 +37,8 @@ def test_a_pod_that_does_not_exist(vc: Vc) -> None:
     assert result.stderr == 'Error from server (NotFound): pods "nope" not found\n'
 
 
-def test_a_pod_that_failed_to_launch_says_why(vc: Vc, tmp_path: Path) -> None:
-    assert run(vc, tmp_path, SECRET_ENV).exit_code == 1
+def test_a_pod_that_failed_to_launch_says_why(vc: Vc, run_one: RunOne) -> None:
+    assert run_one("echo hello", "--timeout", "60", extra=SECRET_ENV).result.exit_code == 1
     result = vc("logs", "f-a-t-0")
     assert result.exit_code == 1
     (line,) = result.stderr.splitlines()

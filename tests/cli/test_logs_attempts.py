@@ -5,17 +5,13 @@ job whose failed pod its policy deleted still shows that pod's log."""
 
 from __future__ import annotations
 
-import contextlib
-import os
 import signal
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 from typer.testing import Result
 
 from .conftest import Rows, Vc
-from .flows import DEADLINE, processes_with, spawn, wait_for
+from .flows import ended, running, template, wait_for
 
 POD = "r-t-0"
 
@@ -23,25 +19,8 @@ POD = "r-t-0"
 def restarted_job(count: Path, action: str, then: str = "exit 1") -> str:
     """Vcjob `r`: its container prints which attempt it is (1, 2, ...), then runs `then`."""
     script = f'echo x >> {count}; echo "attempt $(($(wc -l < {count})))"; {then}'
-    return f"""
-apiVersion: batch.volcano.sh/v1alpha1
-kind: Job
-metadata: {{name: r}}
-spec:
-  minAvailable: 1
-  maxRetry: 3
-  policies: [{{event: PodFailed, action: {action}}}]
-  tasks:
-    - replicas: 1
-      name: t
-      template:
-        spec:
-          restartPolicy: Never
-          containers:
-            - name: main
-              image: busybox
-              command: [sh, -c, '{script}']
-"""
+    policies = f"\n  maxRetry: 3\n  policies: [{{event: PodFailed, action: {action}}}]"
+    return template("r", script, kind="Job", plugins=False, spec=policies)
 
 
 def ran(vc: Vc, tmp_path: Path, action: str) -> Result:
@@ -92,16 +71,6 @@ def test_the_report_shows_the_log_of_a_failed_pod_its_policy_deleted(
     assert log(vc, "-p") == "attempt 2\n"
 
 
-@pytest.fixture
-def marker(request: pytest.FixtureRequest) -> Iterator[str]:
-    """A `sleep` that only this test runs (to find its processes), killed afterwards."""
-    text = f"sleep 30.{abs(hash(request.node.name)) % 10**6:06d}"
-    yield text
-    for pid in processes_with(text):
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
-
-
 def test_a_rerun_after_ctrl_c_keeps_the_interrupted_attempts_log(
     vc: Vc, tmp_path: Path, marker: str, rows: Rows
 ) -> None:
@@ -109,16 +78,10 @@ def test_a_rerun_after_ctrl_c_keeps_the_interrupted_attempts_log(
     manifest = tmp_path / "job.yaml"
     then = f"[ $(wc -l < {count}) -ge 2 ] || {marker}"  # the first attempt runs until stopped
     manifest.write_text(restarted_job(count, "RestartJob", then))
-    state_dir = tmp_path / "state"
-    proc = spawn(state_dir, manifest)
-    try:
+    with running(tmp_path / "state", manifest) as proc:
         wait_for(count, 1)
-        proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=DEADLINE)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == 130, out + err
+        code, out, err = ended(proc, signal.SIGINT)
+    assert code == 130, out + err
     # evicted: created again, not started yet; the interrupted attempt is the previous one
     waiting = vc("logs", POD)
     assert waiting.exit_code == 1

@@ -4,11 +4,10 @@ following a flow that another process runs until it ends, its new pods included.
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from pathlib import Path
 
-from .flows import DEADLINE, cli, ended, jobflow, running, stop_pods, template, wait_until
+from .flows import cli, ended, followed, jobflow, running, stop_pods, template, wait_until
 
 VCFLOW = (sys.executable, "-m", "vcflow")
 
@@ -55,22 +54,11 @@ def test_follow_a_running_flow_until_it_ends(tmp_path: Path, state_dir: Path) ->
             wait_until(
                 lambda: "a1" in cli(state_dir, "logs", "vcjob/f-a").stdout, "job a's first line"
             )
-            follower = subprocess.Popen(
-                [*VCFLOW, "--state-dir", str(state_dir), "logs", "-f", "jobflow/f"],
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-            )
-            try:
-                assert follower.stdout is not None
-                assert follower.stdout.readline() == "[pod/f-a-t-0/main] a1\n"
-                go.touch()  # a ends, then b (a new pod) runs, then the flow ends
-                out, err = follower.communicate(timeout=DEADLINE)
-            finally:
-                if follower.poll() is None:
-                    follower.kill()
-                    follower.communicate()
-            assert (follower.returncode, err) == (0, "")
+            # a's first line; then a ends, b (a new pod) runs, then the flow ends
+            argv = [*VCFLOW, "--state-dir", str(state_dir), "logs", "-f", "jobflow/f"]
+            first, code, out, err = followed(argv, go)
+            assert first == "[pod/f-a-t-0/main] a1\n"
+            assert (code, err) == (0, "")
             assert out.splitlines() == ["[pod/f-a-t-0/main] a2", "[pod/f-b-t-0/main] b1"]
             assert ended(run)[0] == 0
     finally:

@@ -29,6 +29,7 @@ from typer.testing import CliRunner, Result
 from vcflow.cli.app import app
 
 from .conftest import EXAMPLE, Vc
+from .flows import followed, jobflow, template
 
 DEADLINE = 60.0
 TOKEN = "s3cret-token"
@@ -365,32 +366,7 @@ def test_get_watch_prints_each_change(running_server: Server) -> None:
     assert watcher.returncode == 130
 
 
-FLOW = """\
-apiVersion: flow.volcano.sh/v1alpha1
-kind: JobTemplate
-metadata:
-  name: hi
-spec:
-  minAvailable: 1
-  tasks:
-    - name: t
-      replicas: 1
-      template:
-        spec:
-          restartPolicy: Never
-          containers:
-            - name: main
-              image: busybox
-              command: ["sh", "-c", "echo one; echo two"]
----
-apiVersion: flow.volcano.sh/v1alpha1
-kind: JobFlow
-metadata:
-  name: f
-spec:
-  flows:
-    - name: hi
-"""
+FLOW = template("hi", "echo one; echo two") + jobflow("f", "hi")
 
 
 def test_logs_through_the_server_are_those_read_embedded(
@@ -455,8 +431,6 @@ def test_logs_of_a_flow_the_server_runs(running_server: Server, tmp_path: Path) 
     """`vcflow logs jobflow/f --kubeconfig ...`: the pods of a flow the server runs, in flow
     order with `[pod/NAME/CONTAINER]` prefixes; `-f` follows the flow to its end (b's pod
     starts after the follower did)."""
-    from .flows import jobflow, template
-
     go = tmp_path / "go"
     manifest = tmp_path / "f.yaml"
     manifest.write_text(
@@ -479,23 +453,13 @@ def test_logs_of_a_flow_the_server_runs(running_server: Server, tmp_path: Path) 
     while "a1" not in logs("vcjob/f-a").stdout:
         assert time.monotonic() < end, "job a's first line"
         time.sleep(0.1)
-    follower = subprocess.Popen(
-        _cli("logs", "-f", "jobflow/f", *kubeconfig),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
     try:
-        assert follower.stdout is not None
-        assert follower.stdout.readline() == "[pod/f-a-t-0/main] a1\n"
-        go.touch()  # a ends, then b (a new pod) runs, then the flow ends
-        out, err = follower.communicate(timeout=DEADLINE)
+        # a's first line; then a ends, b (a new pod) runs, then the flow ends
+        first, code, out, err = followed(_cli("logs", "-f", "jobflow/f", *kubeconfig), go, DEADLINE)
     finally:
         go.touch()
-        if follower.poll() is None:
-            follower.kill()
-            follower.communicate()
-    assert (follower.returncode, err) == (0, "")
+    assert first == "[pod/f-a-t-0/main] a1\n"
+    assert (code, err) == (0, "")
     assert out.splitlines() == [
         "[pod/f-a-t-0/main] a2",
         "[pod/f-b-t-0/main] b1",

@@ -16,7 +16,7 @@ from typer.testing import Result
 
 from vcflow.runtime.run import CREATE_BATCH
 
-from .flows import DEADLINE, jobflow, processes_with, spawn, template, wait_for
+from .flows import DEADLINE, ended, jobflow, processes_with, running, spawn, template, wait_for
 
 Vc = Callable[..., Result]
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "jobflow"
@@ -156,16 +156,11 @@ def test_ctrl_c_terminates_the_running_pods(tmp_path: Path, manifest: Path) -> N
     started = tmp_path / "started"
     marker = "sleep 30.0713"
     manifest.write_text(template("a", f"echo go >> {started}; {marker}") + jobflow("f", "a"))
-    proc = spawn(tmp_path / "state", manifest)
-    try:
+    with running(tmp_path / "state", manifest) as proc:
         wait_for(started, 1)
         assert processes_with(marker)
-        proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=DEADLINE)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == 130, out + err
+        code, out, err = ended(proc, signal.SIGINT)
+    assert code == 130, out + err
     assert "interrupted: terminated 1 running pods" in err
     assert processes_with(marker) == []
 

@@ -5,11 +5,8 @@ forever, a job that ended while no run watched ends when its process did)."""
 
 from __future__ import annotations
 
-import contextlib
-import os
 import signal
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -23,7 +20,17 @@ from vcflow.runtime import podfs
 from vcflow.store import SqliteStore
 
 from .conftest import Vc
-from .flows import cli, ended, jobflow, processes_with, running, template, wait_for, wait_until
+from .flows import (
+    cli,
+    ended,
+    flow,
+    jobflow,
+    processes_with,
+    running,
+    template,
+    wait_for,
+    wait_until,
+)
 
 
 @pytest.fixture
@@ -57,18 +64,8 @@ def pods(state_dir: Path) -> dict[str, str]:
 
 def flow_status(state_dir: Path, name: str) -> dict[str, object]:
     with opened(state_dir) as store:
-        flow = store.get(JobFlow, "default", name)
-        return flow.status.to_dict() if flow.status else {}
-
-
-@pytest.fixture
-def marker(request: pytest.FixtureRequest) -> Iterator[str]:
-    """A `sleep` that only this test runs (to find its processes), killed afterwards."""
-    text = f"sleep 30.{abs(hash(request.node.name)) % 10**6:06d}"
-    yield text
-    for pid in processes_with(text):
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
+        found = store.get(JobFlow, "default", name)
+        return found.status.to_dict() if found.status else {}
 
 
 def test_a_failed_flow_waits_for_its_running_jobs_and_records_their_end(
@@ -112,17 +109,9 @@ def test_with_strategy_any_the_entries_that_never_ran_are_listed_waiting(
         template("a", "exit 3")
         + template("b", "sleep 1")
         + template("c", "true")
-        + """
-apiVersion: flow.volcano.sh/v1alpha1
-kind: JobFlow
-metadata: {name: f}
-spec:
-  flows:
-    - name: a
-    - name: b
-    - name: c
-      dependsOn: {targets: [a, b], strategy: any}
-"""
+        + flow(
+            "f", "{name: a}", "{name: b}", "{name: c, dependsOn: {targets: [a, b], strategy: any}}"
+        )
     )
     result = vc("run", "-f", manifest, "--no-live")
     assert result.exit_code == 1, result.output

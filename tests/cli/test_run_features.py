@@ -6,14 +6,12 @@ fan-out. Jobs count their runs in marker files."""
 
 from __future__ import annotations
 
-import contextlib
 import itertools
-import os
 import signal
 import socket
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -24,7 +22,7 @@ from vcflow.api.jobflow import JobFlow
 from vcflow.api.vcjob import VCJob
 from vcflow.store import SqliteStore
 
-from .flows import DEADLINE, processes_with, spawn, stop_pods, template, wait_until
+from .flows import DEADLINE, flow, processes_with, spawn, stop_pods, template, wait_until
 
 Vc = Callable[..., Result]
 
@@ -32,25 +30,6 @@ Vc = Callable[..., Result]
 @pytest.fixture
 def manifest(tmp_path: Path) -> Path:
     return tmp_path / "flow.yaml"
-
-
-@pytest.fixture
-def marker(request: pytest.FixtureRequest) -> Iterator[str]:
-    """A `sleep` only this test runs (to find its processes), killed afterwards."""
-    text = f"sleep 30.{abs(hash(request.node.name)) % 10**6:06d}"
-    yield text
-    for pid in processes_with(text):
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
-
-
-def flow(name: str, *entries: str, spec: str = "") -> str:
-    """A JobFlow whose entries are given as YAML flow mappings (`{name: a, ...}`)."""
-    body = "".join(f"    - {e}\n" for e in entries)
-    return (
-        f"\napiVersion: flow.volcano.sh/v1alpha1\nkind: JobFlow\nmetadata: {{name: {name}}}\n"
-        f"spec:\n{spec}  flows:\n{body}"
-    )
 
 
 def counting(runs: Path, succeed_after: int) -> str:

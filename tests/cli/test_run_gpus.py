@@ -14,7 +14,7 @@ import pytest
 from vcflow.api.vcjob import VCJob
 from vcflow.store import SqliteStore
 
-from .flows import DEADLINE, spawn, stop_pods, wait_until
+from .flows import DEADLINE, spawn, stop_pods, template, wait_until
 
 CAPACITY = ("--capacity", "nvidia.com/gpu=4")
 
@@ -26,23 +26,7 @@ def gpu_job(name: str, out: Path, gpus: int | None) -> str:
     wait = f"until [ -e {out}/{name}.go ]; do sleep 0.05; done"
     script = f"{seen}; mv {out}/{name}.tmp {out}/{name}; {wait}"
     limits = f"\n              resources: {{limits: {{nvidia.com/gpu: {gpus}}}}}" if gpus else ""
-    return f"""
-apiVersion: batch.volcano.sh/v1alpha1
-kind: Job
-metadata: {{name: {name}}}
-spec:
-  minAvailable: 1
-  tasks:
-    - replicas: 1
-      name: t
-      template:
-        spec:
-          restartPolicy: Never
-          containers:
-            - name: main
-              image: cuda
-              command: [sh, -c, '{script}']{limits}
----"""
+    return template(name, script, kind="Job", plugins=False, image="cuda", extra=limits)
 
 
 @pytest.fixture

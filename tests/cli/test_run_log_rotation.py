@@ -3,42 +3,24 @@ log rotation, per container run (`runtime.logrotate`); bad values are usage erro
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from vcflow.runtime import logrotate
 
-from .conftest import Vc
+from .conftest import RunOne
 
-JOB = """
-apiVersion: batch.volcano.sh/v1alpha1
-kind: Job
-metadata: {name: chatty}
-spec:
-  minAvailable: 1
-  tasks:
-    - name: t
-      replicas: 1
-      template:
-        spec:
-          restartPolicy: Never
-          containers:
-            - name: c
-              command: [sh, -c, '{SCRIPT}']
-"""
 SCRIPT = 'i=0; while [ $i -lt 40 ]; do printf "%08192d\\n" 0; i=$((i+1)); sleep 0.05; done'
 
 
-def test_a_runs_logs_are_rotated_within_the_limits_given(
-    vc: Vc, state_dir: Path, tmp_path: Path
-) -> None:
-    manifest = tmp_path / "job.yaml"
-    manifest.write_text(JOB.replace("{SCRIPT}", SCRIPT))
+CHATTY = {"name": "chatty", "kind": "Job", "container": "c"}  # vcjob chatty, container c
+
+
+def test_a_runs_logs_are_rotated_within_the_limits_given(run_one: RunOne) -> None:
     limits = ("--container-log-max-size", "16Ki", "--container-log-max-files", "2")
-    result = vc("run", "-f", manifest, "--no-live", *limits)
+    ran = run_one(SCRIPT, *limits, **CHATTY)
+    result = ran.result
     assert result.exit_code == 0, result.stderr
-    log = state_dir / "pods" / "default" / "chatty-t-0" / "c.0.log"
+    log = ran.pod / "c.0.log"
     kept = logrotate.copies(str(log))
     assert len(kept) == 1  # max-files 2: the log and one copy
     assert log.stat().st_size < 16 * 1024 + 200 * 1024
@@ -53,10 +35,8 @@ def test_a_runs_logs_are_rotated_within_the_limits_given(
     ],
 )
 def test_bad_rotation_values_are_usage_errors(
-    vc: Vc, tmp_path: Path, option: str, value: str, said: str
+    run_one: RunOne, option: str, value: str, said: str
 ) -> None:
-    manifest = tmp_path / "job.yaml"
-    manifest.write_text(JOB)
-    result = vc("run", "-f", manifest, "--no-live", option, value)
+    result = run_one(SCRIPT, option, value, **CHATTY).result
     assert result.exit_code == 2
     assert said in result.stderr

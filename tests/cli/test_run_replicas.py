@@ -5,7 +5,6 @@ Unschedulable, not a hang — also one stored before the bound existed."""
 
 from __future__ import annotations
 
-import contextlib
 import os
 import signal
 import subprocess
@@ -22,7 +21,7 @@ from vcflow.reconcile.vcjob import spec as jobspec
 from vcflow.store import SqliteStore
 
 from .conftest import Vc
-from .flows import cli, processes_with
+from .flows import cli, processes_with, sleeping
 
 DEADLINE = 60.0
 #: a 10,000-pod run's peak RSS here is about 140 MB (it was 24 GB for a billion replicas)
@@ -55,11 +54,8 @@ spec:
 @pytest.fixture
 def marker(request: pytest.FixtureRequest) -> Iterator[str]:
     """A `sleep` that only this test runs (to find its processes), killed afterwards."""
-    text = f"sleep 60.{abs(hash(request.node.name)) % 10**6:06d}"
-    yield text
-    for pid in processes_with(text):
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
+    with sleeping(request.node.name, 60) as text:
+        yield text
 
 
 def test_a_billion_replicas_are_refused_at_validate(vc: Vc, tmp_path: Path) -> None:

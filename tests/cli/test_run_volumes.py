@@ -16,45 +16,15 @@ from typer.testing import Result
 
 from vcflow.runtime import isolation
 
-from .flows import jobflow
+from .conftest import RunOne
+from .flows import config, jobflow, template
 
 Vc = Callable[..., Result]
 
-CONFIG = """
-apiVersion: v1
-kind: ConfigMap
-metadata: {name: settings}
-data: {lr: "0.1", epochs: "3"}
----
-apiVersion: v1
-kind: Secret
-metadata: {name: token}
-stringData: {token: s3cret}
----"""
 
-TEMPLATE = """
-apiVersion: flow.volcano.sh/v1alpha1
-kind: JobTemplate
-metadata: {{name: {name}}}
-spec:
-  minAvailable: 1
-  tasks:
-    - replicas: 1
-      name: t
-      template:
-        spec:
-          restartPolicy: Never
-          volumes: {volumes}
-          initContainers: {inits}
-          containers:
-            - name: main
-              image: busybox
-              command: [sh, -c, '{script}']{extra}
----"""
-
-
-def template(name: str, script: str, *, volumes: str, inits: str = "[]", extra: str = "") -> str:
-    return TEMPLATE.format(name=name, script=script, volumes=volumes, inits=inits, extra=extra)
+def pod_spec(volumes: str, inits: str = "[]") -> str:
+    """The pod spec's lines of `volumes` and `initContainers` (JSON lists)."""
+    return f"\n          volumes: {volumes}\n          initContainers: {inits}"
 
 
 def ok(result: Result) -> Result:
@@ -73,7 +43,7 @@ needs_namespaces = pytest.mark.skipif(
 
 @needs_namespaces
 def test_volumes_configmaps_and_secrets_are_found_where_the_pod_asks(
-    vc: Vc, tmp_path: Path
+    run_one: RunOne, tmp_path: Path
 ) -> None:
     host_in, host_out = tmp_path / "input", tmp_path / "out"
     host_in.mkdir()
@@ -119,11 +89,10 @@ def test_volumes_configmaps_and_secrets_are_found_where_the_pod_asks(
                 - {name: out, mountPath: /out}
                 - {name: cfg, mountPath: /etc/settings}
                 - {name: sec, mountPath: /etc/token}"""
-    manifest = tmp_path / "flow.yaml"
-    manifest.write_text(
-        CONFIG + template("v", script, volumes=volumes, inits=prep, extra=extra) + jobflow("f", "v")
-    )
-    ok(vc("run", "-f", manifest, "--no-live", "--timeout", "30"))
+    config_objects = config() + "---"
+    spec = pod_spec(volumes, prep)
+    ran = run_one(script, "--timeout", "30", name="v", before=config_objects, pod=spec, extra=extra)
+    ok(ran.result)
     lines = (host_out / "result.txt").read_text().splitlines()
     data_dir = lines[4].removeprefix("dir=")
     assert lines == [
@@ -138,11 +107,11 @@ def test_volumes_configmaps_and_secrets_are_found_where_the_pod_asks(
     assert absent(*where) == before  # the mount points were never made on the host
 
 
-def test_a_missing_configmap_fails_the_pod_with_the_kubelets_reason(vc: Vc, tmp_path: Path) -> None:
+def test_a_missing_configmap_fails_the_pod_with_the_kubelets_reason(
+    vc: Vc, run_one: RunOne
+) -> None:
     extra = "\n              env: [{name: X, valueFrom: {configMapKeyRef: {name: nope, key: k}}}]"
-    manifest = tmp_path / "flow.yaml"
-    manifest.write_text(template("m", "true", volumes="[]", extra=extra) + jobflow("f", "m"))
-    result = vc("run", "-f", manifest, "--no-live", "--timeout", "30")
+    result = run_one("true", "--timeout", "30", name="m", pod=pod_spec("[]"), extra=extra).result
     assert result.exit_code == 1, result.output
     pod = json.loads(ok(vc("get", "pod", "f-m-t-0", "-o", "json")).stdout)
     terminated = pod["status"]["containerStatuses"][0]["state"]["terminated"]
@@ -161,7 +130,7 @@ def test_without_namespaces_the_volume_is_named_in_an_env_var_and_validate_warns
               workingDir: /workspace
               volumeMounts: [{name: work-dir, mountPath: /workspace}]"""
     manifest = tmp_path / "flow.yaml"
-    body = template("w", script, volumes=volumes, extra=extra)
+    body = template("w", script, pod=pod_spec(volumes), extra=extra)
     manifest.write_text(body + jobflow("f", "w"))
     checked = ok(vc("validate", "-f", manifest))
     assert "mountPath '/workspace' cannot be honoured on this machine" in checked.stderr

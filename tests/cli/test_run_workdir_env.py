@@ -13,29 +13,12 @@ from pathlib import Path
 
 from vcflow.api import workdir
 
-from .flows import DEADLINE, jobflow
-
-TEMPLATE = """
-apiVersion: flow.volcano.sh/v1alpha1
-kind: JobTemplate
-metadata: {{name: {name}}}
-spec:
-  minAvailable: 1
-  tasks:
-    - replicas: 1
-      name: t
-      template:
-        spec:
-          restartPolicy: Never
-          containers:
-            - name: main
-              image: python
-              command: {command}{extra}
----"""
+from . import flows
+from .flows import DEADLINE, cli, jobflow
 
 
 def template(name: str, command: str, extra: str = "") -> str:
-    return TEMPLATE.format(name=name, command=command, extra=extra)
+    return flows.template(name, command=command, image="python", plugins=False, extra=extra)
 
 
 def run_in(
@@ -69,24 +52,8 @@ def test_python3_train_py_runs_in_the_directory_vcflow_run_was_run_in(tmp_path: 
     assert done.returncode == 0, done.stdout + done.stderr
     assert (project / "trained.txt").read_text() == "ok"
     assert (project / "sub" / "cwd.txt").read_text() == str(project / "sub")
-    jobs = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "vcflow",
-            "--state-dir",
-            str(tmp_path / "state"),
-            "get",
-            "vcjob",
-            "ml-train",
-            "-o",
-            "json",
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=DEADLINE,
-    )
+    jobs = cli(tmp_path / "state", "get", "vcjob", "ml-train", "-o", "json")
+    assert jobs.returncode == 0, jobs.stderr
     assert json.loads(jobs.stdout)["metadata"]["annotations"][workdir.ANNOTATION] == str(project)
 
 
