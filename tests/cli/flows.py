@@ -12,9 +12,12 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from vcflow.api.jobflow import JobFlow, JobFlowStatus
+from vcflow.api.vcjob import VCJob
 from vcflow.runtime.pods import PodRunner
 
 DEADLINE = 30.0
@@ -195,7 +198,7 @@ def cli(state_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def wait_until(check: Callable[[], bool], what: str) -> None:
+def wait_until(check: Callable[[], object], what: str) -> None:
     end = time.monotonic() + DEADLINE
     while not check():
         if time.monotonic() > end:
@@ -235,3 +238,33 @@ def followed(argv: list[str], go: Path, timeout: float = DEADLINE) -> tuple[str,
             follower.kill()
             follower.communicate()
     return first, follower.returncode, out, err
+
+
+def flow_object(spec: dict[str, Any], status: dict[str, Any] | None = None) -> JobFlow:
+    """JobFlow `f` (uid `u`, created 2027-01-15T08:00:00Z) of `spec`, as a run's `Progress`
+    is given it, with `status` if any."""
+    out = JobFlow.from_dict(
+        {
+            "metadata": {
+                "name": "f",
+                "namespace": "default",
+                "uid": "u",
+                "creationTimestamp": "2027-01-15T08:00:00Z",
+            },
+            "spec": spec,
+        }
+    )
+    out.status = JobFlowStatus.model_validate(status) if status else None
+    return out
+
+
+def flow_job(name: str, phase: str, attempt: int = 1, uid: str = "") -> VCJob:
+    """Vcjob `f-NAME` of flow `f` (`flow_object`) in `phase`, its `attempt` annotated after
+    the first."""
+    ref = {"apiVersion": "flow.volcano.sh/v1alpha1", "kind": "JobFlow", "name": "f", "uid": "u"}
+    annotations = {"vcflow.io/attempt": str(attempt)} if attempt > 1 else {}
+    metadata: dict[str, Any] = {"name": f"f-{name}", "namespace": "default"}
+    if uid:
+        metadata["uid"] = uid
+    metadata |= {"annotations": annotations, "ownerReferences": [{**ref, "controller": True}]}
+    return VCJob.from_dict({"metadata": metadata, "status": {"state": {"phase": phase}}})

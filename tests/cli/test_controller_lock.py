@@ -6,47 +6,17 @@ from __future__ import annotations
 import fcntl
 import os
 import signal
-import subprocess
-import sys
-import time
-from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from typer.testing import Result
 
 from vcflow.api.jobflow import JobFlow
 from vcflow.api.vcjob import VCJob
 from vcflow.local import statedir
 from vcflow.store import SqliteStore
 
-Vc = Callable[..., Result]
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "jobflow"
-DEADLINE = 30.0
-
-
-@pytest.fixture
-def store(state_dir: Path) -> Iterator[SqliteStore]:
-    opened = SqliteStore.in_state_dir(statedir.resolve(state_dir))
-    yield opened
-    opened.close()
-
-
-def wait_for(condition: Callable[[], bool], what: str) -> None:
-    """Poll until `condition()` holds; fail after DEADLINE seconds."""
-    deadline = time.monotonic() + DEADLINE
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.02)
-
-
-def vcflow_process(state_dir: Path, *args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "vcflow", "--state-dir", str(state_dir), *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+from .conftest import EXAMPLE, Vc
+from .flows import DEADLINE, cli, started, wait_until
 
 
 def test_flock_conflicts_between_open_files_of_one_process(tmp_path: Path) -> None:
@@ -123,27 +93,21 @@ def test_controller_gives_up_on_a_writer_after_its_patience(state_dir: Path) -> 
 
 
 def test_controller_process(state_dir: Path, store: SqliteStore) -> None:
-    controller = vcflow_process(state_dir, "controller")
+    controller = started(state_dir, "controller")
     lock = statedir.ControllerLock(state_dir)
     try:
-        wait_for(lambda: lock.holder() == (controller.pid, "controller"), "the controller")
-        second = subprocess.run(
-            [sys.executable, "-m", "vcflow", "--state-dir", str(state_dir), "controller"],
-            capture_output=True,
-            text=True,
-            timeout=DEADLINE,
-            check=False,
-        )
+        wait_until(lambda: lock.holder() == (controller.pid, "controller"), "the controller")
+        second = cli(state_dir, "controller")
         assert second.returncode == 1
         assert second.stdout == ""
         assert second.stderr.count("\n") == 1
         assert f"process {controller.pid} already runs them" in second.stderr
 
-        apply = vcflow_process(state_dir, "apply", "-f", str(EXAMPLE))
+        apply = started(state_dir, "apply", "-f", str(EXAMPLE))
         out, err = apply.communicate(timeout=DEADLINE)
         assert apply.returncode == 0, err
         assert "jobflow.flow.volcano.sh/test created" in out
-        wait_for(lambda: [j.name for j in store.list(VCJob)] == ["test-a"], "test-a")
+        wait_until(lambda: [j.name for j in store.list(VCJob)] == ["test-a"], "test-a")
     finally:
         controller.send_signal(signal.SIGTERM)
         out, err = controller.communicate(timeout=DEADLINE)

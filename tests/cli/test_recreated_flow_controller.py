@@ -6,46 +6,18 @@ vcjob the store collects after its flow is not an outcome of the next flow of th
 from __future__ import annotations
 
 import signal
-import subprocess
-import sys
-import time
-from collections.abc import Callable, Iterator
 from pathlib import Path
-
-import pytest
 
 from vcflow.api.jobflow import JobFlow
 from vcflow.api.vcjob import JobState, VCJob, VCJobStatus
 from vcflow.local import statedir
 from vcflow.store import SqliteStore
 
-from .flows import jobflow, template
-
-DEADLINE = 30.0
-
-
-@pytest.fixture
-def store(state_dir: Path) -> Iterator[SqliteStore]:
-    opened = SqliteStore.in_state_dir(statedir.resolve(state_dir))
-    yield opened
-    opened.close()
-
-
-def wait_for(condition: Callable[[], object], what: str) -> None:
-    deadline = time.monotonic() + DEADLINE
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.02)
+from .flows import DEADLINE, cli, jobflow, started, template, wait_until
 
 
 def vcflow(state_dir: Path, *args: str) -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "vcflow", "--state-dir", str(state_dir), *args],
-        capture_output=True,
-        text=True,
-        timeout=DEADLINE,
-        check=False,
-    )
+    done = cli(state_dir, *args)
     assert done.returncode == 0, done.stderr
 
 
@@ -64,28 +36,23 @@ def test_a_flow_deleted_and_applied_again_creates_its_job_each_time(
     manifest = tmp_path / "flow.yaml"
     manifest.write_text(template("a", "true") + jobflow("f", "a"))
     vcflow(state_dir, "apply", "-f", str(manifest))  # (the store exists before the lock)
-    controller = subprocess.Popen(
-        [sys.executable, "-m", "vcflow", "--state-dir", str(state_dir), "controller"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    controller = started(state_dir, "controller")
     uids, err = set(), ""
     try:
         lock = statedir.ControllerLock(state_dir)
-        wait_for(lambda: lock.holder()[0] == controller.pid, "the controller")
+        wait_until(lambda: lock.holder()[0] == controller.pid, "the controller")
         for run in range(1, 5):
             if run > 1:
                 vcflow(state_dir, "apply", "-f", str(manifest))
-            wait_for(lambda: jobs(store) or phase(store) == "Succeed", f"apply {run} to act")
+            wait_until(lambda: jobs(store) or phase(store) == "Succeed", f"apply {run} to act")
             assert jobs(store), f"apply {run}: the flow ended without creating its vcjob"
             job = store.get(VCJob, "default", "f-a")
             uids.add(job.metadata.uid)
             job.status = VCJobStatus(state=JobState(phase="Completed"))
             store.update_status(job)
-            wait_for(lambda: phase(store) == "Succeed", f"the flow of apply {run} to succeed")
+            wait_until(lambda: phase(store) == "Succeed", f"the flow of apply {run} to succeed")
             vcflow(state_dir, "delete", "jobflow", "f")
-            wait_for(lambda: not store.list(VCJob, "default"), "the vcjob to be collected")
+            wait_until(lambda: not store.list(VCJob, "default"), "the vcjob to be collected")
     finally:
         controller.send_signal(signal.SIGTERM)
         try:

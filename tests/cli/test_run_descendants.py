@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from .flows import ended, processes_with, running
+from .flows import ended, processes_with, running, template
 
 ESCAPE = (
     "import os, sys, time\n"
@@ -37,21 +37,9 @@ def test_ctrl_c_ends_what_a_pod_started_in_a_session_of_its_own(tmp_path: Path, 
     script = tmp_path / "escape.py"
     script.write_text(ESCAPE)
     manifest = tmp_path / "job.yaml"
+    command = f"[{sys.executable}, {script}, '{mark}']"
     manifest.write_text(
-        f"""
-apiVersion: batch.volcano.sh/v1alpha1
-kind: Job
-metadata: {{name: escapes}}
-spec:
-  minAvailable: 1
-  tasks:
-    - name: t
-      replicas: 2
-      template:
-        spec:
-          restartPolicy: Never
-          containers: [{{name: c, command: [{sys.executable}, {script}, '{mark}']}}]
-"""
+        template("escapes", kind="Job", replicas=2, image="", container="c", command=command)
     )
     with running(tmp_path / "state", manifest, "--timeout", "60") as proc:
         end = time.monotonic() + 30

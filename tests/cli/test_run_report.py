@@ -81,28 +81,14 @@ def test_nothing_to_run_is_refused_before_anything_is_written(
     assert not (state_dir / "vcflow.db").exists()
 
 
-VCJOB = """
-apiVersion: batch.volcano.sh/v1alpha1
-kind: Job
-metadata: {name: alone}
-spec:
-  minAvailable: 1
-  tasks:
-    - name: t
-      replicas: 2
-      template:
-        spec:
-          restartPolicy: Never
-          containers: [{name: main, image: x, command: [sh, -c, 'exit $CODE'],
-                        env: [{name: CODE, value: 'CODE_VALUE'}]}]
-"""
-
-
 @pytest.mark.parametrize(("code", "phase", "exit_code"), [(0, "Completed", 0), (4, "Failed", 1)])
 def test_a_vcjob_applied_alone_is_run_to_its_end(
     vc: Vc, manifest: Path, code: int, phase: str, exit_code: int
 ) -> None:
-    manifest.write_text(VCJOB.replace("CODE_VALUE", str(code)))
+    env = f"\n              env: [{{name: CODE, value: '{code}'}}]"
+    manifest.write_text(
+        template("alone", "exit $CODE", kind="Job", replicas=2, image="x", extra=env)
+    )
     result = vc("run", "-f", manifest, "--no-live")
     assert result.exit_code == exit_code, result.output
     assert f"vcjob alone {phase}" in result.stdout

@@ -8,7 +8,7 @@ from __future__ import annotations
 import io
 from typing import Any
 
-from vcflow.api.jobflow import JobFlow, JobFlowStatus
+from vcflow.api.jobflow import JobFlow
 from vcflow.api.vcjob import VCJob
 from vcflow.cli.runview import final_rows, report
 from vcflow.local import result
@@ -16,6 +16,8 @@ from vcflow.local.progress import Progress
 from vcflow.local.result import RunResult
 from vcflow.runtime.run import Ending
 from vcflow.store.memory import MemoryStore
+
+from .flows import flow_job, flow_object
 
 BEGUN = 1_800_000_000.0
 
@@ -29,36 +31,12 @@ class Clock:
 
 
 def flow(status: dict[str, Any] | None = None) -> JobFlow:
-    out = JobFlow.from_dict(
-        {
-            "metadata": {
-                "name": "f",
-                "namespace": "default",
-                "uid": "u",
-                "creationTimestamp": "2027-01-15T08:00:00Z",  # BEGUN
-            },
-            "spec": {"flows": [{"name": "a", "retryPolicy": {"maxRetries": 2}}, {"name": "b"}]},
-        }
-    )
-    out.status = JobFlowStatus.model_validate(status) if status else None
-    return out
+    spec = {"flows": [{"name": "a", "retryPolicy": {"maxRetries": 2}}, {"name": "b"}]}
+    return flow_object(spec, status)  # created at BEGUN
 
 
 def job(name: str, phase: str, attempt: int = 1) -> VCJob:
-    ref = {"apiVersion": "flow.volcano.sh/v1alpha1", "kind": "JobFlow", "name": "f", "uid": "u"}
-    annotations = {"vcflow.io/attempt": str(attempt)} if attempt > 1 else {}
-    return VCJob.from_dict(
-        {
-            "metadata": {
-                "name": f"f-{name}",
-                "namespace": "default",
-                "uid": f"{name}-{attempt}",
-                "annotations": annotations,
-                "ownerReferences": [{**ref, "controller": True}],
-            },
-            "status": {"state": {"phase": phase}},
-        }
-    )
+    return flow_job(name, phase, attempt, uid=f"{name}-{attempt}")
 
 
 def built(progress: Progress, tmp_path: Any) -> RunResult:

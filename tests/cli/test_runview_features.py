@@ -8,54 +8,30 @@ from __future__ import annotations
 import io
 from typing import Any
 
-from vcflow.api.jobflow import JobFlow, JobFlowStatus
-from vcflow.api.vcjob import VCJob
+from vcflow.api.jobflow import JobFlow
 from vcflow.cli.runview import LiveView, report
 from vcflow.local.progress import Progress
 from vcflow.local.result import FlowResult, JobResult, RunResult
 from vcflow.runtime.run import Ending
 
+from .flows import flow_job, flow_object
+
 NOW = 1_800_000_000.0
-STAMP = "2027-01-15T08:00:00Z"  # NOW, as the flow's status writes it
 
 
 def flow(status: dict[str, Any] | None = None) -> JobFlow:
-    out = JobFlow.from_dict(
-        {
-            "metadata": {
-                "name": "f",
-                "namespace": "default",
-                "uid": "u",
-                "creationTimestamp": STAMP,
-            },
-            "spec": {
-                "activeDeadlineSeconds": 600,
-                "flows": [
-                    {"name": "a", "retryPolicy": {"maxRetries": 2}},
-                    {"name": "b", "activeDeadlineSeconds": 90},
-                    {"name": "c", "dependsOn": {"targets": ["a"], "outcome": "Failed"}},
-                ],
-            },
-        }
-    )
-    out.status = JobFlowStatus.model_validate(status) if status else None
-    return out
+    spec = {
+        "activeDeadlineSeconds": 600,
+        "flows": [
+            {"name": "a", "retryPolicy": {"maxRetries": 2}},
+            {"name": "b", "activeDeadlineSeconds": 90},
+            {"name": "c", "dependsOn": {"targets": ["a"], "outcome": "Failed"}},
+        ],
+    }
+    return flow_object(spec, status)  # created at NOW
 
 
-def job(name: str, phase: str, attempt: int = 1) -> VCJob:
-    ref = {"apiVersion": "flow.volcano.sh/v1alpha1", "kind": "JobFlow", "name": "f", "uid": "u"}
-    annotations = {"vcflow.io/attempt": str(attempt)} if attempt > 1 else {}
-    return VCJob.from_dict(
-        {
-            "metadata": {
-                "name": f"f-{name}",
-                "namespace": "default",
-                "annotations": annotations,
-                "ownerReferences": [{**ref, "controller": True}],
-            },
-            "status": {"state": {"phase": phase}},
-        }
-    )
+job = flow_job
 
 
 def shown(progress: Progress) -> str:
