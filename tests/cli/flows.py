@@ -10,11 +10,12 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.runtime.conftest import shut_down
 
 from vcflow.api.jobflow import JobFlow, JobFlowStatus
 from vcflow.api.vcjob import VCJob
@@ -114,14 +115,19 @@ def config(secret: str = "") -> str:
     return CONFIG.replace("{secret}", secret)
 
 
-def started(state_dir: Path, *args: str) -> subprocess.Popen[str]:
-    """`vcflow --state-dir STATE_DIR ARGS...` as a child process (output piped)."""
+def child(*args: str) -> subprocess.Popen[str]:
+    """`vcflow ARGS...` as a child process (output piped)."""
     return subprocess.Popen(
-        [sys.executable, "-m", "vcflow", "--state-dir", str(state_dir), *args],
+        [sys.executable, "-m", "vcflow", *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
     )
+
+
+def started(state_dir: Path, *args: str) -> subprocess.Popen[str]:
+    """`vcflow --state-dir STATE_DIR ARGS...` as a child process (output piped)."""
+    return child("--state-dir", str(state_dir), *args)
 
 
 def spawn(state_dir: Path, manifest: Path, *args: str) -> subprocess.Popen[str]:
@@ -169,15 +175,21 @@ def sleeping(test: str, seconds: int = 30) -> Iterator[str]:
 
 
 @contextmanager
-def running(state_dir: Path, manifest: Path, *args: str) -> Iterator[subprocess.Popen[str]]:
-    """`vcflow run` as a child process for the block; killed if still running after it."""
-    proc = spawn(state_dir, manifest, *args)
+def supervised(proc: subprocess.Popen[str]) -> Iterator[subprocess.Popen[str]]:
+    """`proc` for the block; killed if still running after it, its pipes read to the end."""
     try:
         yield proc
     finally:
         if proc.poll() is None:
             proc.kill()
-            proc.communicate()
+        proc.communicate()
+
+
+def running(
+    state_dir: Path, manifest: Path, *args: str
+) -> AbstractContextManager[subprocess.Popen[str]]:
+    """`vcflow run` as a child process for the block; killed if still running after it."""
+    return supervised(spawn(state_dir, manifest, *args))
 
 
 def ended(proc: subprocess.Popen[str], signum: int | None = None) -> tuple[int, str, str]:
@@ -211,17 +223,7 @@ def stop_pods(state_dir: Path) -> None:
     test whose `vcflow run` was killed, or failed)."""
     if not (state_dir / "runtime").is_dir():
         return
-    with PodRunner(state_dir) as runner:
-        handles = runner.adopt_all()
-        for handle in handles:
-            if handle.last is not None and (handle.last.lost or not handle.last.finished):
-                runner.terminate(handle, 0)
-        end = time.monotonic() + DEADLINE
-        while time.monotonic() < end and any(
-            h.status().lost or not h.status().finished for h in handles
-        ):
-            runner.wait(handles, 0.2)
-        runner.stop_server()
+    shut_down(PodRunner(state_dir))
 
 
 def followed(argv: list[str], go: Path, timeout: float = DEADLINE) -> tuple[str, int, str, str]:

@@ -13,21 +13,9 @@ from pathlib import Path
 import pytest
 
 from .conftest import EXAMPLE, Vc
+from .flows import template
 
 DEADLINE = 60.0
-TEMPLATE = """apiVersion: flow.volcano.sh/v1alpha1
-kind: JobTemplate
-metadata: {{name: t{n:04d}-{long}, labels: {{team: blue, num: "{n}"}}}}
-spec:
-  tasks:
-    - name: t
-      replicas: 1
-      template:
-        spec:
-          restartPolicy: Never
-          containers: [{{name: c, image: busybox, command: [sh, -c, 'echo {n}']}}]
----
-"""
 MANY = 500  # with LONG names: a table larger than a pipe's buffer and ours together
 LONG = "x" * 200
 
@@ -41,7 +29,13 @@ def many(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
     root = tmp_path_factory.mktemp("many")
     manifest = root / "many.yaml"
-    manifest.write_text("".join(TEMPLATE.format(n=n, long=LONG) for n in range(MANY)))
+    labels = ', labels: {{team: blue, num: "{}"}}'
+    manifest.write_text(
+        "".join(
+            template(f"t{n:04d}-{LONG}", f"echo {n}", container="c", meta=labels.format(n))
+            for n in range(MANY)
+        )
+    )
     state_dir = root / "state"
     applied = CliRunner().invoke(app, ["--state-dir", str(state_dir), "apply", "-f", str(manifest)])
     assert applied.exit_code == 0, applied.output

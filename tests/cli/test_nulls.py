@@ -9,43 +9,22 @@ from pathlib import Path
 
 from typer.testing import Result
 
+from .flows import jobflow, template
+
 Vc = Callable[..., Result]
 
-MANIFEST = """\
-apiVersion: flow.volcano.sh/v1alpha1
-kind: JobTemplate
-metadata: {name: a}
-spec:
-  priorityClassName: null
-  tasks:
-    - name: t
-      replicas: 1
-      template:
-        spec:
-          priorityClassName: null
-          nodeSelector: null
-          restartPolicy: Never
-          containers:
-            - {name: c, image: x, command: ["true"], env: null, resources: {limits: null}}
----
-apiVersion: flow.volcano.sh/v1alpha1
-kind: JobTemplate
-metadata: {name: b}
-spec:
-  tasks:
-    - name: t
-      replicas: 1
-      template:
-        spec:
-          restartPolicy: Never
-          containers: [{name: c, image: x, command: ["true"]}]
----
-apiVersion: flow.volcano.sh/v1alpha1
-kind: JobFlow
-metadata: {name: f}
-spec:
-  flows: [{name: a}, {name: b}]
-"""
+TRUE = {"container": "c", "image": "x", "command": '["true"]'}
+MANIFEST = (
+    template(
+        "a",
+        spec="\n  priorityClassName: null",
+        pod="\n          priorityClassName: null\n          nodeSelector: null",
+        extra="\n              env: null\n              resources: {limits: null}",
+        **TRUE,
+    )
+    + template("b", **TRUE)
+    + jobflow("f", "a", "b")
+)
 
 
 def test_no_null_in_what_a_run_leaves(vc: Vc, tmp_path: Path) -> None:

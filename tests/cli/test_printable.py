@@ -10,22 +10,18 @@ from pathlib import Path
 
 from typer.testing import Result
 
+from .flows import template
+
 Vc = Callable[..., Result]
 OSC_TITLE = "\x1b]0;pwned\x07"
 CLEAR = "\x1b[2J"
 
-TEMPLATE = """apiVersion: flow.volcano.sh/v1alpha1
-kind: JobTemplate
-metadata:
-  name: t
-  annotations: {note: "%s and a NUL \\0 here"}
-spec:
-  minAvailable: 1
-  tasks:
-    - name: main
-      replicas: 1
-      template: {spec: {restartPolicy: Never, containers: [{name: c, command: ["true"]}]}}
-"""
+TRUE = {"container": "c", "image": "", "command": '["true"]'}
+
+
+def noted(note: str) -> str:
+    """JobTemplate `t` annotated `note: "NOTE and a NUL \\0 here"` (YAML escapes)."""
+    return template("t", meta=f', annotations: {{note: "{note} and a NUL \\0 here"}}', **TRUE)
 
 
 def raw_controls(text: str) -> list[str]:
@@ -34,7 +30,7 @@ def raw_controls(text: str) -> list[str]:
 
 def test_describe_escapes_control_characters(vc: Vc, tmp_path: Path) -> None:
     manifest = tmp_path / "t.yaml"
-    manifest.write_text(TEMPLATE % "\\e]0;pwned\\a")  # YAML escapes: ESC, BEL
+    manifest.write_text(noted("\\e]0;pwned\\a"))  # YAML escapes: ESC, BEL
     assert vc("apply", "-f", manifest).exit_code == 0
     result = vc("describe", "jt", "t")
     assert result.exit_code == 0, result.output
@@ -44,18 +40,7 @@ def test_describe_escapes_control_characters(vc: Vc, tmp_path: Path) -> None:
 
 def test_get_escapes_control_characters(vc: Vc, tmp_path: Path) -> None:
     vcjob = tmp_path / "j.yaml"
-    vcjob.write_text(
-        """apiVersion: batch.volcano.sh/v1alpha1
-kind: Job
-metadata: {name: j}
-spec:
-  minAvailable: 1
-  tasks:
-    - name: main
-      replicas: 1
-      template: {spec: {restartPolicy: Never, containers: [{name: c, command: ["true"]}]}}
-"""
-    )
+    vcjob.write_text(template("j", kind="Job", **TRUE))
     assert vc("apply", "-f", vcjob).exit_code == 0
     body = json.dumps({"status": {"state": {"phase": CLEAR + OSC_TITLE}}})
     assert vc("patch", "vcjob", "j", "--subresource", "status", "-p", body).exit_code == 0

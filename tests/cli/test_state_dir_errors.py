@@ -17,16 +17,15 @@ from typer.testing import CliRunner, Result
 
 from vcflow.cli.app import app
 
-TEMPLATE = """apiVersion: flow.volcano.sh/v1alpha1
-kind: JobTemplate
-metadata: {name: %s, annotations: {pad: "%s"}}
-spec:
-  minAvailable: 1
-  tasks:
-    - name: main
-      replicas: 1
-      template: {spec: {restartPolicy: Never, containers: [{name: c, command: ["true"]}]}}
-"""
+from .flows import template
+
+
+def padded(name: str, pad: str) -> str:
+    """JobTemplate `name` with an annotation of `pad` (to fill a store)."""
+    meta = f', annotations: {{pad: "{pad}"}}'
+    return template(name, container="c", image="", command='["true"]', meta=meta)
+
+
 Run = Callable[..., Result]
 
 
@@ -45,7 +44,7 @@ def one_line(result: Result) -> str:
 @pytest.fixture
 def manifest(tmp_path: Path) -> Path:
     path = tmp_path / "t.yaml"
-    path.write_text(TEMPLATE % ("t", "x"))
+    path.write_text(padded("t", "x"))
     return path
 
 
@@ -126,7 +125,7 @@ def test_a_full_disk(tmp_path: Path, tmpfs: Callable[[str], Path]) -> None:
     point = tmpfs("size=256k")
     state = point / "state"
     big = tmp_path / "big.yaml"
-    big.write_text("---\n".join(TEMPLATE % (f"t{i}", "x" * 4000) for i in range(100)))
+    big.write_text("".join(padded(f"t{i}", "x" * 4000) for i in range(100)))
     line = one_line(run(state, "apply", "-f", big))
     assert line == f"no space left on device: {state / 'vcflow.db'}"
     result = run(state, "get", "jt")  # nothing half-applied
@@ -136,7 +135,7 @@ def test_a_full_disk(tmp_path: Path, tmpfs: Callable[[str], Path]) -> None:
 def test_a_damaged_store_is_refused_at_open(tmp_path: Path) -> None:
     state = tmp_path / "state"
     many = tmp_path / "many.yaml"
-    many.write_text("---\n".join(TEMPLATE % (f"t{i}", "x" * 2000) for i in range(20)))
+    many.write_text("".join(padded(f"t{i}", "x" * 2000) for i in range(20)))
     assert run(state, "apply", "-f", many).exit_code == 0
     db = state / "vcflow.db"
     with sqlite3.connect(db) as found:
@@ -171,7 +170,7 @@ def test_a_full_disk_under_an_existing_store(
     finally:
         os.close(fd)
     more = tmp_path / "more.yaml"
-    more.write_text(TEMPLATE % ("u", "x"))
+    more.write_text(padded("u", "x"))
     for args in (("get", "jt"), ("apply", "-f", more)):
         line = one_line(run(state, *args))
         assert line == f"no space left on device: {state / 'vcflow.db'}"

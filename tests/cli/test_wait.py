@@ -8,15 +8,25 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import pytest
 from typer.testing import Result
 
 from .conftest import Vc
-from .flows import DEADLINE, cli, ended, jobflow, running, stop_pods, template, wait_until
+from .flows import (
+    DEADLINE,
+    child,
+    cli,
+    ended,
+    jobflow,
+    running,
+    stop_pods,
+    supervised,
+    template,
+    wait_until,
+)
 from .test_remote import Server, running_server  # noqa: F401 (fixture)
 
 PHASE = "--for=jsonpath={.status.state.phase}=Succeed"
@@ -31,21 +41,9 @@ def blocked_flow(tmp_path: Path) -> tuple[Path, Path]:
     return manifest, go
 
 
-@contextmanager
-def waiting(*args: str) -> Iterator[subprocess.Popen[str]]:
+def waiting(*args: str) -> AbstractContextManager[subprocess.Popen[str]]:
     """`vcflow ARGS` (a wait) as a child process; killed if still running after the block."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "vcflow", *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        yield proc
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.communicate()
+    return supervised(child(*args))
 
 
 def has_open(pid: int, path: Path) -> bool:

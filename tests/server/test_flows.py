@@ -15,6 +15,7 @@ from pathlib import Path
 
 import httpx
 import yaml
+from tests.cli.flows import processes_with
 
 from vcflow.server import advertise
 
@@ -117,7 +118,7 @@ def test_sigterm_leaves_the_pods_running_and_a_restart_adopts_them(
             assert followed.read() == b""  # (pod a writes no log)
     assert not (server.state_dir / "server.json").exists()
     assert not (server.state_dir / "kubeconfig").exists()
-    pod_pids = _processes_with(str(gate))
+    pod_pids = processes_with(str(gate))
     assert pod_pids, "pod a was terminated by the stop"
     assert pod_servers(server.state_dir), "the pod server went with the control plane"
     again = start_server()
@@ -168,19 +169,6 @@ def test_writes_of_other_processes_are_reconciled_and_one_control_plane_runs(
     assert second.returncode == 1 and f"process {pid} (vcflow server)" in second.stderr
     assert json.loads((server.state_dir / "server.json").read_text())["pid"] == pid
     assert alive(pid)
-
-
-def _processes_with(marker: str) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
-            except OSError:
-                continue
-            if marker in cmdline:
-                found.append(int(entry.name))
-    return found
 
 
 def test_a_client_finds_the_running_server_and_not_a_killed_one(start_server: Start) -> None:
