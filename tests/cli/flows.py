@@ -130,6 +130,16 @@ def started(state_dir: Path, *args: str) -> subprocess.Popen[str]:
     return child("--state-dir", str(state_dir), *args)
 
 
+def gated_flow(tmp_path: Path, first: str, second: str, then: str) -> tuple[Path, Path]:
+    """Flow f: job a prints `first`, then `second` once the file `go` exists; then job b runs
+    the script `then`: (the manifest, tmp_path/f.yaml; go)."""
+    go = tmp_path / "go"
+    manifest = tmp_path / "f.yaml"
+    script = f"echo {first}; while [ ! -e {go} ]; do sleep 0.05; done; echo {second}"
+    manifest.write_text(template("a", script) + template("b", then) + jobflow("f", "a", "b<a"))
+    return manifest, go
+
+
 def spawn(state_dir: Path, manifest: Path, *args: str) -> subprocess.Popen[str]:
     """`vcflow run -f MANIFEST ARGS...` as a child process (output piped)."""
     return started(state_dir, "run", "-f", str(manifest), "--no-live", *args)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from .flows import cli, template
+from .flows import cli, flow, template
 
 SCRIPT = (
     'if [ -z "$VCFLOW_ITEM" ]; then echo "{\\"xs\\": $XS}" > "$VCFLOW_OUTPUTS"; '
@@ -18,22 +18,13 @@ SCRIPT = (
 
 
 def manifest(count: int) -> str:
-    text = (
-        template("step", SCRIPT)
-        + """
-apiVersion: flow.volcano.sh/v1alpha1
-kind: JobFlow
-metadata: {name: fan}
-spec:
-  arguments: []
-  flows:
-    - {name: prep, template: step}
-    - name: sq
-      template: step
-      dependsOn: {targets: [prep]}
-      for: {fromOutput: prep.xs, parallelism: 4}
-    - {name: last, template: step, dependsOn: {targets: [sq]}}
-"""
+    text = template("step", SCRIPT) + flow(
+        "fan",
+        "{name: prep, template: step}",
+        "{name: sq, template: step, dependsOn: {targets: [prep]},"
+        " for: {fromOutput: prep.xs, parallelism: 4}}",
+        "{name: last, template: step, dependsOn: {targets: [sq]}}",
+        spec="  arguments: []\n",
     )
     return text.replace("$XS", str(list(range(count))))
 

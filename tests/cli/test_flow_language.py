@@ -18,7 +18,7 @@ from vcflow.api import names
 from vcflow.api.vcjob import VCJob
 from vcflow.store import SqliteStore
 
-from .flows import template
+from .flows import flow, template
 
 Vc = Callable[..., Result]
 
@@ -32,15 +32,11 @@ def squeezed(text: str) -> list[str]:
     return [" ".join(line.split()) for line in text.splitlines()]
 
 
-SHARED = """
-apiVersion: flow.volcano.sh/v1alpha1
-kind: JobFlow
-metadata: {name: f}
-spec:
-  flows:
-    - {name: one, template: worker}
-    - {name: two, template: worker, dependsOn: {targets: [one]}}
-"""
+SHARED = flow(
+    "f",
+    "{name: one, template: worker}",
+    "{name: two, template: worker, dependsOn: {targets: [one]}}",
+)
 
 
 def test_two_entries_run_one_template(vc: Vc, manifest: Path, state_dir: Path) -> None:
@@ -93,17 +89,12 @@ def test_a_missing_template_is_waited_for_under_its_name(vc: Vc, manifest: Path)
 
 # -- arguments --------------------------------------------------------------------------------
 
-ARGS = """
-apiVersion: flow.volcano.sh/v1alpha1
-kind: JobFlow
-metadata: {name: f}
-spec:
+ARGUMENTS = """\
   arguments:
     - {name: threshold, description: the accuracy to deploy at}
     - {name: target, value: cpu}
-  flows:
-    - name: show
 """
+ARGS = flow("f", "name: show", spec=ARGUMENTS)
 
 
 def test_p_gives_a_value_the_job_reads_in_vcflow_args(

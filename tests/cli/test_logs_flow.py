@@ -7,7 +7,17 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from .flows import cli, ended, followed, jobflow, running, stop_pods, template, wait_until
+from .flows import (
+    cli,
+    ended,
+    followed,
+    gated_flow,
+    jobflow,
+    running,
+    stop_pods,
+    template,
+    wait_until,
+)
 
 VCFLOW = (sys.executable, "-m", "vcflow")
 
@@ -42,13 +52,7 @@ def test_logs_of_a_finished_flow(tmp_path: Path, state_dir: Path) -> None:
 
 
 def test_follow_a_running_flow_until_it_ends(tmp_path: Path, state_dir: Path) -> None:
-    go = tmp_path / "go"
-    manifest = tmp_path / "f.yaml"
-    manifest.write_text(
-        template("a", f"echo a1; while [ ! -e {go} ]; do sleep 0.05; done; echo a2")
-        + template("b", "echo b1")
-        + jobflow("f", "a", "b<a")
-    )
+    manifest, go = gated_flow(tmp_path, "a1", "a2", "echo b1")
     try:
         with running(state_dir, manifest) as run:
             wait_until(

@@ -24,7 +24,7 @@ from vcflow.cli.app import app
 from vcflow.runtime import logtimes
 
 from .conftest import Vc
-from .flows import DEADLINE, ended, jobflow, running, stop_pods, template, wait_until
+from .flows import DEADLINE, ended, gated_flow, running, stop_pods, wait_until
 from .test_remote import Server, running_server  # noqa: F401 (fixture)
 
 POD = "f-a-t-0"
@@ -35,14 +35,7 @@ PREFIXED = re.compile(r"\[pod/([^/]+)/main\] (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d
 
 def manifest(tmp_path: Path) -> tuple[Path, Path]:
     """A flow: job a prints `one`, then `two` once `go` exists; then job b prints `b`."""
-    go = tmp_path / "go"
-    path = tmp_path / "f.yaml"
-    path.write_text(
-        template("a", f"echo one; while [ ! -e {go} ]; do sleep 0.05; done; echo two")
-        + template("b", "echo b")
-        + jobflow("f", "a", "b<a")
-    )
-    return path, go
+    return gated_flow(tmp_path, "one", "two", "echo b")
 
 
 def two_lines(log: Path, go: Path, meanwhile: Callable[[], None] = lambda: None) -> None:

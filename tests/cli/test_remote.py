@@ -29,7 +29,7 @@ from typer.testing import CliRunner, Result
 from vcflow.cli.app import app
 
 from .conftest import EXAMPLE, Vc
-from .flows import followed, jobflow, template
+from .flows import followed, gated_flow, jobflow, template
 
 DEADLINE = 60.0
 TOKEN = "s3cret-token"
@@ -329,6 +329,15 @@ class Lines:
             pytest.fail(f"no line within {DEADLINE:g}s")
 
 
+def interrupted(watcher: subprocess.Popen[str]) -> None:
+    """Ctrl-C to a `get -w` child; its end waited for, its pipes closed."""
+    watcher.send_signal(signal.SIGINT)
+    watcher.wait(timeout=DEADLINE)
+    for pipe in (watcher.stdout, watcher.stderr):
+        if pipe is not None:
+            pipe.close()
+
+
 def test_get_watch_prints_each_change(running_server: Server) -> None:
     watcher = subprocess.Popen(
         _cli("get", "jf", "-w", "--kubeconfig", str(running_server.state_dir / "kubeconfig")),
@@ -358,11 +367,7 @@ def test_get_watch_prints_each_change(running_server: Server) -> None:
             seen.append(out.next())
         assert seen[0].split()[0] == "test"
     finally:
-        watcher.send_signal(signal.SIGINT)
-        watcher.wait(timeout=DEADLINE)
-        for pipe in (watcher.stdout, watcher.stderr):
-            if pipe is not None:
-                pipe.close()
+        interrupted(watcher)
     assert watcher.returncode == 130
 
 
@@ -419,11 +424,7 @@ def test_get_watch_embedded_prints_each_change(tmp_path: Path) -> None:
         names = [out.next().split()[0] for _ in range(5)]
         assert names == list("abcde")
     finally:
-        watcher.send_signal(signal.SIGINT)
-        watcher.wait(timeout=DEADLINE)
-        for pipe in (watcher.stdout, watcher.stderr):
-            if pipe is not None:
-                pipe.close()
+        interrupted(watcher)
     assert watcher.returncode == 130
 
 
@@ -431,13 +432,7 @@ def test_logs_of_a_flow_the_server_runs(running_server: Server, tmp_path: Path) 
     """`vcflow logs jobflow/f --kubeconfig ...`: the pods of a flow the server runs, in flow
     order with `[pod/NAME/CONTAINER]` prefixes; `-f` follows the flow to its end (b's pod
     starts after the follower did)."""
-    go = tmp_path / "go"
-    manifest = tmp_path / "f.yaml"
-    manifest.write_text(
-        template("a", f"echo a1; while [ ! -e {go} ]; do sleep 0.05; done; echo a2")
-        + template("b", "echo b1; echo b2")
-        + jobflow("f", "a", "b<a")
-    )
+    manifest, go = gated_flow(tmp_path, "a1", "a2", "echo b1; echo b2")
     kubeconfig = ("--kubeconfig", str(running_server.state_dir / "kubeconfig"))
     applied = subprocess.run(
         _cli("apply", "-f", str(manifest), *kubeconfig), capture_output=True, timeout=60

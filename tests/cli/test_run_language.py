@@ -6,23 +6,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .flows import cli, template
+from .flows import cli, flow, template
 
 SCRIPT = 'echo "{\\"n\\": 1}" > "$VCFLOW_OUTPUTS"; echo "phase=$VCFLOW_FLOW_PHASE"'
-FLOW = (
-    template("step", SCRIPT)
-    + """
-apiVersion: flow.volcano.sh/v1alpha1
-kind: JobFlow
-metadata: {name: edge}
-spec:
-  onExit: [bye]
-  flows:
-    - {name: a, template: step}
-    - {name: b, template: step, dependsOn: {targets: [a]}, when: "outputs.a.missing == 1"}
-    - {name: c, template: step, dependsOn: {targets: [b]}}
-    - {name: bye, template: step}
-"""
+FLOW = template("step", SCRIPT) + flow(
+    "edge",
+    "{name: a, template: step}",
+    '{name: b, template: step, dependsOn: {targets: [a]}, when: "outputs.a.missing == 1"}',
+    "{name: c, template: step, dependsOn: {targets: [b]}}",
+    "{name: bye, template: step}",
+    spec="  onExit: [bye]\n",
 )
 
 

@@ -21,7 +21,7 @@ from vcflow.reconcile.vcjob import spec as jobspec
 from vcflow.store import SqliteStore
 
 from .conftest import Vc
-from .flows import cli, processes_with, sleeping
+from .flows import cli, flow, processes_with, sleeping
 
 DEADLINE = 60.0
 #: a 10,000-pod run's peak RSS here is about 140 MB (it was 24 GB for a billion replicas)
@@ -82,18 +82,9 @@ def test_a_flow_cannot_patch_a_template_over_the_bound(vc: Vc, tmp_path: Path) -
         "batch.volcano.sh/v1alpha1", "flow.volcano.sh/v1alpha1"
     )
     template = template.replace("kind: Job", "kind: JobTemplate")
-    flow = """
----
-apiVersion: flow.volcano.sh/v1alpha1
-kind: JobFlow
-metadata: {name: f}
-spec:
-  flows:
-    - name: t
-      patch: {jobSpec: {tasks: [{name: t0, replicas: 20000}]}}
-"""
+    patched = flow("f", "{name: t, patch: {jobSpec: {tasks: [{name: t0, replicas: 20000}]}}}")
     manifest = tmp_path / "flow.yaml"
-    manifest.write_text(template + flow)
+    manifest.write_text(template + "\n---" + patched)
     result = vc("validate", "-f", manifest)
     assert result.exit_code == 1
     assert "Invalid value: 20000: must be less than or equal to 10000" in result.stderr
