@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import IO
 
 import pytest
-from tests.cli.flows import DEADLINE, spawn, stop_pods, wait_until
+from tests.cli.flows import DEADLINE, flow, spawn, stop_pods, template, wait_until
 
 from vcflow.api.event import Event
 from vcflow.api.jobflow import JobFlow
@@ -68,32 +68,11 @@ mark("ends")
 
 def manifest(step: Path) -> str:
     items = json.dumps([f"item-{i}" for i in range(COUNT)])
-    return f"""
-apiVersion: flow.volcano.sh/v1alpha1
-kind: JobTemplate
-metadata: {{name: e}}
-spec:
-  minAvailable: 1
-  tasks:
-    - name: t
-      replicas: 1
-      template:
-        spec:
-          restartPolicy: Never
-          containers:
-            - name: main
-              image: python:3.11-slim
-              command: [{json.dumps(sys.executable)}, {json.dumps(str(step))}]
----
-apiVersion: flow.volcano.sh/v1alpha1
-kind: JobFlow
-metadata: {{name: f}}
-spec:
-  jobRetainPolicy: retain
-  flows:
-    - name: e
-      for: {{items: {items}, parallelism: {PARALLELISM}}}
-"""
+    command = f"[{json.dumps(sys.executable)}, {json.dumps(str(step))}]"
+    entry = f"{{name: e, for: {{items: {items}, parallelism: {PARALLELISM}}}}}"
+    return template("e", image="python:3.11-slim", command=command) + flow(
+        "f", entry, spec="  jobRetainPolicy: retain\n"
+    )
 
 
 def marks(path: Path) -> list[tuple[int, int, float]]:

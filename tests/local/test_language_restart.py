@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests.cli import flows
 from tests.cli.flows import DEADLINE, spawn, stop_pods, wait_until
 
 from vcflow.api.jobflow import JobFlow, JobStatus
@@ -60,23 +61,8 @@ spec:
 
 
 def template(name: str, step: Path) -> str:
-    return f"""
-apiVersion: flow.volcano.sh/v1alpha1
-kind: JobTemplate
-metadata: {{name: {name}}}
-spec:
-  minAvailable: 1
-  tasks:
-    - name: t
-      replicas: 1
-      template:
-        spec:
-          restartPolicy: Never
-          containers:
-            - name: main
-              image: python:3.11-slim
-              command: [{json.dumps(sys.executable)}, {json.dumps(str(step))}, {name}]
----"""
+    command = f"[{json.dumps(sys.executable)}, {json.dumps(str(step))}, {name}]"
+    return flows.template(name, image="python:3.11-slim", command=command)
 
 
 def statuses(state_dir: Path) -> dict[str, JobStatus]:

@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
+from tests.cli.flows import template
 
 import vcflow
 from vcflow.api.jobflow import JobFlow
@@ -15,20 +16,11 @@ from vcflow.api.jobtemplate import JobTemplate
 from vcflow.local import statedir
 from vcflow.store import SqliteStore
 
-TEMPLATE = """
-apiVersion: flow.volcano.sh/v1alpha1
-kind: JobTemplate
-metadata: {{name: {name}}}
-spec:
-  minAvailable: 1
-  tasks:
-    - name: t
-      replicas: 1
-      template:
-        spec:
-          restartPolicy: Never
-          containers: [{{name: main, image: x, command: [sh, -c, '{script}']}}]
-"""
+
+def job_template(name: str, script: str) -> str:
+    """JobTemplate `name` running `script`, one YAML document (no `---` after it)."""
+    return template(name, script, image="x").removesuffix("---")
+
 
 FLOW = """
 apiVersion: flow.volcano.sh/v1alpha1
@@ -45,11 +37,7 @@ spec:
 def test_run_returns_each_job_in_flow_order(tmp_path: Path) -> None:
     manifest = tmp_path / "flow.yaml"
     manifest.write_text(
-        TEMPLATE.format(name="a", script="true")
-        + "---"
-        + TEMPLATE.format(name="b", script="echo bad >&2; exit 2")
-        + "---"
-        + FLOW
+        job_template("a", "true") + "---" + job_template("b", "echo bad >&2; exit 2") + "---" + FLOW
     )
     seen: list[tuple[str, str]] = []
     result = vcflow.run(
@@ -68,9 +56,9 @@ def test_run_returns_each_job_in_flow_order(tmp_path: Path) -> None:
 
 
 def test_run_takes_objects(tmp_path: Path) -> None:
-    objects = [
-        JobTemplate.from_dict(_yaml(TEMPLATE.format(name=n, script="true"))) for n in "ab"
-    ] + [JobFlow.from_dict(_yaml(FLOW))]
+    objects = [JobTemplate.from_dict(_yaml(job_template(n, "true"))) for n in "ab"] + [
+        JobFlow.from_dict(_yaml(FLOW))
+    ]
     result = vcflow.run(objects, state_dir=tmp_path / "state")
     assert result.succeeded and result.exit_code == 0
 
@@ -87,7 +75,7 @@ def test_bad_input_raises_and_writes_nothing(tmp_path: Path) -> None:
 
 def test_nothing_to_run_is_refused(tmp_path: Path) -> None:
     manifest = tmp_path / "t.yaml"
-    manifest.write_text(TEMPLATE.format(name="a", script="true"))
+    manifest.write_text(job_template("a", "true"))
     with pytest.raises(vcflow.NothingToRun):
         vcflow.run(manifest, state_dir=tmp_path / "state")
     assert not (tmp_path / "state").exists()
@@ -95,7 +83,7 @@ def test_nothing_to_run_is_refused(tmp_path: Path) -> None:
 
 def test_another_runner_holding_the_state_directory_is_an_error(tmp_path: Path) -> None:
     manifest = tmp_path / "flow.yaml"
-    manifest.write_text(TEMPLATE.format(name="a", script="true") + "---" + FLOW)
+    manifest.write_text(job_template("a", "true") + "---" + FLOW)
     state = tmp_path / "state"
     state.mkdir()
     with statedir.ControllerLock(state, statedir.CONTROLLER) as lock:
@@ -129,7 +117,7 @@ def test_run_takes_the_flows_arguments(tmp_path: Path) -> None:
     manifest = tmp_path / "flow.yaml"
     out = tmp_path / "args"
     script = f"echo $VCFLOW_ARGS > {out}"
-    manifest.write_text(TEMPLATE.format(name="a", script=script) + "---" + ARGUMENTS_FLOW)
+    manifest.write_text(job_template("a", script) + "---" + ARGUMENTS_FLOW)
     state = tmp_path / "state"
     with pytest.raises(vcflow.ArgumentError, match='did you mean "threshold"'):
         vcflow.run(manifest, state_dir=state, arguments={"treshold": "1"})
@@ -140,7 +128,7 @@ def test_run_takes_the_flows_arguments(tmp_path: Path) -> None:
     assert result.succeeded, result
     assert out.read_text() == '{"threshold":"0.9"}\n'
     given = JobFlow.from_dict(_yaml(ARGUMENTS_FLOW))
-    objects = [JobTemplate.from_dict(_yaml(TEMPLATE.format(name="a", script=script))), given]
+    objects = [JobTemplate.from_dict(_yaml(job_template("a", script))), given]
     again = vcflow.run(objects, state_dir=tmp_path / "other", arguments={"threshold": "0.8"})
     assert again.succeeded
     assert out.read_text() == '{"threshold":"0.8"}\n'
@@ -151,13 +139,7 @@ def test_run_takes_the_flows_arguments(tmp_path: Path) -> None:
 def test_unknown_fields_are_refused_unless_validate_says_otherwise(tmp_path: Path) -> None:
     manifest = tmp_path / "flow.yaml"
     odd = FLOW.replace("    - name: a\n", "    - name: a\n      withItems: [1]\n")
-    manifest.write_text(
-        TEMPLATE.format(name="a", script="true")
-        + "---"
-        + TEMPLATE.format(name="b", script="true")
-        + "---"
-        + odd
-    )
+    manifest.write_text(job_template("a", "true") + "---" + job_template("b", "true") + "---" + odd)
     state = tmp_path / "state"
     with pytest.raises(
         vcflow.ValidationFailed, match=re.escape('unknown field "spec.flows[0].withItems"')

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tests.cli.flows import flow, template
 
 from vcflow.api.jobflow import JobFlow
 from vcflow.runtime import logrotate, podserver
@@ -61,26 +62,7 @@ def test_a_pod_without_room_to_launch_fails_saying_so(small_pods: Path, tmp_path
     fill(small_pods)
     manifest = tmp_path / "flow.yaml"
     manifest.write_text(
-        """
-apiVersion: flow.volcano.sh/v1alpha1
-kind: JobTemplate
-metadata: {name: a}
-spec:
-  minAvailable: 1
-  tasks:
-    - name: t
-      replicas: 1
-      template:
-        spec:
-          restartPolicy: Never
-          containers: [{name: c, command: ["true"]}]
----
-apiVersion: flow.volcano.sh/v1alpha1
-kind: JobFlow
-metadata: {name: f}
-spec:
-  flows: [{name: a}]
-"""
+        template("a", container="c", image="", command='["true"]') + flow("f", "{name: a}")
     )
     state = tmp_path / "state"
     command = ["--state-dir", str(state), "run", "-f", str(manifest), "--no-live"]
