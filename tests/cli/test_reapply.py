@@ -4,15 +4,12 @@ status subresource, so the flow does not come back `Succeed` with jobs that neve
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
 import yaml
 from typer.testing import Result
 
-from .flows import jobflow, template
-
-Vc = Callable[..., Result]
+from .conftest import RunOne, Vc
 
 
 def ok(result: Result) -> Result:
@@ -20,10 +17,11 @@ def ok(result: Result) -> Result:
     return result
 
 
-def test_an_exported_flow_applied_again_runs_its_jobs(vc: Vc, tmp_path: Path) -> None:
-    marks, manifest, exported = tmp_path / "marks", tmp_path / "flow.yaml", tmp_path / "f.yaml"
-    manifest.write_text(template("a", f"echo ran >> {marks}") + jobflow("f", "a"))
-    ok(vc("run", "-f", manifest, "--no-live"))
+def test_an_exported_flow_applied_again_runs_its_jobs(
+    vc: Vc, run_one: RunOne, tmp_path: Path
+) -> None:
+    marks, exported = tmp_path / "marks", tmp_path / "f.yaml"
+    ok(run_one(f"echo ran >> {marks}").result)
     assert marks.read_text() == "ran\n"
     exported.write_text(ok(vc("get", "jf", "f", "-o", "yaml")).stdout)
     assert yaml.safe_load(exported.read_text())["status"]["state"]["phase"] == "Succeed"

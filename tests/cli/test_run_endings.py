@@ -19,7 +19,7 @@ from vcflow.api.vcjob import VCJob
 from vcflow.runtime import podfs
 from vcflow.store import SqliteStore
 
-from .conftest import Vc
+from .conftest import RunOne, Vc
 from .flows import (
     cli,
     ended,
@@ -179,10 +179,9 @@ def test_ctrl_c_leaves_no_vcjob_running_without_a_pod_and_a_rerun_runs_it(
 
 
 def test_the_timeout_leaves_no_vcjob_running_without_a_pod(
-    vc: Vc, manifest: Path, state_dir: Path, marker: str
+    run_one: RunOne, state_dir: Path, marker: str
 ) -> None:
-    manifest.write_text(template("a", marker) + jobflow("f", "a"))
-    result = vc("run", "-f", manifest, "--no-live", "--timeout", "1")
+    result = run_one(marker, "--timeout", "1").result
     assert result.exit_code == 1
     assert phases(state_dir) == {"f-a": "Pending"}
     assert "Running" not in pods(state_dir).values()
@@ -262,10 +261,9 @@ def test_deleting_a_flow_with_no_run_active_kills_and_removes_its_pods(
 
 
 def test_deleting_a_pod_with_no_run_active_removes_it(
-    vc: Vc, manifest: Path, state_dir: Path
+    vc: Vc, run_one: RunOne, state_dir: Path
 ) -> None:
-    manifest.write_text(template("a", "exit 3") + jobflow("f", "a"))
-    assert vc("run", "-f", manifest, "--no-live").exit_code == 1
+    assert run_one("exit 3").result.exit_code == 1
     assert pods(state_dir) == {"f-a-t-0": "Failed"}
     result = vc("delete", "pod", "f-a-t-0")
     assert result.exit_code == 0, result.output

@@ -14,7 +14,7 @@ from vcflow.api.vcjob import VCJob
 from vcflow.cli.runview import LiveView
 from vcflow.local.progress import Progress
 
-from .conftest import Vc
+from .conftest import RunOne, Vc
 from .flows import jobflow, template
 
 
@@ -57,11 +57,13 @@ def test_the_table_keeps_flow_order_and_says_why_a_job_failed(vc: Vc, manifest: 
     assert "  first line\n  no such file: data.csv\n" in result.stdout
 
 
-def test_a_rerun_of_a_finished_flow_prints_its_run_time_not_its_age(vc: Vc, manifest: Path) -> None:
-    manifest.write_text(template("a", "sleep 0.5") + jobflow("f", "a"))
-    assert vc("run", "-f", manifest, "--no-live").exit_code == 0
+def test_a_rerun_of_a_finished_flow_prints_its_run_time_not_its_age(
+    vc: Vc, run_one: RunOne
+) -> None:
+    first = run_one("sleep 0.5")
+    assert first.result.exit_code == 0
     time.sleep(2.2)  # the flow is older now than it ran
-    result = vc("run", "-f", manifest, "--no-live")
+    result = vc("run", "-f", first.manifest, "--no-live")
     assert result.exit_code == 0
     summary = next(line for line in result.stdout.splitlines() if line.startswith("flow f "))
     shown = summary.split(" in ")[1].split("s")[0]  # (stored times: whole seconds, or "<1")
@@ -165,12 +167,9 @@ def test_the_live_view_says_why_a_job_failed_and_why_an_entry_waits() -> None:
     assert "e1  Waiting" in text and "TemplateNotFound: no JobTemplate e1" in text
 
 
-def test_what_a_failed_job_printed_is_shown_escaped(vc: Vc, manifest: Path) -> None:
+def test_what_a_failed_job_printed_is_shown_escaped(run_one: RunOne) -> None:
     """A log line with an OSC title sequence is shown, not obeyed by the terminal."""
-    manifest.write_text(
-        template("a", r'printf "\033]0;pwned\007tail\n"; exit 1') + jobflow("f", "a")
-    )
-    result = vc("run", "-f", manifest, "--no-live")
+    result = run_one(r'printf "\033]0;pwned\007tail\n"; exit 1').result
     assert result.exit_code == 1
     assert "\x1b" not in result.stdout and "\x07" not in result.stdout
     assert "  \\x1b]0;pwned\\x07tail\n" in result.stdout
