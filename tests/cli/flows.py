@@ -1,5 +1,7 @@
-"""Builders and process helpers of the `vcflow run` tests: manifests of one-task templates
-running a shell script, flows of `entry<deps` strings, `vcflow run` as a child process."""
+"""Builders and process helpers of the `vcflow run` tests (tests/local, tests/runtime and
+tests/server use them too): manifests of one-task templates or vcjobs running a shell script,
+flows of `entry<deps` strings or of YAML entries, `vcflow` as a child process, the processes
+of a test's pods, and the JobFlow and vcjobs a run's `Progress` is fed."""
 
 from __future__ import annotations
 
@@ -115,6 +117,16 @@ def config(secret: str = "") -> str:
     return CONFIG.replace("{secret}", secret)
 
 
+def gated_flow(tmp_path: Path, first: str, second: str, then: str) -> tuple[Path, Path]:
+    """Flow f: job a prints `first`, then `second` once the file `go` exists; then job b runs
+    the script `then`: (the manifest, tmp_path/f.yaml; go)."""
+    go = tmp_path / "go"
+    manifest = tmp_path / "f.yaml"
+    script = f"echo {first}; while [ ! -e {go} ]; do sleep 0.05; done; echo {second}"
+    manifest.write_text(template("a", script) + template("b", then) + jobflow("f", "a", "b<a"))
+    return manifest, go
+
+
 def child(*args: str) -> subprocess.Popen[str]:
     """`vcflow ARGS...` as a child process (output piped)."""
     return subprocess.Popen(
@@ -128,16 +140,6 @@ def child(*args: str) -> subprocess.Popen[str]:
 def started(state_dir: Path, *args: str) -> subprocess.Popen[str]:
     """`vcflow --state-dir STATE_DIR ARGS...` as a child process (output piped)."""
     return child("--state-dir", str(state_dir), *args)
-
-
-def gated_flow(tmp_path: Path, first: str, second: str, then: str) -> tuple[Path, Path]:
-    """Flow f: job a prints `first`, then `second` once the file `go` exists; then job b runs
-    the script `then`: (the manifest, tmp_path/f.yaml; go)."""
-    go = tmp_path / "go"
-    manifest = tmp_path / "f.yaml"
-    script = f"echo {first}; while [ ! -e {go} ]; do sleep 0.05; done; echo {second}"
-    manifest.write_text(template("a", script) + template("b", then) + jobflow("f", "a", "b<a"))
-    return manifest, go
 
 
 def spawn(state_dir: Path, manifest: Path, *args: str) -> subprocess.Popen[str]:
