@@ -1,14 +1,5 @@
-"""The embedded default store: one SQLite file (`<state dir>/vcflow.db`), WAL journal.
-
-Tables: `objects` (kind, ns, name, uid, rv, labels, owners, data JSON), the indexes
-`labels` (kind, key, value → object) and `owners` (owner uid → object), the watch log
-`events` (rv, type, kind, ns, name, data; for an object of `wire.SHARED_BODY_MIN` bytes or
-more, data is its status and `body` the hash of the rest, kept once in `bodies`) and `meta`
-(the compaction mark). Each index is
-one b-tree (an object's entries are removed by the keys its row holds), and the latest
-resourceVersion is that of the newest event (never compacted; the mark, when every event
-was), so a commit writes no counter page. The file's `user_version` is its schema version:
-a newer one is refused, an older one upgraded at open.
+"""The embedded default store: one SQLite file (`<state dir>/vcflow.db`), WAL journal;
+its tables, their upgrades and their consistency check: `sqliteschema`.
 
 Every write runs in a `BEGIN IMMEDIATE` transaction, so writers from several processes on
 one file take turns (`busy_timeout`) and never interleave; readers are never blocked
@@ -44,23 +35,15 @@ fails midway aborts the whole transaction, see `backend`); `transaction()` level
 Threads: one connection per store, used under the engine's lock (`check_same_thread=False`);
 open one store per process (or share one between threads), not one per call.
 
-Files: a new store file is made whole aside and linked into place, so vcflow never leaves a
-0-byte `vcflow.db`, and one found is refused rather than taken for an empty store. What the
-machine refuses — a read-only or full file system, a file that is not a database — is a
-StoreError naming the file (`_failure`), never SQLite's exception; so is a damaged file,
-found at open by SQLite's quick check.
+Files: a new store file is made whole aside and linked into place, and what the machine
+refuses is a StoreError naming the file (`sqlitefiles`), never SQLite's exception.
 """
 
 from __future__ import annotations
 
-import contextlib
-import errno
 import hashlib
-import json
 import os
-import secrets
 import sqlite3
-import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -68,123 +51,26 @@ from typing import Any, Literal, cast
 
 from vcflow.api.clock import Clock
 from vcflow.api.errors import StoreError
-from vcflow.store import wire
+from vcflow.store import sqlitefiles, sqliteschema, wire
 from vcflow.store.backend import DEFAULT_RETENTION
 from vcflow.store.base import EventType, KindRegistry
 from vcflow.store.engine import StoreEngine
 from vcflow.store.wire import EventRow, Row
+from vcflow.store.writeturns import turns_of
 
 DB_FILE = "vcflow.db"
 #: the watch log keeps at most this many bytes of objects (the newest events; older ones
 #: are compacted as the count limit compacts them: a watch from there gets Expired)
 EVENT_BYTES = 256 * 1024 * 1024
 EVENT_BYTES_CHECK = 8 * 1024 * 1024
-SCHEMA_VERSION = 3
 #: WAL pages after which a commit checkpoints (SQLite's default, 1,000, checkpoints 10x as
 #: often: each one two fsyncs and a copy of the same hot pages); bounds the WAL at ~40 MB
 WAL_CHECKPOINT_PAGES = 10_000
-
-# meta 'rv' (version 1's counter, written no more) stays as a floor of the latest rv
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
-INSERT OR IGNORE INTO meta (key, value) VALUES ('rv', 0), ('compacted', 0);
-CREATE TABLE IF NOT EXISTS objects (
-    id INTEGER PRIMARY KEY,
-    kind TEXT NOT NULL, ns TEXT NOT NULL, name TEXT NOT NULL,
-    uid TEXT NOT NULL, rv INTEGER NOT NULL,
-    labels TEXT NOT NULL, owners TEXT NOT NULL, data TEXT NOT NULL,
-    UNIQUE (kind, ns, name)
-);
-CREATE UNIQUE INDEX IF NOT EXISTS objects_uid ON objects (uid);
-CREATE TABLE IF NOT EXISTS labels (
-    kind TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, obj INTEGER NOT NULL,
-    PRIMARY KEY (kind, key, value, obj)
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS owners (
-    owner TEXT NOT NULL, obj INTEGER NOT NULL, PRIMARY KEY (owner, obj)
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS events (
-    rv INTEGER PRIMARY KEY, type TEXT NOT NULL,
-    kind TEXT NOT NULL, ns TEXT NOT NULL, name TEXT NOT NULL, data TEXT NOT NULL,
-    body TEXT
-);
-CREATE TABLE IF NOT EXISTS bodies (hash TEXT PRIMARY KEY, data TEXT NOT NULL) WITHOUT ROWID;
-"""
-
-# version 2 → 3: a big object's events keep its status and refer to the rest (`bodies`),
-# stored once (`wire.split_event`)
-_FROM_V2 = """
-ALTER TABLE events ADD COLUMN body TEXT
-"""
-
-# version 1 → 2: each index one b-tree (v1 kept a second one by object), and the counter
-# is no longer written (it stays as a floor: see _COUNTERS)
-_FROM_V1 = """
-CREATE TABLE labels_v2 (
-    kind TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, obj INTEGER NOT NULL,
-    PRIMARY KEY (kind, key, value, obj)
-) WITHOUT ROWID;
-INSERT OR IGNORE INTO labels_v2 (kind, key, value, obj) SELECT kind, key, value, obj FROM labels;
-DROP TABLE labels;
-ALTER TABLE labels_v2 RENAME TO labels;
-DROP INDEX IF EXISTS owners_obj;
-"""
-
-# (latest resourceVersion, compaction mark)
-_COUNTERS = (
-    "SELECT max(ifnull((SELECT max(rv) FROM events), 0), r.value, c.value), c.value "
-    "FROM meta r, meta c WHERE r.key = 'rv' AND c.key = 'compacted'"
-)
-
 
 _COLUMNS = "o.id, o.kind, o.ns, o.name, o.uid, o.rv, o.data, o.labels, o.owners"
 _CACHED_ROWS = 4096  # rows kept for read-modify-writes (a flow's few thousand objects)
 
 _Key = tuple[str, str, str]  # (kind, namespace, name)
-
-
-class _WriteTurns:
-    """The writers of this process waiting for one file's write lock (`BEGIN IMMEDIATE`).
-
-    SQLite's busy handler lets a waiting writer in only when it happens to retry while the
-    lock is free, so a thread committing burst after burst (the server's control plane)
-    can keep another (an API request) waiting for seconds. A writer that commits often
-    asks `let_through` between two transactions, and waits while others of this process
-    are queued for the lock."""
-
-    def __init__(self) -> None:
-        self._cond = threading.Condition()
-        self._waiting = 0
-
-    @contextmanager
-    def queued(self) -> Iterator[None]:
-        with self._cond:
-            self._waiting += 1
-        try:
-            yield
-        finally:
-            with self._cond:
-                self._waiting -= 1
-                self._cond.notify_all()
-
-    def let_through(self, timeout: float) -> bool:
-        """Wait (at most `timeout` seconds) until no writer of this process is queued;
-        True if one was."""
-        with self._cond:
-            if not self._waiting:
-                return False
-            self._cond.wait_for(lambda: not self._waiting, timeout)
-            return True
-
-
-_TURNS: dict[str, _WriteTurns] = {}
-_TURNS_LOCK = threading.Lock()
-
-
-def _turns_of(path: Path) -> _WriteTurns:
-    key = os.path.realpath(path)
-    with _TURNS_LOCK:
-        return _TURNS.setdefault(key, _WriteTurns())
 
 
 class SqliteStore(StoreEngine):
@@ -206,15 +92,15 @@ class SqliteStore(StoreEngine):
         if synchronous not in ("NORMAL", "FULL"):
             raise ValueError(f"synchronous must be NORMAL or FULL, not {synchronous!r}")
         self.path = Path(path)
-        self._turns = _turns_of(self.path)
+        self._turns = turns_of(self.path)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            _create_whole(self.path)
+            sqlitefiles.create_whole(self.path)
             self._db = sqlite3.connect(
                 self.path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
             )
         except (sqlite3.Error, OSError) as exc:
-            raise _failure(self.path, exc) from None
+            raise sqlitefiles.failure(self.path, exc) from None
         # The committed counters, as of `PRAGMA data_version` = `_version` (None: unknown,
         # read them again); `_pending_*`: the open transaction's new values (None: unchanged);
         # `_checked`: the counters were checked inside the open transaction, which holds the
@@ -233,7 +119,7 @@ class SqliteStore(StoreEngine):
             self._open(synchronous)
         except sqlite3.Error as exc:
             self._db.close()
-            raise _failure(self.path, exc) from None
+            raise sqlitefiles.failure(self.path, exc) from None
         except BaseException:
             self._db.close()
             raise
@@ -252,19 +138,19 @@ class SqliteStore(StoreEngine):
         self._quick_check()
         with self.transaction():
             version = self._sql().execute("PRAGMA user_version").fetchone()[0]
-            if version > SCHEMA_VERSION:
+            if version > sqliteschema.SCHEMA_VERSION:
                 raise StoreError(
                     f"{self.path}: schema version {version} is newer than this vcflow "
-                    f"understands ({SCHEMA_VERSION}); upgrade vcflow"
+                    f"understands ({sqliteschema.SCHEMA_VERSION}); upgrade vcflow"
                 )
-            self._run_script(_SCHEMA)
+            self._run_script(sqliteschema.SCHEMA)
             if version == 1:
-                self._run_script(_FROM_V1)
+                self._run_script(sqliteschema.FROM_V1)
             columns = {r[1] for r in self._sql().execute("PRAGMA table_info(events)")}
             if "body" not in columns:
-                self._run_script(_FROM_V2)
-            if version != SCHEMA_VERSION:
-                self._sql().execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+                self._run_script(sqliteschema.FROM_V2)
+            if version != sqliteschema.SCHEMA_VERSION:
+                self._sql().execute(f"PRAGMA user_version={sqliteschema.SCHEMA_VERSION}")
 
     def _quick_check(self) -> None:
         """StoreError naming the file when SQLite's quick check finds it damaged (a b-tree
@@ -273,7 +159,7 @@ class SqliteStore(StoreEngine):
         compared with its table: `check` does that)."""
         found = [row[0] for row in self._db.execute("PRAGMA quick_check(1)")]
         if found != ["ok"]:
-            raise StoreError(_damaged(self.path, found[0] if found else "no answer"))
+            raise StoreError(sqlitefiles.damaged(self.path, found[0] if found else "no answer"))
 
     def _run_script(self, script: str) -> None:
         # executescript would COMMIT the open transaction; run the statements one by one.
@@ -293,9 +179,9 @@ class SqliteStore(StoreEngine):
             with super().transaction():
                 yield
         except sqlite3.Error as exc:
-            if _code(exc) not in _MACHINE:
+            if sqlitefiles.code_of(exc) not in sqlitefiles.MACHINE:
                 raise  # (a constraint or a misuse: vcflow's bug, not the machine's)
-            raise _failure(self.path, exc) from exc
+            raise sqlitefiles.failure(self.path, exc) from exc
 
     def yield_to_writers(self, timeout: float) -> bool:
         """Between two transactions: let the writers of this process that wait for the
@@ -307,33 +193,7 @@ class SqliteStore(StoreEngine):
         """Problems found by SQLite's integrity check and a cross-check of the indexes and
         the resourceVersion counter; empty when the file is consistent."""
         with self._cond:
-            found = [r[0] for r in self._db.execute("PRAGMA integrity_check") if r[0] != "ok"]
-            counter = self._db.execute(_COUNTERS).fetchone()[0]
-            top = self._db.execute("SELECT ifnull(max(rv), 0) FROM objects").fetchone()[0]
-            if top > counter:
-                found.append(f"resourceVersion counter {counter} is behind a stored rv {top}")
-            found += self._check_indexes()
-        return found
-
-    def _check_indexes(self) -> list[str]:
-        labels: dict[int, set[tuple[str, str, str]]] = {}
-        for kind, key, value, oid in self._db.execute("SELECT kind, key, value, obj FROM labels"):
-            labels.setdefault(oid, set()).add((kind, key, value))
-        owners: dict[int, set[str]] = {}
-        for owner, oid in self._db.execute("SELECT owner, obj FROM owners"):
-            owners.setdefault(oid, set()).add(owner)
-        found = []
-        for oid, kind, stored_labels, stored_owners in self._db.execute(
-            "SELECT id, kind, labels, owners FROM objects"
-        ).fetchall():
-            expected = {(kind, k, v) for k, v in json.loads(stored_labels).items()}
-            if labels.pop(oid, set()) != expected:
-                found.append(f"labels index of object {oid} ({kind}) differs from its labels")
-            if owners.pop(oid, set()) != set(json.loads(stored_owners)):
-                found.append(f"owners index of object {oid} ({kind}) differs from its owners")
-        found += [f"labels index holds entries of a missing object {oid}" for oid in labels]
-        found += [f"owners index holds entries of a missing object {oid}" for oid in owners]
-        return found
+            return sqliteschema.problems(self._db)
 
     # --- reads --------------------------------------------------------------------------
 
@@ -427,7 +287,7 @@ class SqliteStore(StoreEngine):
             # counters under an older version, so the next check reads them again (harmless;
             # the other order could pair old counters with a new version and miss a commit).
             self._version = None
-            self._rv, self._compacted = self._db.execute(_COUNTERS).fetchone()
+            self._rv, self._compacted = self._db.execute(sqliteschema.COUNTERS).fetchone()
             self._version = version
         self._checked = self._db.in_transaction
 
@@ -733,132 +593,6 @@ class SqliteStore(StoreEngine):
         if self._pending_compacted is not None:
             self._compacted = self._pending_compacted
         self._version = version
-
-
-def _create_whole(path: Path) -> None:
-    """Make a missing store file whole — written aside, then linked into place (another
-    process that wins the race keeps its own) — and refuse an empty one: SQLite would take
-    0 bytes for a new database, and a store that lost its content must not pass for one."""
-    try:
-        size: int | None = path.stat().st_size
-    except FileNotFoundError:
-        size = None
-    if size == 0:
-        raise StoreError(
-            f"{path}: the file is empty (0 bytes), which no vcflow store ever is: move it "
-            "away to start a new store here, or put back the store it should be"
-        )
-    if size is not None:
-        return
-    aside = path.with_name(f".{path.name}.{secrets.token_hex(8)}.new")
-    try:
-        db = sqlite3.connect(aside, isolation_level=None)
-        try:
-            db.execute("PRAGMA journal_mode=WAL")  # writes the header: the file is whole
-        finally:
-            db.close()
-        # (a process that made it first keeps its own: that file is the store)
-        with contextlib.suppress(FileExistsError):
-            os.link(aside, path)
-    finally:
-        for leftover in (aside, Path(f"{aside}-wal"), Path(f"{aside}-shm")):
-            leftover.unlink(missing_ok=True)
-
-
-#: What the machine refuses, in words, by the errno of an OSError.
-_ERRNOS = {
-    errno.ENOSPC: "no space left on device",
-    errno.EDQUOT: "disk quota exceeded",
-    errno.EROFS: "read-only file system",
-    errno.EACCES: "permission denied",
-    errno.EPERM: "operation not permitted",
-    errno.EIO: "input/output error",
-}
-
-
-def _failure(path: Path, exc: BaseException) -> StoreError:
-    """A StoreError naming `path` for what SQLite or the OS refused (see the module
-    docstring); SQLite's own words when nothing more is known."""
-    if isinstance(exc, OSError) and exc.errno in _ERRNOS:
-        where = exc.filename if isinstance(exc.filename, str) else path
-        return StoreError(f"{_ERRNOS[exc.errno]}: {where}")
-    code = _code(exc)
-    text = str(exc)
-    if code == sqlite3.SQLITE_FULL or "disk is full" in text:
-        return StoreError(f"no space left on device: {path}")
-    if code == sqlite3.SQLITE_IOERR and _full(path.parent):
-        # (growing vcflow.db-shm or -wal on a full disk: SQLite says "disk I/O error", its
-        # errno out of Python's reach; a full file system is what it then almost surely was)
-        return StoreError(f"no space left on device: {path}")
-    if code in (sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN) or "readonly" in text:
-        if not _writable(path.parent):
-            return StoreError(
-                f"{path.parent}: the state directory is read-only: vcflow writes its store "
-                f"even to read it (SQLite keeps {path.name}-wal and {path.name}-shm beside it)"
-            )
-    if code == sqlite3.SQLITE_NOTADB or "not a database" in text:
-        return StoreError(f"{path}: not a vcflow store (the file is not an SQLite database)")
-    if code == sqlite3.SQLITE_CORRUPT or "malformed" in text:
-        return StoreError(_damaged(path, text))
-    return StoreError(f"{path}: {text}")
-
-
-def _damaged(path: Path, detail: str) -> str:
-    """One line: SQLite's detail without its `*** in database main ***` header line."""
-    words = [line.strip() for line in detail.splitlines() if line.strip()]
-    detail = "; ".join(w for w in words if not w.startswith("***")) or detail.strip()
-    return (
-        f"{path}: the store is damaged (SQLite: {detail}): move it away, with its -wal and "
-        "-shm files, to start a new store here, or put back a copy of it"
-    )
-
-
-#: SQLite's result codes for what the machine refuses (not a constraint, not a misuse).
-_MACHINE = frozenset(
-    {
-        sqlite3.SQLITE_FULL,
-        sqlite3.SQLITE_READONLY,
-        sqlite3.SQLITE_CANTOPEN,
-        sqlite3.SQLITE_IOERR,
-        sqlite3.SQLITE_NOTADB,
-        sqlite3.SQLITE_CORRUPT,
-        sqlite3.SQLITE_PERM,
-        sqlite3.SQLITE_BUSY,
-        sqlite3.SQLITE_LOCKED,
-    }
-)
-
-
-def _code(exc: BaseException) -> int | None:
-    """The primary SQLite result code of an exception (None when it has none)."""
-    extended = getattr(exc, "sqlite_errorcode", None)
-    return extended & 0xFF if isinstance(extended, int) else None
-
-
-#: free bytes under which a file system is taken for full: a few of SQLite's pages (a WAL
-#: frame, a wal-index block of the -shm file)
-FULL_BELOW = 64 * 1024
-
-
-def _full(folder: Path) -> bool:
-    """Whether the file system of `folder` has no room left for SQLite's next write (the
-    blocks this process may use: root may use the reserved ones)."""
-    try:
-        found = os.statvfs(folder)
-    except OSError:
-        return False
-    blocks = found.f_bfree if os.geteuid() == 0 else found.f_bavail
-    return blocks * found.f_frsize < FULL_BELOW
-
-
-def _writable(folder: Path) -> bool:
-    """Can this process create files in `folder` (mode, and a read-only mount as root)?"""
-    try:
-        if os.statvfs(folder).f_flag & os.ST_RDONLY:
-            return False
-    except OSError:
-        return False
-    return os.access(folder, os.W_OK)
 
 
 def _row(found: tuple[Any, ...]) -> Row:

@@ -18,7 +18,7 @@ from vcflow.api.errors import Conflict, StoreError
 from vcflow.api.vcjob import VCJob
 from vcflow.store import SqliteStore
 from vcflow.store.base import poll
-from vcflow.store.sqlite import SCHEMA_VERSION
+from vcflow.store.sqliteschema import SCHEMA_VERSION
 
 from ..conftest import vcjob
 from ..test_sqlite import _PRELUDE, _run
