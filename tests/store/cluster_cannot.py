@@ -104,7 +104,6 @@ CLUSTER_CANNOT: dict[str, str] = {
     "test_a_status_write_past_the_limit_is_refused_and_changes_nothing": SIZE,
     # test_watch.py, test_watch_events.py
     "test_watch_resumes_from_a_resource_version": HISTORY,
-    "test_transaction_commits_together": HISTORY,
     "test_resume_ahead_of_the_store_is_expired": (
         HISTORY + " (resourceVersion 5 is behind the cluster's, not ahead)"
     ),

@@ -25,8 +25,8 @@ NAMESPACES = ("default", "other", "ns1", "ns2")
 #: Contract tests that cannot hold over the Kubernetes API ("kube": a `KubeStore` talking
 #: to `vcflow server`'s application), and why. Each is run on the other backends.
 _TX = (
-    "the Kubernetes API has no multi-object transactions: KubeSto"
-    "re.transaction() groups nothing, so nothing is rolled back"
+    "the Kubernetes API has no multi-object transactions: KubeStore has no transaction() "
+    "(base.Transactional is the embedded stores')"
 )
 _RV0 = (
     "a watch from resourceVersion 0 starts with the current objec"
@@ -67,6 +67,8 @@ KUBE_CANNOT: dict[str, str] = {
     "test_nested_transaction_is_a_savepoint": _TX,
     "test_other_threads_never_see_half_a_transaction": _TX,
     "test_transaction_rolls_back_on_error": _TX,
+    "test_transaction_commits_together": _TX,
+    "test_wait_inside_a_transaction_is_an_error": _TX,
     "test_kinds_are_registered_per_store": _KINDS,
     "test_unknown_kind_is_refused": _KINDS,
     "test_a_kind_with_a_model_validator_validates_the_whole_object": _KINDS,

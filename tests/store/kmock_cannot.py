@@ -105,7 +105,6 @@ KMOCK_CANNOT: dict[str, str] = {
     "test_watch_resumes_from_a_resource_version": RV,
     "test_wait_wakes_on_commit_from_another_thread": RV,
     "test_blocking_watch_sees_new_events": RV,
-    "test_transaction_commits_together": RV,
     "test_resume_ahead_of_the_store_is_expired": RV,
     "test_poll_resumes_past_the_kinds_it_does_not_watch": RV,
     "test_watch_skips_other_kinds_without_spinning": RV,

@@ -14,6 +14,7 @@ from vcflow.api.errors import AlreadyExists, Conflict, NotFound, StoreError, Val
 from vcflow.api.jobflow import JobFlow
 from vcflow.api.vcjob import VCJob
 from vcflow.store import EventType
+from vcflow.store.base import batched
 from vcflow.store.engine import StoreEngine
 from vcflow.store.wire import Row
 
@@ -49,7 +50,7 @@ def names(store: StoreEngine) -> list[str]:
 
 def test_refused_writes_leave_the_burst_going(store: StoreEngine) -> None:
     store.create(vcjob("a"))
-    with store.transaction():
+    with batched(store):
         store.create(vcjob("b", labels={"k": "v"}))
         with pytest.raises(AlreadyExists):
             store.create(vcjob("a"))
@@ -180,7 +181,7 @@ def test_failed_write_takes_no_resource_version_in_a_burst(store: StoreEngine) -
     def create(name: str) -> Any:
         return store.create(vcjob(name)).metadata.resource_version
 
-    with store.transaction():
+    with batched(store):
         assert create("a") == "1"
         with pytest.raises(AlreadyExists):
             create("a")

@@ -25,7 +25,7 @@ from vcflow.api.pod import Pod
 from vcflow.api.vcjob import VCJob
 from vcflow.kubestore import KubeStore
 from vcflow.store import EventType, Expired, Outcome
-from vcflow.store.base import poll
+from vcflow.store.base import batched, poll
 
 from .clusterbackend import ClusterBackend, VcflowOnCluster
 from .conftest import finished, flow, template, vcjob
@@ -117,7 +117,7 @@ def test_a_refused_write_writes_nothing_and_the_burst_goes_on(store: KubeStore) 
     assert [t.name for t in store.list(JobTemplate)] == ["a"] and store.list(JobFlow) == []
 
     store.create(vcjob("keep"))
-    with store.transaction():
+    with batched(store):
         store.create(vcjob("b", labels={"k": "v"}))
         with pytest.raises(AlreadyExists):
             store.create(vcjob("keep"))
@@ -232,7 +232,7 @@ def test_status_writes_with_a_base(store: KubeStore) -> None:
     assert done.phase == "Succeeded" and rv(done) > rv(written)
 
     job = store.create(vcjob("j"))
-    with store.transaction():
+    with batched(store):
         first = store.update_status_data(VCJob, "default", "j", {"running": 1}, base=job)
         second = store.update_status_data(VCJob, "default", "j", {"running": 2}, base=first)
     assert rv(job) < rv(first) < rv(second)

@@ -26,6 +26,7 @@ from vcflow.api.meta import ObjectMeta, Resource
 from vcflow.api.pod import Pod, PodSpec, PodStatus
 from vcflow.api.vcjob import VCJob
 from vcflow.store import EventType
+from vcflow.store.base import batched
 from vcflow.store.engine import StoreEngine
 
 from .conftest import flow, make_store, template, vcjob
@@ -353,7 +354,7 @@ def test_bind_and_a_status_write_with_a_base_chain(store: StoreEngine) -> None:
 
 def test_a_status_write_in_a_transaction_with_a_base(store: StoreEngine) -> None:
     base = store.create(vcjob("j"))
-    with store.transaction():
+    with batched(store):
         first = store.update_status_data(VCJob, "default", "j", {"running": 1}, base=base)
         second = store.update_status_data(VCJob, "default", "j", {"running": 2}, base=first)
     assert second.metadata.resource_version == "3"

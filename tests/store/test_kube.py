@@ -47,14 +47,6 @@ def test_a_refused_connection_is_one_line_naming_the_url() -> None:
     assert f"127.0.0.1:{port} was refused" in message and "\n" not in message
 
 
-def test_a_transaction_groups_nothing(tmp_path: Path, clock: FakeClock) -> None:
-    with make_store("kube", tmp_path, clock) as store:
-        with pytest.raises(RuntimeError, match="boom"), store.transaction():
-            store.create(vcjob("kept"))
-            raise RuntimeError("boom")
-        assert [j.name for j in store.list(VCJob)] == ["kept"]
-
-
 def test_a_status_write_leaves_the_spec_and_a_stale_one_conflicts(
     tmp_path: Path, clock: FakeClock
 ) -> None:

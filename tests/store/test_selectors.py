@@ -6,6 +6,7 @@ import pytest
 
 from vcflow.api.vcjob import VCJob
 from vcflow.store import InvalidSelector, Selector
+from vcflow.store.base import batched
 from vcflow.store.engine import StoreEngine
 
 from .conftest import vcjob
@@ -80,7 +81,7 @@ def test_label_index_follows_updates_and_deletes(store: StoreEngine) -> None:
 
 def test_list_many_by_label(store: StoreEngine) -> None:
     """Large lists by label stay correct (the benchmark lists 10,000 vcjobs this way)."""
-    with store.transaction():
+    with batched(store):
         for i in range(2000):
             store.create(vcjob(f"j{i:04}", labels={"flow": f"f{i % 4}"}), admit=False)
     found = store.list(VCJob, label_selector="flow=f3")

@@ -18,7 +18,7 @@ from vcflow.api.vcjob import VCJob
 from vcflow.controller.manager import Manager
 from vcflow.controller.options import ControllerOptions
 from vcflow.controller.prober import Unreachable
-from vcflow.store.base import Store
+from vcflow.store.base import FieldValidation, Store, Written
 from vcflow.store.memory import MemoryStore
 
 R = TypeVar("R", bound=Resource)
@@ -33,16 +33,29 @@ class HarnessStore(MemoryStore):
         self.submitted: dict[str, Any] = {}
 
     def create(self, obj: R, *, admit: bool = True) -> R:
+        self._refuse(obj)
+        created = super().create(obj, admit=admit)
+        self._record(obj)
+        return created
+
+    def create_reviewed(self, obj: R, *, validation: FieldValidation = "Warn") -> Written[R]:
+        """(the creates of controllers behind an API server: `Serve`)"""
+        self._refuse(obj)
+        written = super().create_reviewed(obj, validation=validation)
+        self._record(obj)
+        return written
+
+    def _refuse(self, obj: Resource) -> None:
         if isinstance(obj, VCJob) and obj.name in self.faults:
             message, left = self.faults[obj.name]
             if left is None or left > 0:
                 if left is not None:
                     self.faults[obj.name] = (message, left - 1)
                 raise ValidationFailed([FieldError(message, kind="Job", name=obj.name)])
-        created = super().create(obj, admit=admit)
+
+    def _record(self, obj: Resource) -> None:
         if isinstance(obj, VCJob):
             self.submitted[obj.name] = obj.spec.to_dict() if obj.spec else None
-        return created
 
 
 #: The store the controllers and the case's actions use, given the harness store behind it

@@ -61,7 +61,7 @@ from vcflow.controller.prober import Prober, SocketProber
 from vcflow.controller.queue import WorkQueue
 from vcflow.reconcile import flow as reconcile
 from vcflow.reconcile import jobs as jobbuild
-from vcflow.store.base import EventType, Store, WatchEvent
+from vcflow.store.base import EventType, Store, WatchEvent, batched
 
 #: what refused a vcjob's create (an outcome of the sync, not its failure)
 _Refusal = AlreadyExists | InputError
@@ -404,7 +404,7 @@ class FlowController:
     def _apply(self, index: reconcile.FlowIndex, plan: reconcile.Plan, flow: JobFlow) -> None:
         retry = False
         key = FlowKey(flow.namespace, flow.name)
-        with self.store.transaction():
+        with batched(self.store):
             ready = []
             for job in plan.create:
                 if flowactions.pods_remain(self.store, job):

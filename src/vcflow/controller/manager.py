@@ -17,7 +17,7 @@ from vcflow.controller.jobflow import FlowController
 from vcflow.controller.jobtemplate import TemplateController
 from vcflow.controller.observer import Observer
 from vcflow.controller.options import ControllerOptions
-from vcflow.store.base import Expired, Store, WatchEvent, poll
+from vcflow.store.base import Expired, Store, WatchEvent, batched, poll
 
 
 class Controller(Protocol):
@@ -123,7 +123,7 @@ class Manager:
         steps = 0
         while True:
             until = None if budget is None else time.monotonic() + budget
-            with gcpause.paused(), self.store.transaction():
+            with gcpause.paused(), batched(self.store):
                 while True:
                     steps += 1
                     if steps > max_steps or not self.step(flush=flush):

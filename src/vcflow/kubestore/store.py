@@ -9,10 +9,11 @@ objects go straight from JSON into vcflow's own models, and the `Warning` header
 
 The API server owns the semantics (admission, resourceVersions, generation, garbage
 collection); where the protocol promises more than the Kubernetes API gives:
-- `transaction()` groups nothing: the API has no multi-object transaction. Each write is
-  atomic on its own; `apply` dry-runs every object (`dryRun=All`) before writing any, so
-  an object admission refuses fails the batch before anything is written (a flow judged
-  against the input's own templates too: the server judges it against the stored ones).
+- no `transaction()` (`base.Transactional`): the API has no multi-object transaction.
+  Each write is atomic on its own; `apply` dry-runs every object (`dryRun=All`) before
+  writing any, so an object admission refuses fails the batch before anything is written
+  (a flow judged against the input's own templates too: the server judges it against the
+  stored ones).
   An object another writer created, changed or deleted since `apply` read it is read and
   planned again (an identical one is `unchanged`), a bounded number of times; a write
   that still fails undoes the writes before it — the objects created deleted, the ones
@@ -42,15 +43,17 @@ Opt-ins of the operator (client-go's informer caches and EventBroadcaster):
   back (the cache has them): their events come at a later poll.
 - `async_events`: Events are queued to a sender thread (`eventsender`): `create` of an
   Event returns at once, the Event as given.
+- `namespaces` (`vcflow operator --namespace NS ...`; none: all): a list of all namespaces
+  is one list per namespace, and events of other namespaces are dropped (`events_since`,
+  `poll_events`, `watch`); other calls are as without. The informer still watches each
+  kind in all namespaces, so the operator's RBAC needs list and watch cluster-wide.
 """
 
 from __future__ import annotations
 
 import builtins
 import json
-import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
 from typing import Any, TypeVar, cast
 
 from vcflow.api import names as apinames
@@ -82,6 +85,7 @@ from vcflow.store.base import (
     ApplyResult,
     Defaulter,
     Expired,
+    FieldValidation,
     KindInfo,
     KindRegistry,
     Outcome,
@@ -90,6 +94,7 @@ from vcflow.store.base import (
     SelectorLike,
     UnknownKind,
     WatchEvent,
+    Written,
     check_unique,
     default_kinds,
 )
@@ -122,18 +127,19 @@ class KubeStore:
         reporting_instance: str | None = None,
         cached_reads: bool = False,
         async_events: bool = False,
+        namespaces: Sequence[str] = (),
     ) -> None:
         """`reporting_instance`: the Events' `reportingInstance` (default: vcflow-<host>);
-        `cached_reads`, `async_events`: see the module docstring."""
+        `cached_reads`, `async_events`, `namespaces`: see the module docstring."""
         self.client = client
+        self.namespaces = tuple(dict.fromkeys(namespaces))
         self.reporting_instance = reporting_instance or eventsapi.default_instance()
         self.kinds = kinds.copy() if kinds is not None else default_kinds()
-        self._local = threading.local()
         self.informer = Informer(client)
         self.cached: frozenset[type[Resource]] = frozenset(CACHED if cached_reads else ())
         self.events: EventSender | None = None
         if async_events:
-            self.events = EventSender(lambda event: self._create(event, dry_run=False))
+            self.events = EventSender(lambda event: self._create(event).object)
 
     def __enter__(self) -> KubeStore:
         return self
@@ -321,6 +327,26 @@ class KubeStore:
     def list(
         self, kind: type[R], namespace: str | None = None, label_selector: SelectorLike = None
     ) -> builtins.list[R]:
+        """Objects sorted by (namespace, name); with `namespaces`, of those only."""
+        if not self.namespaces:
+            return self._list(kind, namespace, label_selector)
+        wanted = self.namespaces if namespace is None else (namespace,)
+        return [
+            obj
+            for each in wanted
+            if each in self.namespaces
+            for obj in self._list(kind, each, label_selector)
+        ]
+
+    def _in_scope(self, events: builtins.list[WatchEvent]) -> builtins.list[WatchEvent]:
+        """`events` but those of namespaces out of scope (`namespaces`)."""
+        if not self.namespaces:
+            return events
+        return [event for event in events if event.namespace in self.namespaces]
+
+    def _list(
+        self, kind: type[R], namespace: str | None, label_selector: SelectorLike
+    ) -> builtins.list[R]:
         info, _ = self._kind(kind)
         if kind in self.cached:
             found = self._cached_list(info, namespace, label_selector)
@@ -364,7 +390,7 @@ class KubeStore:
         if self.events is not None and isinstance(obj, Event):
             self.events.submit(obj)
             return obj
-        created = self._create(obj, dry_run=False)
+        created = self._create(obj).object
         if "status" in obj.model_fields_set and obj.to_dict().get("status"):
             wanted = wire.status_of(obj).get("status")
             if created.to_dict().get("status") != wanted:
@@ -381,26 +407,39 @@ class KubeStore:
                 return cast(R, written)
         return created
 
-    def _create(self, obj: R, *, dry_run: bool) -> R:
+    def create_reviewed(self, obj: R, *, validation: FieldValidation = "Warn") -> Written[R]:
+        """POST the object with `fieldValidation`; the server's admission warnings (its
+        `Warning` headers) returned. A status given is dropped, as for a client."""
+        return self._create(obj, [("fieldValidation", validation)])
+
+    def _create(self, obj: R, query: Sequence[tuple[str, str]] = ()) -> Written[R]:
         info = self.kinds.of(obj)
         namespace = obj.namespace or apinames.DEFAULT_NAMESPACE
         body = self._outgoing(info, wire.incoming(obj))
         body.setdefault("metadata", {})["namespace"] = namespace
         for key in wire.SERVER_FIELDS:
             body["metadata"].pop(key, None)
-        query = [("dryRun", "All")] if dry_run else []
         path = self._resource(info).path(namespace)
         response = self._call(
             info, "POST", path, namespace=namespace, name=obj.name, query=query, body=body
         )
-        return cast(R, self._model(info, response.json()))
+        created = cast(R, self._model(info, response.json()))
+        return Written(created, _warnings(info, response, namespace, created.name))
 
     def update(self, obj: R, *, admit: bool = True) -> R:
         """PUT the object (its status is the server's to keep); without a resourceVersion,
         against the stored one (`RETRIES`)."""
+        return self._update(obj).object
+
+    def update_reviewed(self, obj: R, *, validation: FieldValidation = "Warn") -> Written[R]:
+        """`update` with `fieldValidation`, the server's admission warnings returned."""
+        return self._update(obj, [("fieldValidation", validation)])
+
+    def _update(self, obj: R, query: Sequence[tuple[str, str]] = ()) -> Written[R]:
         info = self.kinds.of(obj)
         body = self._outgoing(info, wire.incoming(obj))
-        return cast(R, self._put(info, body, obj.metadata.resource_version, obj.metadata.uid))
+        meta = obj.metadata
+        return cast(Written[R], self._put(info, body, meta.resource_version, meta.uid, query))
 
     def _outgoing(self, info: KindInfo, body: dict[str, Any]) -> dict[str, Any]:
         """The body of a write: an Event in the events API's shape (`eventsapi`)."""
@@ -414,14 +453,12 @@ class KubeStore:
         body: dict[str, Any],
         resource_version: str,
         uid: str,
-        *,
-        dry_run: bool = False,
-    ) -> Resource:
+        query: Sequence[tuple[str, str]] = (),
+    ) -> Written[Resource]:
         meta = body.setdefault("metadata", {})
         namespace = meta.get("namespace") or apinames.DEFAULT_NAMESPACE
         name = str(meta.get("name") or "")
         path = self._resource(info).path(namespace, name)
-        query = [("dryRun", "All")] if dry_run else []
         for attempt in range(RETRIES):
             rv = resource_version
             if not rv:
@@ -443,7 +480,9 @@ class KubeStore:
                 if resource_version or attempt == RETRIES - 1:
                     raise
                 continue
-            return self._model(info, response.json())
+            return Written(
+                self._model(info, response.json()), _warnings(info, response, namespace, name)
+            )
         raise AssertionError("unreachable")
 
     def update_status(self, obj: R) -> R:
@@ -880,25 +919,11 @@ class KubeStore:
             )
             outcome = Outcome.CONFIGURED
         created = self._model(plan.info, response.json())
-        warnings = tuple(
-            statuses.warning_of(w, kind=plan.info.kind, namespace=namespace, name=created.name)
-            for w in response.warnings
+        return ApplyResult(
+            created, outcome, _warnings(plan.info, response, namespace, created.name)
         )
-        return ApplyResult(created, outcome, warnings)
 
-    # --- transactions and watches -------------------------------------------------------
-
-    @contextmanager
-    def transaction(self) -> Iterator[None]:
-        """Groups nothing (the Kubernetes API has no transactions): each write inside is
-        committed on its own, and an exception undoes none of them. Kept so callers of
-        the protocol run unchanged; `wait` inside one is refused as on the other stores."""
-        depth = getattr(self._local, "depth", 0)
-        self._local.depth = depth + 1
-        try:
-            yield
-        finally:
-            self._local.depth = depth
+    # --- watches ------------------------------------------------------------------------
 
     def _watched(self, kinds: Iterable[type[Resource]] | None) -> builtins.list[watching.Watched]:
         if kinds is None:
@@ -934,6 +959,7 @@ class KubeStore:
         )
         if found is None:
             found, _ = self._caught_up(since_rv, watched, namespace)
+        found = self._in_scope(found)
         return found[:limit] if limit is not None else found
 
     def _caught_up(
@@ -962,16 +988,15 @@ class KubeStore:
         watched = self._watched(kinds)
         polled = self.informer.poll(watched, since_rv, own_writes=not self.cached)
         if polled is not None:
-            return polled
+            return self._in_scope(polled[0]), polled[1]
         found, latest = self._caught_up(since_rv, watched, None)
-        return found, max(latest, found[-1].resource_version if found else since_rv)
+        resume = max(latest, found[-1].resource_version if found else since_rv)
+        return self._in_scope(found), resume
 
     def wait(self, since_rv: int, timeout: float) -> bool:
         """True once an event after `since_rv` arrives on the persistent watches (of the
         kinds read so far; every kind when none was), or this store wrote after it; False
         after `timeout`."""
-        if getattr(self._local, "depth", 0):
-            raise RuntimeError("Store.wait inside a transaction would never see a commit")
         return self.informer.wait(self._watched(None), since_rv, timeout)
 
     def watch(
@@ -986,7 +1011,9 @@ class KubeStore:
         if timeout == 0:
             yield from self.events_since(rv, kinds=kinds, namespace=namespace)
             return
-        yield from watching.follow(self.client, self._watched(kinds), namespace, rv, timeout)
+        for event in watching.follow(self.client, self._watched(kinds), namespace, rv, timeout):
+            if not self.namespaces or event.namespace in self.namespaces:
+                yield event
 
 
 class _Plan:
@@ -1011,6 +1038,16 @@ def _served(info: KindInfo) -> bool:
     except KeyError:
         return False
     return True
+
+
+def _warnings(
+    info: KindInfo, response: Response, namespace: str, name: str
+) -> tuple[FieldError, ...]:
+    """The admission warnings of a write (its `Warning` headers) as FieldErrors."""
+    return tuple(
+        statuses.warning_of(w, kind=info.kind, namespace=namespace, name=name)
+        for w in response.warnings
+    )
 
 
 def _sort_key(item: dict[str, Any]) -> tuple[str, str]:

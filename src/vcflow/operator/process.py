@@ -36,7 +36,6 @@ from vcflow.operator.election import Elector, Timing
 from vcflow.operator.endpoints import Health, Metrics, metrics_guard, parse_address, served
 from vcflow.operator.podhosts import PodHosts
 from vcflow.operator.podlabels import PodLabeler, jobs_of
-from vcflow.operator.scope import Scoped
 from vcflow.serving.endpoints import Listener
 
 PROCESS = "operator"
@@ -193,8 +192,14 @@ def run(settings: Settings, stopping: threading.Event) -> int:
 def _run(
     settings: Settings, stopping: threading.Event, health: Health, metrics: Metrics | None
 ) -> int:
-    # reads of the watched kinds from the informer's cache, Events sent in the background
-    store = KubeStore(connect(settings), cached_reads=True, async_events=True)
+    # reads of the watched kinds from the informer's cache, Events sent in the background;
+    # the controllers see only the namespaces given (none: all)
+    store = KubeStore(
+        connect(settings),
+        cached_reads=True,
+        async_events=True,
+        namespaces=settings.namespaces,
+    )
     lease_store: KubeStore | None = None
     elector: Elector | None = None
     renewer: _Renewer | None = None
@@ -223,18 +228,17 @@ def _run(
             lost_with = elector
             renewer = _Renewer(elector, lambda: _exit_lost(lost_with))
             renewer.start()
-        scope = Scoped(store, settings.namespaces)
         options = ControllerOptions(
-            prober=SocketProber(hosts=PodHosts(scope)),
+            prober=SocketProber(hosts=PodHosts(store)),
             observer=metrics.controllers.observer if metrics is not None else None,
             create_workers=CREATE_WORKERS,
             platform=Platform.CLUSTER,  # PodHosts: each check goes to the pods' own IPs
         )
-        manager = Manager(scope, options=options)
+        manager = Manager(store, options=options)
         labeler = None
         if settings.label_pods:
             # (the store's client: its QPS limit; its cache: the vcjobs)
-            labeler = PodLabeler(store.client, jobs_of(scope), settings.namespaces)
+            labeler = PodLabeler(store.client, jobs_of(store), settings.namespaces)
             labeler.start()
         try:
             _turn(manager, stopping, health)

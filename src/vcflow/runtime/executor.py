@@ -62,7 +62,7 @@ from vcflow.runtime.node import Node
 from vcflow.runtime.podcache import PodCache, job_key_of
 from vcflow.runtime.retired import Retired
 from vcflow.runtime.runner import H, Runner
-from vcflow.store.base import EventType, Expired, Store, WatchEvent, poll
+from vcflow.store.base import EventType, Expired, Store, WatchEvent, batched, poll
 from vcflow.store.events import Recorder
 
 Key = names.ObjectKey
@@ -378,7 +378,7 @@ class Executor(Generic[H]):
             # by pods to launch: a pod is launched only once its binding is committed.
             until = None if budget is None else time.monotonic() + budget
             spent = False
-            with self.store.transaction():
+            with batched(self.store):
                 while not (self.bound or self.cut):
                     if until is not None and time.monotonic() >= until:
                         spent = True
@@ -404,7 +404,7 @@ class Executor(Generic[H]):
                     worked = True
             self.cut = False
             bound, self.bound = self.bound, []
-            with self.store.transaction():  # (their first statuses)
+            with batched(self.store):  # (their first statuses)
                 for pod in bound:
                     if stop is not None and stop():
                         # the rest stay bound, not launched: a later run's `start` does it

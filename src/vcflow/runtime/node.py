@@ -28,7 +28,7 @@ from vcflow.runtime.launch import LaunchError
 from vcflow.runtime.oserrors import describe
 from vcflow.runtime.podcache import PodCache
 from vcflow.runtime.runner import H, Runner
-from vcflow.store.base import Store
+from vcflow.store.base import Store, batched
 from vcflow.store.events import Recorder
 
 Key = names.ObjectKey
@@ -165,7 +165,7 @@ class Node(Generic[H]):
         elif timeout > 0 and not changed:
             time.sleep(timeout)
         if changed:
-            with self.store.transaction():
+            with batched(self.store):
                 for handle in changed.values():
                     self._sync_status(names.object_key(handle.namespace, handle.name), handle)
         return bool(changed)
@@ -209,7 +209,7 @@ class Node(Generic[H]):
         doomed = pods.marked_out_of_sync(pod)
         doomed.metadata.resource_version = ""
         try:
-            with self.store.transaction():
+            with batched(self.store):
                 self.store.update(doomed, admit=False)
                 last = self.store.delete(Pod, pod.namespace, pod.name, force=True)
         except NotFound:
@@ -292,6 +292,6 @@ class Node(Generic[H]):
         gone = pod.model_copy(update={"metadata": pod.metadata.model_copy()})
         gone.metadata.finalizers = [f for f in gone.metadata.finalizers if f != bridge.FINALIZER]
         gone.metadata.resource_version = ""
-        with contextlib.suppress(NotFound), self.store.transaction():
+        with contextlib.suppress(NotFound), batched(self.store):
             self.store.update(gone, admit=False)
             self.store.delete(Pod, pod.namespace, pod.name, force=True)

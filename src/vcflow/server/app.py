@@ -26,7 +26,7 @@ from vcflow.server.auth import BearerAuth
 from vcflow.server.crosssite import CrossSiteGuard
 from vcflow.server.routes import Api, View, WatchView, resource_routes
 from vcflow.server.status import ApiError
-from vcflow.store.base import Store
+from vcflow.store.base import EmbeddedStore, Store
 
 
 @dataclass(frozen=True)
@@ -47,7 +47,7 @@ Extend = Callable[[Store, Path], Extensions]
 
 
 def create_app(
-    store: Store,
+    store: EmbeddedStore,
     *,
     state_dir: Path | None = None,
     token: str | None = None,

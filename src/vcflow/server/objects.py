@@ -2,23 +2,22 @@
 update (409 on a stale resourceVersion), JSON merge patch, delete (answered as
 kube-apiserver does: a Status for an object gone, but for pods), and the status
 subresource (PUT and PATCH: only the status, no admission). Writes are reviewed by
-admission first for its warnings (returned, for `Warning` headers), with fieldValidation
-deciding what unknown fields do; `dryRun` writes in a transaction that is rolled back and
-answers the object at the resourceVersion it has (none for a create).
+admission once, in the store (`create_reviewed`, `update_reviewed`), its warnings
+returned for `Warning` headers, fieldValidation deciding what unknown fields do; `dryRun`
+writes in a transaction that is rolled back and answers the object at the
+resourceVersion it has (none for a create).
 Synchronous: the routes run these in a worker thread.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from vcflow.admission import review
 from vcflow.api import resources
-from vcflow.api.errors import Conflict, ValidationFailed, VcflowError
+from vcflow.api.errors import Conflict, FieldError, VcflowError
 from vcflow.api.meta import Resource
 from vcflow.api.pod import Pod
 from vcflow.api.resources import APIResource
@@ -26,13 +25,12 @@ from vcflow.patch.jsonmerge import merge_patch
 from vcflow.server import status
 from vcflow.server.requests import DeleteOptions, WriteOptions, to_object
 from vcflow.server.status import ApiError
-from vcflow.store import admit
-from vcflow.store.base import Store
+from vcflow.store import base
+from vcflow.store.base import EmbeddedStore, Store
 from vcflow.store.engine import generated_name
 
 R = TypeVar("R", bound=Resource)
 PATCH_ATTEMPTS = 5  # re-reads after a concurrent write before a patch gives up (409)
-UNKNOWN_FIELD = 'unknown field "'
 #: The kinds whose DELETE answers the deleted object, as kube-apiserver's registries that set
 #: `ReturnDeletedObject` do (of the kinds served, pods only); the others — the custom
 #: resources (apiextensions-apiserver never sets it), ConfigMaps, Secrets, Events, Leases —
@@ -55,7 +53,7 @@ def get(store: Store, resource: APIResource, namespace: str, name: str) -> dict[
 
 
 def create(
-    store: Store, resource: APIResource, namespace: str, data: Any, options: WriteOptions
+    store: EmbeddedStore, resource: APIResource, namespace: str, data: Any, options: WriteOptions
 ) -> Written:
     name = _name_of(data)
     obj = to_object(resource, data, name)
@@ -64,16 +62,16 @@ def create(
     if not obj.metadata.name and obj.metadata.generate_name:
         # named before admission sees it, as kube-apiserver does
         obj.metadata.name = name = generated_name(obj.metadata.generate_name)
+    write = functools.partial(store.create_reviewed, obj, validation=options.validation)
     try:
-        warnings = _review(store, obj, review.Operation.CREATE, None, options)
-        created = _written(store, options.dry_run, lambda: store.create(obj), _new)
+        created = _written(store, options.dry_run, write, _new)
     except VcflowError as exc:  # (the route knows no name: the collection's URL has none)
         raise status.of(exc, resource, name) from None
-    return Written(created.to_dict(), 201, warnings)
+    return Written(created.object.to_dict(), 201, _said(created.warnings))
 
 
 def replace(
-    store: Store,
+    store: EmbeddedStore,
     resource: APIResource,
     namespace: str,
     name: str,
@@ -91,19 +89,17 @@ def replace(
             400,
             f"the name of the object ({obj.name!r}) does not match the name on the URL ({name!r})",
         )
-    if status:
-        stored = functools.partial(_stored, store, resource, namespace, name)
-        written = _written(store, options.dry_run, lambda: store.update_status(obj), stored)
-        return Written(written.to_dict())
-    old = store.get(resource.model, namespace, name)
-    warnings = _review(store, obj, review.Operation.UPDATE, old, options)
     stored = functools.partial(_stored, store, resource, namespace, name)
-    written = _written(store, options.dry_run, lambda: store.update(obj), stored)
-    return Written(written.to_dict(), 200, warnings)
+    if status:
+        written = _written(store, options.dry_run, _unreviewed(store.update_status, obj), stored)
+        return Written(written.object.to_dict())
+    write = functools.partial(store.update_reviewed, obj, validation=options.validation)
+    written = _written(store, options.dry_run, write, stored)
+    return Written(written.object.to_dict(), 200, _said(written.warnings))
 
 
 def patch(
-    store: Store,
+    store: EmbeddedStore,
     resource: APIResource,
     namespace: str,
     name: str,
@@ -128,13 +124,12 @@ def patch(
         stored = functools.partial(_stored, store, resource, namespace, name)
         try:
             if status:
-                write = functools.partial(store.update_status, obj)
+                write = _unreviewed(store.update_status, obj)
                 done = _written(store, options.dry_run, write, stored)
-                return Written(done.to_dict())
-            warnings = _review(store, obj, review.Operation.UPDATE, current, options)
-            write = functools.partial(store.update, obj)
+                return Written(done.object.to_dict())
+            write = functools.partial(store.update_reviewed, obj, validation=options.validation)
             done = _written(store, options.dry_run, write, stored)
-            return Written(done.to_dict(), 200, warnings)
+            return Written(done.object.to_dict(), 200, _said(done.warnings))
         except Conflict:
             if pinned or attempt == PATCH_ATTEMPTS - 1:
                 raise
@@ -193,7 +188,7 @@ def _check_bindable(pod: Pod, uid: str) -> None:
 
 
 def delete(
-    store: Store,
+    store: EmbeddedStore,
     resource: APIResource,
     namespace: str,
     name: str,
@@ -208,17 +203,19 @@ def delete(
     Dependents are collected at once whatever the propagationPolicy (the store's garbage
     collection is synchronous); `gracePeriodSeconds=0` skips the DELETE review (force)."""
 
-    def remove() -> Resource:
-        return store.delete(
-            resource.model,
-            namespace,
-            name,
-            force=options.force,
-            resource_version=options.preconditions_rv,
+    def remove() -> base.Written[Resource]:
+        return base.Written(
+            store.delete(
+                resource.model,
+                namespace,
+                name,
+                force=options.force,
+                resource_version=options.preconditions_rv,
+            )
         )
 
     stored = functools.partial(_stored, store, resource, namespace, name)
-    last = _written(store, options.dry_run, remove, stored)
+    last = _written(store, options.dry_run, remove, stored).object
     held = bool(last.metadata.deletion_timestamp and last.metadata.finalizers)
     if held or resource in RETURNS_DELETED:
         return last.to_dict()
@@ -257,7 +254,12 @@ class _DryRun(Exception):
         self.result = result
 
 
-def _written(store: Store, dry_run: bool, write: Callable[[], R], stored: Callable[[], str]) -> R:
+def _written(
+    store: EmbeddedStore,
+    dry_run: bool,
+    write: Callable[[], base.Written[R]],
+    stored: Callable[[], str],
+) -> base.Written[R]:
     """`write()`, or with `dry_run` its result with nothing kept (rolled back) and the
     resourceVersion the object has as it is written (`stored()`, read in the same
     transaction; "" for a create), as kube answers a dry run: the object as it would be,
@@ -269,30 +271,18 @@ def _written(store: Store, dry_run: bool, write: Callable[[], R], stored: Callab
             version = stored()
             raise _DryRun(write())
     except _DryRun as done:
-        result: R = done.result  # type: ignore[assignment]
-    result.metadata.resource_version = version
+        result: base.Written[R] = done.result  # type: ignore[assignment]
+    result.object.metadata.resource_version = version
     return result
 
 
-def _review(
-    store: Store,
-    obj: Resource,
-    operation: review.Operation,
-    old: Resource | None,
-    options: WriteOptions,
-) -> tuple[str, ...]:
-    """Admission's warnings (its errors raise ValidationFailed: 422); unknown fields are
-    errors with fieldValidation=Strict, unsaid with Ignore."""
-    found = admit.review_write(obj, operation=operation, store=store, old=old)
-    errors = review.errors_only(found)
-    warnings = review.warnings_only(found)
-    unknown = [w for w in warnings if w.message.startswith(UNKNOWN_FIELD)]
-    if options.validation == "Strict":
-        errors += [dataclasses.replace(w, warning=False) for w in unknown]
-    if options.validation != "Warn":
-        warnings = [w for w in warnings if w not in unknown]
-    if errors:
-        raise ValidationFailed(errors)
+def _unreviewed(write: Callable[[R], R], obj: R) -> Callable[[], base.Written[R]]:
+    """A write admission does not review (the status subresource), as `_written` takes it."""
+    return lambda: base.Written(write(obj))
+
+
+def _said(warnings: tuple[FieldError, ...]) -> tuple[str, ...]:
+    """Admission's warnings as `Warning` headers say them."""
     return tuple(w.bare(path=f'"{w.path}"' not in w.message) for w in warnings)
 
 

@@ -7,7 +7,7 @@ watch, dryRun, fieldValidation, delete options) and the body (size-limited, JSON
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import pydantic
 from starlette.requests import Request
@@ -19,7 +19,7 @@ from vcflow.api.modelerrors import schema_errors
 from vcflow.api.resources import APIResource
 from vcflow.server import crosssite, fields
 from vcflow.server.status import ApiError, invalid
-from vcflow.store.base import InvalidSelector, Selector
+from vcflow.store.base import FieldValidation, InvalidSelector, Selector
 
 #: the most a request body may hold: an object at the store's cap, and room for the rest
 MAX_BODY = bounds.MAX_OBJECT_BYTES + 512 * 1024
@@ -105,7 +105,7 @@ def _boolean(query: Any, key: str) -> bool:
 @dataclass(frozen=True)
 class WriteOptions:
     dry_run: bool
-    validation: str  # Strict, Warn, Ignore
+    validation: FieldValidation
 
 
 def write_options(request: Request) -> WriteOptions:
@@ -118,7 +118,7 @@ def write_options(request: Request) -> WriteOptions:
         raise ApiError(
             400, f"fieldValidation: {validation!r}: must be one of {', '.join(VALIDATIONS)}"
         )
-    return WriteOptions(bool(dry), validation)
+    return WriteOptions(bool(dry), cast(FieldValidation, validation))
 
 
 @dataclass(frozen=True)

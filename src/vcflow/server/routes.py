@@ -25,7 +25,7 @@ from vcflow.api.errors import VcflowError
 from vcflow.api.resources import APIResource
 from vcflow.server import listing, objects, podlogs, requests, status, watching
 from vcflow.server.status import ApiError
-from vcflow.store.base import Store
+from vcflow.store.base import EmbeddedStore, Store
 
 log = logging.getLogger("vcflow.server")
 METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"]
@@ -47,7 +47,7 @@ class Api:
     or watch does not wait behind a write that waits for another connection's write
     transaction (SQLite has one writer; WAL readers never wait for it)."""
 
-    store: Store
+    store: EmbeddedStore
     state_dir: Path | None = None
     stopping: threading.Event = field(default_factory=threading.Event)
     views: Sequence[View] = ()

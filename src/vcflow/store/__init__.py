@@ -1,16 +1,18 @@
 """Tier 3, I/O: the object store every shell meets through, as Kubernetes' controllers meet
 through the API server.
 
-`base.Store` is the protocol; `memory.MemoryStore` is the test fake, `sqlite.SqliteStore`
-the embedded default (`<state dir>/vcflow.db`). `engine` holds the shared write semantics
-(resourceVersions, generation, finalizers, garbage collection, apply), `admit` the
-admission hook every write passes, `wire` the pure merge rules.
+`base.Store` is the protocol (`Reader`, `Writer`, `Feed`); the embedded stores
+(`base.EmbeddedStore`: transactions too) are `memory.MemoryStore`, the test fake, and
+`sqlite.SqliteStore`, the default (`<state dir>/vcflow.db`). `engine` holds the shared
+write semantics (resourceVersions, generation, finalizers, garbage collection, apply),
+`admit` the admission hook every write passes, `wire` the pure merge rules.
 """
 
 from typing import TYPE_CHECKING
 
 from vcflow.store.base import (
     ApplyResult,
+    EmbeddedStore,
     EventType,
     Expired,
     InvalidSelector,
@@ -29,6 +31,7 @@ from vcflow.store.sqlite import DB_FILE, SqliteStore
 __all__ = [
     "DB_FILE",
     "ApplyResult",
+    "EmbeddedStore",
     "EventType",
     "Expired",
     "InvalidSelector",
@@ -46,6 +49,8 @@ __all__ = [
 
 if TYPE_CHECKING:
 
-    def _implements_store(memory: MemoryStore, sqlite: SqliteStore) -> tuple[Store, Store]:
-        """mypy proves both backends satisfy the Store protocol."""
+    def _implements_store(
+        memory: MemoryStore, sqlite: SqliteStore
+    ) -> tuple[EmbeddedStore, EmbeddedStore]:
+        """mypy proves both backends satisfy the EmbeddedStore protocol."""
         return memory, sqlite

@@ -1,7 +1,9 @@
 """The store's admission hook: what the API server does when it calls vcflow's webhook.
 
-`engine.StoreEngine` calls `review_write` for every create, update and delete (unless the
-caller opts out: `admit=False` for internal writes, `force=True` for deletes). It builds the
+`engine.StoreEngine` calls `review_write` once for every create, update and delete (unless
+the caller opts out: `admit=False` for internal writes, `force=True` for deletes); a
+client's write (`create_reviewed`, `update_reviewed`) gets the warnings of that one review,
+fieldValidation applied (`judge`). It builds the
 admission Context from the store — the namespace's JobTemplates for a JobFlow, its JobFlows
 for a JobTemplate delete — with the objects of an `apply` batch laid over the stored ones,
 so a flow applied together with its templates resolves them. The webhook reviews with
@@ -10,8 +12,8 @@ so a flow applied together with its templates resolves them. The webhook reviews
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import Protocol, TypeVar
 
 from vcflow.admission import review
@@ -22,6 +24,7 @@ from vcflow.api.meta import Resource
 from vcflow.api.platform import Platform
 
 Operation = review.Operation
+UNKNOWN_FIELD = 'unknown field "'
 R = TypeVar("R", bound=Resource)
 
 
@@ -108,7 +111,7 @@ def review_write(
     that cost a walk of the object), with the store as context; `Platform.CLUSTER`
     leaves out what only vcflow's local runtime cannot do (a cluster's webhook)."""
     given = batch if isinstance(batch, Batch) else Batch(store, batch)
-    context = replace(
+    context = dataclasses.replace(
         _context(obj, operation, store, given),
         unknown_fields=warnings,
         platform=platform,
@@ -128,6 +131,21 @@ def check(
     for: every vcjob a flow creates passes here."""
     found = review_write(obj, operation=operation, store=store, old=old, warnings=False)
     return raise_errors(found)
+
+
+def judge(found: Sequence[FieldError], validation: str) -> list[FieldError]:
+    """A client's write reviewed: raise ValidationFailed with every error, else return the
+    warnings; unknown fields are errors with fieldValidation Strict and unsaid with Ignore."""
+    errors = review.errors_only(found)
+    warnings = review.warnings_only(found)
+    unknown = [w for w in warnings if w.message.startswith(UNKNOWN_FIELD)]
+    if validation == "Strict":
+        errors += [dataclasses.replace(w, warning=False) for w in unknown]
+    if validation != "Warn":
+        warnings = [w for w in warnings if w not in unknown]
+    if errors:
+        raise ValidationFailed(errors)
+    return warnings
 
 
 def raise_errors(found: Sequence[FieldError]) -> list[FieldError]:

@@ -11,10 +11,10 @@ from __future__ import annotations
 import builtins
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, Protocol, TypeVar
+from typing import Any, Generic, Literal, Protocol, TypeVar, runtime_checkable
 
 from vcflow.api import config, loading, names
 from vcflow.api.command import Command
@@ -351,20 +351,21 @@ def check_unique(objects: Sequence[Resource], infos: Sequence[KindInfo]) -> None
 
 # --- the protocol ------------------------------------------------------------------------
 
+#: fieldValidation: what a reviewed write does with unknown fields (kube's query parameter)
+FieldValidation = Literal["Strict", "Warn", "Ignore"]
 
-class Store(Protocol):
-    """What controllers, the runtime, the CLI and the server need from a store.
 
-    Objects go in and come out as models; the store keeps its own copies and returns fresh
-    ones. resourceVersions are store-wide increasing integers (strings in metadata, ints in
-    the watch API); a write whose non-empty `metadata.resourceVersion` is not the stored one
-    raises Conflict. See `engine.StoreEngine` for the exact write semantics.
-    """
+@dataclass(frozen=True)
+class Written(Generic[R]):
+    """A reviewed write's answer: the object as stored and admission's warnings, from the
+    write's one review (the server sends them back as `Warning` headers)."""
 
-    kinds: KindRegistry
+    object: R
+    warnings: tuple[FieldError, ...] = ()
 
-    def register_kind(self, model: type[Resource], *, defaulter: Defaulter | None = None) -> None:
-        """Let the store hold another kind (e.g. core `v1 Pod`)."""
+
+class Reader(Protocol):
+    """Reads of the stored objects. Objects come out as fresh models the caller owns."""
 
     def get(self, kind: type[R], namespace: str, name: str) -> R:
         """A fresh copy of one object; NotFound if absent."""
@@ -384,11 +385,24 @@ class Store(Protocol):
         none, without parsing the whole object; NotFound if absent. A watcher that needs
         only the phase of a big object (a flow's status lists every job) reads this."""
 
+
+class Writer(Protocol):
+    """Writes, each reviewed by admission once (but status writes and bindings). A write
+    whose non-empty `metadata.resourceVersion` is not the stored one raises Conflict."""
+
     def create(self, obj: R, *, admit: bool = True) -> R:
-        """Store a new object (AlreadyExists if taken); admission unless `admit=False`."""
+        """Store a new object (AlreadyExists if taken); admission's errors only (the
+        unknown-field walk skipped) unless `admit=False`."""
 
     def update(self, obj: R, *, admit: bool = True) -> R:
         """Replace everything but status and server-owned metadata; Conflict if stale."""
+
+    def create_reviewed(self, obj: R, *, validation: FieldValidation = "Warn") -> Written[R]:
+        """`create` with admission's whole review, its warnings returned (`validation`
+        decides what unknown fields are: `admit.judge`): a client's write (the server's)."""
+
+    def update_reviewed(self, obj: R, *, validation: FieldValidation = "Warn") -> Written[R]:
+        """`update` as `create_reviewed` is `create`."""
 
     def update_status(self, obj: R) -> R:
         """Replace only the status (the status subresource); no admission."""
@@ -426,10 +440,11 @@ class Store(Protocol):
         `force`. Returns the last state."""
 
     def apply(self, objects: Sequence[Resource]) -> builtins.list[ApplyResult]:
-        """Create-or-update a batch, all reviewed first, in one transaction."""
+        """Create-or-update a batch, all reviewed first, all or nothing."""
 
-    def transaction(self) -> AbstractContextManager[None]:
-        """Group writes into one commit (nested: savepoints)."""
+
+class Feed(Protocol):
+    """The committed changes, in resourceVersion order, for watchers."""
 
     def resource_version(self) -> int:
         """The resourceVersion of the last committed write."""
@@ -462,12 +477,49 @@ class Store(Protocol):
     ) -> Iterator[WatchEvent]:
         """Events from `since_rv` (default: now), blocking; ends after `timeout` idle."""
 
+
+class Store(Reader, Writer, Feed, Protocol):
+    """What controllers, the runtime, the CLI and the server need from a store: the
+    embedded ones (`engine.StoreEngine`) and the Kubernetes API's (`KubeStore`).
+
+    Objects go in and come out as models; the store keeps its own copies and returns fresh
+    ones. resourceVersions are increasing integers (strings in metadata, ints in the watch
+    API). See `engine.StoreEngine` for the exact write semantics.
+    """
+
+    kinds: KindRegistry
+
+    def register_kind(self, model: type[Resource], *, defaulter: Defaulter | None = None) -> None:
+        """Let the store hold another kind (e.g. core `v1 Pod`)."""
+
     def close(self) -> None:
         """Release the store's resources."""
 
 
+@runtime_checkable
+class Transactional(Protocol):
+    """A store that groups writes into one commit: the embedded ones only (the Kubernetes
+    API has no multi-object transaction)."""
+
+    def transaction(self) -> AbstractContextManager[None]:
+        """Group writes into one commit (nested: savepoints); an exception undoes them."""
+
+
+class EmbeddedStore(Store, Transactional, Protocol):
+    """A store in this process (memory, SQLite): a `Store` with transactions, as the
+    server's dryRun (a write rolled back) needs."""
+
+
+def batched(store: object) -> AbstractContextManager[None]:
+    """One transaction around a burst of writes where the store has them (one commit
+    instead of many); nothing where it has none (`KubeStore`: each write commits alone)."""
+    if isinstance(store, Transactional):
+        return store.transaction()
+    return nullcontext()
+
+
 def poll(
-    store: Store, since_rv: int, kinds: Iterable[type[Resource]]
+    store: Feed, since_rv: int, kinds: Iterable[type[Resource]]
 ) -> tuple[list[WatchEvent], int]:
     """The events of `kinds` after `since_rv`, and the resourceVersion to poll from next: past
     the other kinds' events too, so a watcher of few kinds does not scan the others again.

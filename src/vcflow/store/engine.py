@@ -1,7 +1,7 @@
 """The write semantics every backend shares, on top of a few storage primitives.
 
 `StoreEngine` (writes) on `backend.Backend` (transactions, reads, watches) implements the
-`base.Store` protocol once; `memory.MemoryStore` and `sqlite.SqliteStore` only supply rows,
+`base.EmbeddedStore` protocol once; `memory.MemoryStore` and `sqlite.SqliteStore` only supply rows,
 indexes, an event log and transactions. So both pass the same contract suite by
 construction, and the rules live in one place:
 
@@ -13,6 +13,9 @@ construction, and the rules live in one place:
   plane's own objects) keeps it.
 - update: replaces everything but status and server-owned metadata; generation grows only
   when the content (`spec`) changes; an update that changes nothing writes nothing.
+- admission: each create, update and delete is reviewed once (`admit`); `create` and
+  `update` raise its errors, `create_reviewed` and `update_reviewed` (a client's write, the
+  server's) also walk for unknown fields and return the warnings, fieldValidation applied.
 - update_status: replaces only status; never reviewed by admission (Kubernetes' webhooks do
   not see status-subresource writes either), nor defaulted (a kind's defaulter fills content).
   Given the caller's copy of the object (`base`), only the status is validated.
@@ -55,7 +58,16 @@ from vcflow.api.meta import Resource
 from vcflow.api.pod import Pod, PodSpec
 from vcflow.store import admit, wire
 from vcflow.store.backend import Backend, parse
-from vcflow.store.base import ApplyResult, EventType, KindInfo, Outcome, R, check_unique
+from vcflow.store.base import (
+    ApplyResult,
+    EventType,
+    FieldValidation,
+    KindInfo,
+    Outcome,
+    R,
+    Written,
+    check_unique,
+)
 from vcflow.store.wire import Data, Row
 
 Operation = admit.Operation
@@ -67,20 +79,34 @@ class StoreEngine(Backend):
     # --- writes -------------------------------------------------------------------------
 
     def create(self, obj: R, *, admit: bool = True) -> R:
-        """Store a new object; AlreadyExists if the name is taken; admission unless
-        `admit=False` (internal writes that need no webhook). Admission warnings are not
-        returned here; `apply` reports them."""
+        """Store a new object; AlreadyExists if the name is taken; admission's errors (the
+        unknown-field walk skipped: every vcjob a flow creates passes here) unless
+        `admit=False` (internal writes that need no webhook)."""
+        return self._create_object(obj, _ERRORS if admit else None).object
+
+    def create_reviewed(self, obj: R, *, validation: FieldValidation = "Warn") -> Written[R]:
+        """`create` with admission's whole review, its warnings returned (a client's)."""
+        return self._create_object(obj, validation)
+
+    def _create_object(self, obj: R, validation: str | None) -> Written[R]:
         info = self.kinds.of(obj)
         with self._atomic():
-            model, data = self._prepare_create(info, obj, keep_status=not admit)
-            if admit:
-                admit_check(self, model, Operation.CREATE)
-            self._write(info, data, None, EventType.ADDED, bounded=admit)  # AlreadyExists
+            model, data = self._prepare_create(info, obj, keep_status=validation is None)
+            warnings = _reviewed(self, model, Operation.CREATE, None, validation)
+            bounded = validation is not None
+            self._write(info, data, None, EventType.ADDED, bounded=bounded)  # AlreadyExists
             model.metadata.resource_version = data["metadata"]["resourceVersion"]
-            return cast(R, model)
+            return Written(cast(R, model), warnings)
 
     def update(self, obj: R, *, admit: bool = True) -> R:
         """Replace spec, labels, annotations, ownerReferences, finalizers (not status)."""
+        return self._update_object(obj, _ERRORS if admit else None).object
+
+    def update_reviewed(self, obj: R, *, validation: FieldValidation = "Warn") -> Written[R]:
+        """`update` with admission's whole review, its warnings returned (a client's)."""
+        return self._update_object(obj, validation)
+
+    def _update_object(self, obj: R, validation: str | None) -> Written[R]:
         info = self.kinds.of(obj)
         with self._atomic():
             row = self._require(info, obj.namespace, obj.name)
@@ -88,9 +114,11 @@ class StoreEngine(Backend):
             old = wire.loads(row.data)
             model, data = _validated(info, wire.merged_update(old, wire.incoming(obj)))
             _bump_generation(old, data, model)
-            if admit:
-                admit_check(self, model, Operation.UPDATE, old=parse(info, row.data))
-            return cast(R, self._replace(info, row, old, model, data, bounded=admit))
+            stored = parse(info, row.data) if validation is not None else None
+            warnings = _reviewed(self, model, Operation.UPDATE, stored, validation)
+            bounded = validation is not None
+            written = self._replace(info, row, old, model, data, bounded=bounded)
+            return Written(cast(R, written), warnings)
 
     def update_status(self, obj: R) -> R:
         """Replace only the status (the status subresource); no admission.
@@ -187,7 +215,7 @@ class StoreEngine(Backend):
             if resource_version and resource_version != str(row.rv):
                 raise Conflict(_conflict_message(info, row, resource_version))
             if not force:
-                admit_check(self, parse(info, row.data), Operation.DELETE)
+                _reviewed(self, parse(info, row.data), Operation.DELETE, None, _ERRORS)
             data = wire.loads(row.data)
             if self._terminate(info, row, data):
                 self._collect_garbage(row.uid)
@@ -355,10 +383,27 @@ def status_dropped_on_create(model: type[Resource]) -> bool:
         return False
 
 
-def admit_check(
-    store: StoreEngine, obj: Resource, operation: Operation, old: Resource | None = None
-) -> None:
-    admit.check(obj, operation=operation, store=store, old=old)
+#: the review of an internal-facing write: its errors only (no fieldValidation)
+_ERRORS = ""
+
+
+def _reviewed(
+    store: StoreEngine,
+    obj: Resource,
+    operation: Operation,
+    old: Resource | None,
+    validation: str | None,
+) -> tuple[FieldError, ...]:
+    """A write's one admission review: none (`validation` None: an internal write), its
+    errors only (`_ERRORS`: `admit.check`), or the whole review judged by fieldValidation,
+    its warnings returned (`admit.judge`)."""
+    if validation is None:
+        return ()
+    if validation == _ERRORS:
+        admit.check(obj, operation=operation, store=store, old=old)
+        return ()
+    found = admit.review_write(obj, operation=operation, store=store, old=old)
+    return tuple(admit.judge(found, validation))
 
 
 def _validated(info: KindInfo, data: Data) -> tuple[Resource, Data]:
