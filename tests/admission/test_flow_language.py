@@ -11,9 +11,11 @@ from typing import Any
 import pytest
 from tests.admission.test_flow_features import problems, template
 
-from vcflow.admission import review, unknown
+from vcflow.admission import review
+from vcflow.api.errors import Cause
 from vcflow.api.jobflow import JobFlow
 from vcflow.api.platform import Platform
+from vcflow.kubeapi import fieldvalidation
 
 
 def flow(*entries: dict[str, Any], name: str = "f", **spec: Any) -> dict[str, Any]:
@@ -268,9 +270,9 @@ def test_unknown_fields_are_judged_by_the_field_validation() -> None:
         ("spec.flows[0].depends", 'use "dependsOn" with "outcome": Completed, Failed or Finished'),
     ]
     assert all(e.warning for e in found)
-    strict = unknown.judged(found, unknown.Validation.STRICT)
+    strict = fieldvalidation.judged(found, fieldvalidation.Validation.STRICT)
     assert [e.warning for e in strict] == [False, False]
-    assert unknown.judged(found, unknown.Validation.WARN) == found
-    assert unknown.judged(found, unknown.Validation.IGNORE) == []
-    other = dataclasses.replace(found[0], message="a task creates no pods")
-    assert unknown.judged([other], unknown.Validation.STRICT) == [other]
+    assert fieldvalidation.judged(found, fieldvalidation.Validation.WARN) == found
+    assert fieldvalidation.judged(found, fieldvalidation.Validation.IGNORE) == []
+    other = dataclasses.replace(found[0], message="a task creates no pods", reason=Cause.INVALID)
+    assert fieldvalidation.judged([other], fieldvalidation.Validation.STRICT) == [other]

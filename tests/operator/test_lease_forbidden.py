@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from vcflow.api.clock import FakeClock
-from vcflow.kubestore.status import Forbidden
+from vcflow.kubeapi.status import Forbidden
 from vcflow.operator.election import FORBIDDEN_HINT, Elector, Timing
 
 REFUSED = (

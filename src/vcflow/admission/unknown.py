@@ -1,8 +1,9 @@
 """Fields no schema knows, worded as kubectl's (`unknown field "spec.tasks[0].replica"`): a
 typo is otherwise silently ignored, as the API server prunes it. Admission reports them as
-warnings; what a caller makes of them is its field validation (`judged`): `strict` refuses
-them (the CLI's default, and kubectl's), `warn` says them, `ignore` drops them, as
-kube-apiserver's `fieldValidation` Strict, Warn and Ignore. A field another workflow engine
+warnings (`kubeapi.fieldvalidation.unknown_field`); what a caller makes of them is its field
+validation (`kubeapi.fieldvalidation.judged`): `strict` refuses them (the CLI's default, and
+kubectl's), `warn` says them, `ignore` drops them, as kube-apiserver's `fieldValidation`
+Strict, Warn and Ignore. A field another workflow engine
 has, or one of vcflow's not built yet, says what to write instead (`HINTS`).
 
 Every object `review` admits is covered:
@@ -17,10 +18,7 @@ A value of the wrong type is not looked into (type errors are the model's to rep
 
 from __future__ import annotations
 
-import dataclasses
 import functools
-from collections.abc import Sequence
-from enum import StrEnum
 from typing import Any
 
 from vcflow.admission import crd
@@ -30,6 +28,7 @@ from vcflow.api.jobflow import JobFlow
 from vcflow.api.jobtemplate import JobTemplate
 from vcflow.api.meta import Resource, WireModel
 from vcflow.api.vcjob import JobSpec, VCJob
+from vcflow.kubeapi.fieldvalidation import unknown_field
 
 #: The JobFlow models whose every field vcflow knows (a JobSpec below them goes by the CRD).
 CHECKED = (
@@ -49,7 +48,6 @@ CHECKED = (
 )
 #: Kubernetes' ObjectMeta fields that vcflow's ObjectMeta does not model.
 OBJECT_META_OTHERS = frozenset({"selfLink", "deletionGracePeriodSeconds", "managedFields"})
-UNKNOWN_FIELD = 'unknown field "'
 _FAN_OUT = 'the fan-out is "for" in vcflow, coming: docs/flow-features.md'
 #: (model, key) → what to write instead: Argo's DAG task fields where a vcflow field does
 #: the job, and the flow language's fields not built yet.
@@ -62,34 +60,13 @@ HINTS: dict[tuple[type[WireModel], str], str] = {
 }
 
 
-class Validation(StrEnum):
-    """What to do with unknown fields (kubectl's `--validate`, the API's `fieldValidation`)."""
-
-    STRICT = "strict"
-    WARN = "warn"
-    IGNORE = "ignore"
-
-
-def is_unknown(error: FieldError) -> bool:
-    """Is `error` one of this module's `unknown field` warnings?"""
-    return error.warning and error.message.startswith(UNKNOWN_FIELD)
-
-
-def judged(found: Sequence[FieldError], validation: Validation) -> list[FieldError]:
-    """Admission's problems with the unknown-field warnings made errors (`strict`), kept
-    (`warn`) or left out (`ignore`)."""
-    if validation is Validation.WARN:
-        return list(found)
-    if validation is Validation.IGNORE:
-        return [e for e in found if not is_unknown(e)]
-    return [dataclasses.replace(e, warning=False) if is_unknown(e) else e for e in found]
-
-
 def unknown_fields(obj: Resource) -> list[FieldError]:
     """Every `unknown field` warning of an object (the CLI shows them in line order)."""
-    found = [_unknown(key) for key in obj.model_extra or {}]
+    found = [unknown_field(key) for key in obj.model_extra or {}]
     meta_extra = obj.metadata.model_extra or {}
-    found += [_unknown(f"metadata.{key}") for key in meta_extra if key not in OBJECT_META_OTHERS]
+    found += [
+        unknown_field(f"metadata.{key}") for key in meta_extra if key not in OBJECT_META_OTHERS
+    ]
     if isinstance(obj, JobFlow) and obj.spec is not None:
         found += model_unknowns(obj.spec, "spec")  # (a patch's JobSpec goes by the CRD)
     elif isinstance(obj, JobTemplate | VCJob) and obj.spec is not None:
@@ -104,7 +81,8 @@ def model_unknowns(model: WireModel, path: str) -> list[FieldError]:
     if isinstance(model, CHECKED):
         kind = type(model)
         found += [
-            _unknown(f"{path}.{key}", HINTS.get((kind, key), "")) for key in model.model_extra or {}
+            unknown_field(f"{path}.{key}", HINTS.get((kind, key), ""))
+            for key in model.model_extra or {}
         ]
     fields = model.__dict__
     for name, alias in _wire_names(type(model)):
@@ -149,7 +127,7 @@ def schema_unknowns(data: Any, schema: crd.Node, path: str) -> list[FieldError]:
                     if item is None:
                         continue
                     if known is None:  # modelled by vcflow, unknown to the CRD
-                        found.append(_unknown(f"{where}.{alias}"))
+                        found.append(unknown_field(f"{where}.{alias}"))
                     elif type(item) not in _SCALARS:
                         below.append((item, known, f"{where}.{alias}"))
                 value = value.__pydantic_extra__ or {}
@@ -177,7 +155,7 @@ def _map_unknowns(
             if _has_fields(item):
                 below.append((item, node.values, f"{where}[{key}]"))
         elif not node.open:
-            found.append(_unknown(f"{where}.{key}"))
+            found.append(unknown_field(f"{where}.{key}"))
 
 
 _SCALARS = frozenset({str, int, float, bool})
@@ -201,10 +179,6 @@ def _has_fields(value: Any) -> bool:
     """Can there be a field below `value` (a scalar or None has none)?"""
     kind = type(value)
     return kind is dict or kind is list or isinstance(value, WireModel)
-
-
-def _unknown(path: str, hint: str = "") -> FieldError:
-    return FieldError(f'{UNKNOWN_FIELD}{path}"', path, hint=hint, warning=True)
 
 
 @functools.cache

@@ -12,16 +12,19 @@ Callers catch by branch (httpx habit)::
     │   ├── NotFound
     │   ├── AlreadyExists
     │   ├── Conflict            a write against a stale resourceVersion
+    │   ├── Expired             a watch from a resourceVersion no longer kept (HTTP 410)
     │   └── UnreadableStatus    a stored status this vcflow cannot read back
     └── RuntimeFailure          local execution could not do what it was asked
 
 FieldError is data, not an exception: admission returns lists of them and the caller decides
-how to report them (CLI line, webhook response, HTTP 422).
+how to report them (CLI line, webhook response, HTTP 422). Its `reason` is the Kubernetes
+cause type (`Cause`), so a rule can select by it rather than by the message's words.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from enum import StrEnum
 
 from vcflow.api import printable
 
@@ -45,6 +48,24 @@ class Origin:
         return text
 
 
+class Cause(StrEnum):
+    """What kind of problem a FieldError is: Kubernetes' StatusCause types (metav1.CauseType,
+    a 422's `details.causes[].reason`), and UNKNOWN_FIELD for a field no schema knows.
+    kube-apiserver has no cause type for that one (it says `unknown field "x"` in a 400's
+    message, or a warning): vcflow names it in kube's way, so it survives a Status."""
+
+    INVALID = "FieldValueInvalid"
+    NOT_FOUND = "FieldValueNotFound"
+    REQUIRED = "FieldValueRequired"
+    DUPLICATE = "FieldValueDuplicate"
+    NOT_SUPPORTED = "FieldValueNotSupported"
+    FORBIDDEN = "FieldValueForbidden"
+    TOO_LONG = "FieldValueTooLong"
+    TOO_MANY = "FieldValueTooMany"
+    TYPE_INVALID = "FieldValueTypeInvalid"
+    UNKNOWN_FIELD = "FieldValueUnknown"
+
+
 @dataclass(frozen=True)
 class FieldError:
     """One problem with one object, in one field; `str()` is the one-line user message.
@@ -61,6 +82,8 @@ class FieldError:
     origin: Origin = field(default_factory=Origin)
     hint: str = ""
     warning: bool = False
+    #: a `Cause` (any cause type a server sent, read back from a Status)
+    reason: str = Cause.INVALID
 
     def with_object(
         self, *, kind: str, namespace: str, name: str, origin: Origin | None = None
@@ -158,6 +181,11 @@ class AlreadyExists(StoreError):
 
 class Conflict(StoreError):
     """A write carried a resourceVersion older than the stored one."""
+
+
+class Expired(StoreError):
+    """A watch resumed from a resourceVersion whose events were compacted away (HTTP 410
+    Gone in Kubernetes): list again, then watch from the store's current resourceVersion."""
 
 
 class UnreadableStatus(StoreError):

@@ -13,12 +13,12 @@ from dataclasses import replace
 
 import typer
 
-from vcflow.admission import unknown
 from vcflow.api import gcpause, printable, workdir
 from vcflow.api.errors import FieldError, Origin, ValidationFailed, VcflowError
 from vcflow.api.loading import Document
 from vcflow.cli import kinds, options, remote
 from vcflow.cli.validate import FilenameOption
+from vcflow.kubeapi import fieldvalidation
 from vcflow.local import manifests
 from vcflow.store.base import ApplyResult, Store
 
@@ -50,7 +50,7 @@ def apply(
 def apply_and_report(
     store: Store,
     loaded: manifests.Manifests,
-    validation: unknown.Validation = unknown.Validation.STRICT,
+    validation: fieldvalidation.Validation = fieldvalidation.Validation.STRICT,
 ) -> list[ApplyResult]:
     """Apply every object in one transaction; print warnings (stderr, with file and line;
     with `--validate=ignore` none of an unknown field) and kubectl's
@@ -67,9 +67,10 @@ def apply_and_report(
         for note in getattr(exc, "__notes__", ()):
             typer.echo(printable.escaped(str(note)), err=True)
         raise
-    if validation is unknown.Validation.IGNORE:  # (the store's review, a server's too)
+    if validation is fieldvalidation.Validation.IGNORE:  # (the store's review, a server's too)
         results = [
-            replace(r, warnings=tuple(unknown.judged(r.warnings, validation))) for r in results
+            replace(r, warnings=tuple(fieldvalidation.judged(r.warnings, validation)))
+            for r in results
         ]
     if any(result.warnings for result in results):
         where = _Documents(loaded)

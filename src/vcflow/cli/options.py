@@ -7,11 +7,11 @@ from typing import Annotated
 
 import typer
 
-from vcflow.admission import unknown
 from vcflow.api import arguments as flowargs
 from vcflow.api import clock, names
 from vcflow.api.errors import InputError
 from vcflow.cli import kinds
+from vcflow.kubeapi import fieldvalidation
 from vcflow.local import manifests, statedir
 
 STATE_DIR = "vcflow.state_dir"  # key in the click context's `meta`
@@ -66,11 +66,11 @@ def arguments(values: list[str] | None) -> dict[str, str] | None:
 
 #: `--validate`'s values, kubectl's `true` and `false` among them
 VALIDATIONS = {
-    "strict": unknown.Validation.STRICT,
-    "true": unknown.Validation.STRICT,
-    "warn": unknown.Validation.WARN,
-    "ignore": unknown.Validation.IGNORE,
-    "false": unknown.Validation.IGNORE,
+    "strict": fieldvalidation.Validation.STRICT,
+    "true": fieldvalidation.Validation.STRICT,
+    "warn": fieldvalidation.Validation.WARN,
+    "ignore": fieldvalidation.Validation.IGNORE,
+    "false": fieldvalidation.Validation.IGNORE,
 }
 
 
@@ -93,7 +93,7 @@ ValidateOption = Annotated[
 ]
 
 
-def validation(value: str) -> unknown.Validation:
+def validation(value: str) -> fieldvalidation.Validation:
     """The `--validate` value given, as admission's field validation."""
     return VALIDATIONS[value.lower()]
 

@@ -30,12 +30,12 @@ import typer
 from rich.console import Console
 from rich.live import Live
 
-from vcflow.admission import unknown
 from vcflow.api.errors import InputError
 from vcflow.api.jobflow import JobFlow
 from vcflow.api.vcjob import VCJob
 from vcflow.cli import apply as apply_cmd
 from vcflow.cli import options, remote, runview, signals
+from vcflow.kubeapi import fieldvalidation
 from vcflow.local import manifests, running
 from vcflow.local.following import Follow
 from vcflow.local.progress import FLOW_ENDED, JOB_ENDED, SUSPENDED, Progress
@@ -276,7 +276,7 @@ def _follow_remote(
     server: remote.Remote,
     loaded: manifests.Manifests,
     state_dir: Path,
-    validation: unknown.Validation,
+    validation: fieldvalidation.Validation,
     *,
     timeout: float | None,
     live: bool,

@@ -18,7 +18,8 @@ from vcflow.api.vcjob import VCJob
 from vcflow.controller.manager import Manager
 from vcflow.controller.options import ControllerOptions
 from vcflow.controller.prober import Unreachable
-from vcflow.store.base import FieldValidation, Store, Written
+from vcflow.kubeapi.fieldvalidation import Validation
+from vcflow.store.base import Store, Written
 from vcflow.store.memory import MemoryStore
 
 R = TypeVar("R", bound=Resource)
@@ -38,7 +39,7 @@ class HarnessStore(MemoryStore):
         self._record(obj)
         return created
 
-    def create_reviewed(self, obj: R, *, validation: FieldValidation = "Warn") -> Written[R]:
+    def create_reviewed(self, obj: R, *, validation: Validation = Validation.WARN) -> Written[R]:
         """(the creates of controllers behind an API server: `Serve`)"""
         self._refuse(obj)
         written = super().create_reviewed(obj, validation=validation)

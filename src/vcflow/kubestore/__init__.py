@@ -11,8 +11,8 @@ __all__ = ["Forbidden", "KubeClient", "KubeStore", "Unauthorized", "Unreachable"
 _HOMES = {
     "KubeClient": "vcflow.kubestore.client",
     "Unreachable": "vcflow.kubestore.client",
-    "Forbidden": "vcflow.kubestore.status",
-    "Unauthorized": "vcflow.kubestore.status",
+    "Forbidden": "vcflow.kubeapi.status",
+    "Unauthorized": "vcflow.kubeapi.status",
     "KubeStore": "vcflow.kubestore.store",
 }
 
@@ -25,8 +25,8 @@ def __getattr__(name: str) -> Any:
 
 
 if TYPE_CHECKING:
+    from vcflow.kubeapi.status import Forbidden, Unauthorized
     from vcflow.kubestore.client import KubeClient, Unreachable
-    from vcflow.kubestore.status import Forbidden, Unauthorized
     from vcflow.kubestore.store import KubeStore
     from vcflow.store import Store
 

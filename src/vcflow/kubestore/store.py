@@ -73,19 +73,20 @@ from vcflow.api.meta import Resource
 from vcflow.api.platform import Platform
 from vcflow.api.pod import Pod
 from vcflow.api.vcjob import VCJob
+from vcflow.kubeapi import warningtext
+from vcflow.kubeapi.fieldvalidation import Validation
+from vcflow.kubeapi.status import Forbidden, Unauthorized
 from vcflow.kubestore import eventsapi, statuspatch, watching
 from vcflow.kubestore import status as statuses
 from vcflow.kubestore.cache import KindCache
 from vcflow.kubestore.client import MERGE_PATCH, KubeClient, Response, Unreachable
 from vcflow.kubestore.eventsender import EventSender
 from vcflow.kubestore.informer import Informer, Listed
-from vcflow.kubestore.status import Forbidden
 from vcflow.store import admit, wire
 from vcflow.store.base import (
     ApplyResult,
     Defaulter,
     Expired,
-    FieldValidation,
     KindInfo,
     KindRegistry,
     Outcome,
@@ -407,10 +408,10 @@ class KubeStore:
                 return cast(R, written)
         return created
 
-    def create_reviewed(self, obj: R, *, validation: FieldValidation = "Warn") -> Written[R]:
+    def create_reviewed(self, obj: R, *, validation: Validation = Validation.WARN) -> Written[R]:
         """POST the object with `fieldValidation`; the server's admission warnings (its
         `Warning` headers) returned. A status given is dropped, as for a client."""
-        return self._create(obj, [("fieldValidation", validation)])
+        return self._create(obj, [("fieldValidation", validation.api)])
 
     def _create(self, obj: R, query: Sequence[tuple[str, str]] = ()) -> Written[R]:
         info = self.kinds.of(obj)
@@ -431,9 +432,9 @@ class KubeStore:
         against the stored one (`RETRIES`)."""
         return self._update(obj).object
 
-    def update_reviewed(self, obj: R, *, validation: FieldValidation = "Warn") -> Written[R]:
+    def update_reviewed(self, obj: R, *, validation: Validation = Validation.WARN) -> Written[R]:
         """`update` with `fieldValidation`, the server's admission warnings returned."""
-        return self._update(obj, [("fieldValidation", validation)])
+        return self._update(obj, [("fieldValidation", validation.api)])
 
     def _update(self, obj: R, query: Sequence[tuple[str, str]] = ()) -> Written[R]:
         info = self.kinds.of(obj)
@@ -881,7 +882,7 @@ class KubeStore:
         except NotFound:
             old = None
         except (StoreError, ValidationFailed) as exc:  # a name the server refuses
-            if isinstance(exc, Unreachable | statuses.Unauthorized | Forbidden):
+            if isinstance(exc, Unreachable | Unauthorized | Forbidden):
                 raise
             old = None  # (the dry-run create then says what is wrong with it)
         if old is None:
@@ -1045,7 +1046,7 @@ def _warnings(
 ) -> tuple[FieldError, ...]:
     """The admission warnings of a write (its `Warning` headers) as FieldErrors."""
     return tuple(
-        statuses.warning_of(w, kind=info.kind, namespace=namespace, name=name)
+        warningtext.heard(w, kind=info.kind, namespace=namespace, name=name)
         for w in response.warnings
     )
 

@@ -16,7 +16,6 @@ A resourceVersion the server no longer keeps (HTTP 410, or a watch's ERROR event
 
 from __future__ import annotations
 
-import json
 import queue
 import threading
 import time
@@ -25,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from vcflow.api import resources
+from vcflow.kubeapi import watchframes
 from vcflow.kubestore import status as statuses
 from vcflow.kubestore.client import KubeClient
 from vcflow.store import wire
@@ -35,7 +35,6 @@ STREAM_SECONDS = 60
 #: seconds a followed stream may stay silent before it is reopened (the server ends it
 #: after STREAM_SECONDS, and sends bookmarks meanwhile)
 READ_TIMEOUT = STREAM_SECONDS + 10.0
-_TYPES = {"ADDED": EventType.ADDED, "MODIFIED": EventType.MODIFIED, "DELETED": EventType.DELETED}
 
 
 @dataclass(frozen=True)
@@ -73,33 +72,28 @@ def frames(
         if not head.ok:
             raise statuses.error_for(head, kind=kind.info.kind)
         for line in lines:
-            if not line.strip():
+            frame = watchframes.decode(line)
+            if frame is None:
                 continue
-            frame = json.loads(line)
-            type_, obj = frame.get("type"), frame.get("object") or {}
-            if type_ == "ERROR":
-                raise statuses.error_of_status(obj, int(obj.get("code") or 500))
-            meta = obj.get("metadata") or {}
-            rv = int(meta.get("resourceVersion") or 0)
-            if type_ == "BOOKMARK":
+            rv = frame.resource_version
+            if frame.type == "BOOKMARK":
                 yield "BOOKMARK", rv, None
                 continue
-            event_type = _TYPES.get(str(type_))
-            if event_type is None:
-                continue
+            obj = frame.object
+            meta = obj.get("metadata") or {}
             if kind.convert is not None:
                 obj = kind.convert(obj)
             obj.setdefault("apiVersion", kind.info.api_version)
             obj.setdefault("kind", kind.info.kind)
             event = WatchEvent(
-                event_type,
+                EventType(frame.type),
                 kind.info.model,
                 str(meta.get("namespace") or ""),
                 str(meta.get("name") or ""),
                 rv,
                 wire.dumps(obj),
             )
-            yield str(type_), rv, event
+            yield frame.type, rv, event
 
 
 def catch_up(

@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from vcflow.admission import collisions, unknown
+from vcflow.admission import collisions
 from vcflow.admission import review as admission
 from vcflow.api import arguments as flowargs
 from vcflow.api import gcpause, loading
@@ -30,6 +30,7 @@ from vcflow.api.jobflow import JobFlow
 from vcflow.api.jobtemplate import JobTemplate
 from vcflow.api.loading import Document
 from vcflow.api.meta import Resource
+from vcflow.kubeapi import fieldvalidation
 from vcflow.runtime import isolation
 
 Identity = tuple[str, str, str]  # (kind, namespace, name)
@@ -94,11 +95,11 @@ class NoObjects(InputError):
 def load(
     paths: Sequence[str],
     arguments: Mapping[str, str] | None = None,
-    validation: unknown.Validation = unknown.Validation.STRICT,
+    validation: fieldvalidation.Validation = fieldvalidation.Validation.STRICT,
 ) -> Manifests:
     """Read, type and review every object in `paths` (`-` is stdin); never raises for input.
     Fields vcflow does not know are errors, warnings or nothing by `validation` (`--validate`:
-    `unknown.judged`).
+    `fieldvalidation.judged`).
 
     `arguments` (`-p NAME=VALUE`) are written into the flows that declare them before they
     are reviewed (`api.arguments.give`), so a required one given here is no error; a name
@@ -187,7 +188,7 @@ def _duplicate(obj: Resource, doc: Document, seen: dict[Identity, Origin]) -> Fi
 def _review(
     typed: dict[int, tuple[Document, Resource]],
     problems: list[list[FieldError]],
-    validation: unknown.Validation,
+    validation: fieldvalidation.Validation,
 ) -> list[FieldError]:
     """Admission of every typed object, unknown fields judged by `validation`; errors go to
     `problems`, warnings are returned."""
@@ -201,9 +202,9 @@ def _review(
             templates=templates.get(obj.namespace, {}),
             resolve_templates=True,
             isolation=isolation.usable(),  # what the local runtime can do here
-            unknown_fields=validation is not unknown.Validation.IGNORE,
+            unknown_fields=validation is not fieldvalidation.Validation.IGNORE,
         )
-        reviewed = unknown.judged(admission.review(obj, context=context), validation)
+        reviewed = fieldvalidation.judged(admission.review(obj, context=context), validation)
         found = [_locate(e, doc) for e in reviewed]
         problems[i] += admission.errors_only(found)
         warnings += by_line(admission.warnings_only(found))

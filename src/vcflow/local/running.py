@@ -25,6 +25,7 @@ from vcflow.api.errors import ArgumentError, FieldError, InputError, ValidationF
 from vcflow.api.jobflow import JobFlow
 from vcflow.api.meta import Resource
 from vcflow.api.vcjob import VCJob
+from vcflow.kubeapi import fieldvalidation
 from vcflow.local import manifests, statedir
 from vcflow.local.progress import Change, Progress
 from vcflow.local.result import RunResult
@@ -99,10 +100,10 @@ def load(
     flows that declare them; ValidationFailed with every problem, NoObjects when there is
     none, ArgumentError for an argument no flow declares."""
     try:
-        validation = unknown.Validation(validate)
+        validation = fieldvalidation.Validation(validate)
     except ValueError:
         raise InputError(
-            f"validate={validate!r}: must be one of {', '.join(unknown.Validation)}"
+            f"validate={validate!r}: must be one of {', '.join(fieldvalidation.Validation)}"
         ) from None
     items: Sequence[Source] = (
         [sources] if isinstance(sources, str | os.PathLike | Resource) else list(sources)
@@ -110,7 +111,7 @@ def load(
     paths = [os.fspath(s) for s in items if not isinstance(s, Resource)]
     given = [s.clone() if arguments else s for s in items if isinstance(s, Resource)]
     loaded = manifests.load(paths, arguments, validation) if paths else None
-    if validation is unknown.Validation.STRICT:
+    if validation is fieldvalidation.Validation.STRICT:
         strange = [e for obj in given for e in _unknown_fields(obj)]
         if strange:
             raise ValidationFailed(strange)
@@ -130,7 +131,7 @@ def load(
 
 def _unknown_fields(obj: Resource) -> list[FieldError]:
     """The unknown fields of an object given, as errors naming it (`--validate=strict`)."""
-    found = unknown.judged(unknown.unknown_fields(obj), unknown.Validation.STRICT)
+    found = fieldvalidation.judged(unknown.unknown_fields(obj), fieldvalidation.Validation.STRICT)
     return [e.with_object(kind=obj.kind, namespace=obj.namespace, name=obj.name) for e in found]
 
 

@@ -24,7 +24,7 @@ from vcflow.api import clock as clocks
 from vcflow.api.errors import AlreadyExists, Conflict, NotFound, VcflowError
 from vcflow.api.lease import Lease, LeaseSpec
 from vcflow.api.meta import ObjectMeta
-from vcflow.kubestore.status import Forbidden
+from vcflow.kubeapi.status import Forbidden
 from vcflow.store.base import Store
 
 log = logging.getLogger("vcflow.operator")

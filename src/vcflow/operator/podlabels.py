@@ -29,7 +29,6 @@ feeding a worker thread through an inbox that keeps one state per pod.
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 import time
@@ -42,9 +41,10 @@ from typing import Any
 from vcflow.api import names, resources
 from vcflow.api.errors import NotFound, VcflowError
 from vcflow.api.vcjob import VCJob
+from vcflow.kubeapi import watchframes
+from vcflow.kubeapi.status import Forbidden
 from vcflow.kubestore import status as statuses
 from vcflow.kubestore.client import MERGE_PATCH, KubeClient, Unreachable
-from vcflow.kubestore.status import Forbidden
 from vcflow.kubestore.watching import READ_TIMEOUT, STREAM_SECONDS
 from vcflow.reconcile.vcjob.pods import COPIED_FLOW_LABELS, JOB_NAME
 from vcflow.store.base import Expired, Store
@@ -380,14 +380,9 @@ class PodLabeler:
             if not head.ok:
                 raise statuses.error_for(head, kind="Pod")
             for line in lines:
-                if not line.strip():
-                    continue
-                frame = json.loads(line)
-                type_, obj = str(frame.get("type") or ""), frame.get("object") or {}
-                if type_ == "ERROR":
-                    raise statuses.error_of_status(obj, int(obj.get("code") or 500))
-                if isinstance(obj, dict):
-                    yield type_, obj
+                frame = watchframes.decode(line)
+                if frame is not None:
+                    yield frame.type, frame.object
 
     # --- the worker -----------------------------------------------------------------------
 

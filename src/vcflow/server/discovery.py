@@ -17,6 +17,7 @@ from starlette.routing import Route
 
 from vcflow.api import resources
 from vcflow.api.resources import APIResource
+from vcflow.kubeapi import status as kubestatus
 
 #: the Kubernetes release whose API vcflow's server follows: aggregated discovery
 #: (apidiscovery.k8s.io/v2) and OpenAPI v3 are GA from 1.30 on, so clients of 1.30 and
@@ -256,19 +257,8 @@ def _resource_list(group_version: str) -> Response:
 
 def not_found(path: str) -> Response:
     """kube-apiserver's answer for a path it does not serve."""
-    return JSONResponse(
-        {
-            "kind": "Status",
-            "apiVersion": "v1",
-            "metadata": {},
-            "status": "Failure",
-            "message": "the server could not find the requested resource",
-            "reason": "NotFound",
-            "details": {},
-            "code": 404,
-        },
-        status_code=404,
-    )
+    message = "the server could not find the requested resource"
+    return JSONResponse(kubestatus.failure(404, message, details={}), status_code=404)
 
 
 def routes() -> list[Route]:

@@ -21,6 +21,8 @@ from vcflow.api.errors import Conflict, FieldError, VcflowError
 from vcflow.api.meta import Resource
 from vcflow.api.pod import Pod
 from vcflow.api.resources import APIResource
+from vcflow.kubeapi import status as kubestatus
+from vcflow.kubeapi import warningtext
 from vcflow.patch.jsonmerge import merge_patch
 from vcflow.server import status
 from vcflow.server.requests import DeleteOptions, WriteOptions, to_object
@@ -155,7 +157,7 @@ def bind(store: Store, namespace: str, name: str, data: Any) -> dict[str, Any]:
     except Conflict:  # (bound or marked deleted since it was read)
         _check_bindable(store.get(Pod, namespace, name), uid)
         raise
-    return status.success(resources.PODS, name)
+    return kubestatus.success(resources.PODS, name)
 
 
 def _check_bindable(pod: Pod, uid: str) -> None:
@@ -198,7 +200,7 @@ def delete(
 ) -> dict[str, Any]:
     """kube-apiserver's answer to a DELETE: the object while finalizers hold it (with its
     deletionTimestamp); once it is gone, the object only for the kinds whose registry
-    returns it (`RETURNS_DELETED`), else a Success Status naming it (`deleted_status`;
+    returns it (`RETURNS_DELETED`), else a Success Status naming it (`kubeapi.status.deleted`;
     `shown`: the resource the client asked for, when it is served from another's storage).
     Dependents are collected at once whatever the propagationPolicy (the store's garbage
     collection is synchronous); `gracePeriodSeconds=0` skips the DELETE review (force)."""
@@ -219,26 +221,7 @@ def delete(
     held = bool(last.metadata.deletion_timestamp and last.metadata.finalizers)
     if held or resource in RETURNS_DELETED:
         return last.to_dict()
-    return deleted_status(shown or resource, last)
-
-
-def deleted_status(resource: APIResource, last: Resource) -> dict[str, Any]:
-    """The Status kube-apiserver answers for an object its DELETE removed (the registry's
-    `finalizeDelete`): details name, group (left out for the core group), the resource's
-    plural as `kind`, and the uid — no object, so a client knows it is gone, not held."""
-    details: dict[str, Any] = {"name": last.name}
-    if resource.group:
-        details["group"] = resource.group
-    details["kind"] = resource.plural
-    if last.metadata.uid:
-        details["uid"] = last.metadata.uid
-    return {
-        "kind": "Status",
-        "apiVersion": "v1",
-        "metadata": {},
-        "status": "Success",
-        "details": details,
-    }
+    return kubestatus.deleted(shown or resource, last.name, last.metadata.uid)
 
 
 def _stored(store: Store, resource: APIResource, namespace: str, name: str) -> str:
@@ -283,7 +266,7 @@ def _unreviewed(write: Callable[[R], R], obj: R) -> Callable[[], base.Written[R]
 
 def _said(warnings: tuple[FieldError, ...]) -> tuple[str, ...]:
     """Admission's warnings as `Warning` headers say them."""
-    return tuple(w.bare(path=f'"{w.path}"' not in w.message) for w in warnings)
+    return tuple(warningtext.said(w) for w in warnings)
 
 
 def _check_namespace(data: Any, namespace: str) -> None:

@@ -22,6 +22,7 @@ from starlette.routing import Route
 
 from vcflow.api import resources, schemas
 from vcflow.api.resources import APIResource
+from vcflow.kubeapi import status as kubestatus
 from vcflow.server import discovery, openapi_pb
 from vcflow.server.objects import RETURNS_DELETED
 
@@ -279,16 +280,8 @@ def _media_type(request: Request, *, protobuf: bool) -> str | None:
 
 
 def _not_acceptable() -> Response:
-    body = {
-        "kind": "Status",
-        "apiVersion": "v1",
-        "metadata": {},
-        "status": "Failure",
-        "message": "the server was unable to respond with a content type that the client supports",
-        "reason": "NotAcceptable",
-        "code": 406,
-    }
-    return Response(json.dumps(body), status_code=406, media_type=_JSON)
+    message = "the server was unable to respond with a content type that the client supports"
+    return Response(json.dumps(kubestatus.failure(406, message)), status_code=406, media_type=_JSON)
 
 
 def _document(request: Request, body: bytes, protobuf: bytes | None = None) -> Response:

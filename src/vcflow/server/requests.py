@@ -7,7 +7,7 @@ watch, dryRun, fieldValidation, delete options) and the body (size-limited, JSON
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
 import pydantic
 from starlette.requests import Request
@@ -17,16 +17,17 @@ from vcflow.api.errors import FieldError, Origin
 from vcflow.api.meta import Resource
 from vcflow.api.modelerrors import schema_errors
 from vcflow.api.resources import APIResource
+from vcflow.kubeapi import fieldvalidation
+from vcflow.kubeapi.fieldvalidation import Validation
 from vcflow.server import crosssite, fields
 from vcflow.server.status import ApiError, invalid
-from vcflow.store.base import FieldValidation, InvalidSelector, Selector
+from vcflow.store.base import InvalidSelector, Selector
 
 #: the most a request body may hold: an object at the store's cap, and room for the rest
 MAX_BODY = bounds.MAX_OBJECT_BYTES + 512 * 1024
 JSON = "application/json"
 MERGE_PATCH = "application/merge-patch+json"
 STRATEGIC_PATCH = "application/strategic-merge-patch+json"  # merged as JSON merge, for CRDs
-VALIDATIONS = ("Strict", "Warn", "Ignore")
 PROPAGATIONS = ("Orphan", "Background", "Foreground")
 
 
@@ -105,7 +106,7 @@ def _boolean(query: Any, key: str) -> bool:
 @dataclass(frozen=True)
 class WriteOptions:
     dry_run: bool
-    validation: FieldValidation
+    validation: Validation
 
 
 def write_options(request: Request) -> WriteOptions:
@@ -114,11 +115,10 @@ def write_options(request: Request) -> WriteOptions:
     if any(value != "All" for value in dry):
         raise ApiError(400, f"dryRun: {', '.join(dry)!r}: only All is supported")
     validation = query.get("fieldValidation", "Warn") or "Warn"
-    if validation not in VALIDATIONS:
-        raise ApiError(
-            400, f"fieldValidation: {validation!r}: must be one of {', '.join(VALIDATIONS)}"
-        )
-    return WriteOptions(bool(dry), cast(FieldValidation, validation))
+    allowed = fieldvalidation.API_VALUES
+    if validation not in allowed:
+        raise ApiError(400, f"fieldValidation: {validation!r}: must be one of {', '.join(allowed)}")
+    return WriteOptions(bool(dry), fieldvalidation.of_api(validation))
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ from starlette.responses import JSONResponse, Response
 
 from vcflow.api import clock, columns, crds, resources
 from vcflow.api.meta import Resource
+from vcflow.kubeapi import status as kubestatus
 
 GROUP = "meta.k8s.io"
 #: what `includeObject` may be; kube-apiserver's default is Metadata
@@ -219,13 +220,4 @@ def watch_view(
 
 
 def _bad_request(message: str) -> Response:
-    body = {
-        "kind": "Status",
-        "apiVersion": "v1",
-        "metadata": {},
-        "status": "Failure",
-        "message": message,
-        "reason": "BadRequest",
-        "code": 400,
-    }
-    return JSONResponse(body, status_code=400)
+    return JSONResponse(kubestatus.failure(400, message), status_code=400)

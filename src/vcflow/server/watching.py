@@ -23,6 +23,8 @@ from starlette.concurrency import run_in_threadpool
 
 from vcflow.api.meta import Resource
 from vcflow.api.resources import APIResource
+from vcflow.kubeapi import status as kubestatus
+from vcflow.kubeapi import watchframes
 from vcflow.server.listing import snapshot
 from vcflow.server.requests import ListOptions
 from vcflow.server.status import ApiError
@@ -32,7 +34,6 @@ POLL = 0.1  # seconds between two looks at the store when nothing came
 PAGE = 1_000  # events read from the store at once
 BOOKMARK_EVERY = 5.0  # seconds between two bookmarks of a quiet stream
 FRESH_WAIT = 3.0  # seconds a watch from a resourceVersion ahead of the store waits (kube's)
-INITIAL_EVENTS_END = "k8s.io/initial-events-end"
 
 Convert = Callable[[dict[str, Any]], dict[str, Any]]
 Key = tuple[str, str]
@@ -92,9 +93,11 @@ async def stream(
         view.start([obj.to_dict() for obj in current], at, exact=given is None or initial)
         if initial:
             for data in view.matching.values():
-                yield _line("ADDED", view.shown(data))
+                yield watchframes.encode("ADDED", view.shown(data))
             if options.initial_events:
-                yield _line("BOOKMARK", _bookmark(resource, at, initial_end=True))
+                yield watchframes.bookmark(
+                    resource.api_version, resource.kind, at, initial_end=True
+                )
         if not view.selective:
             view.matching = {}  # (kept only to follow objects in and out of the selectors)
         since = at if given is None or initial else given
@@ -121,7 +124,7 @@ async def stream(
         catching_up = not caught_up and len(found) < PAGE
         if options.bookmarks and (catching_up or now - bookmarked >= BOOKMARK_EVERY):
             caught_up, bookmarked = True, now
-            yield _line("BOOKMARK", _bookmark(resource, since))
+            yield watchframes.bookmark(resource.api_version, resource.kind, since)
         if not found:
             await asyncio.sleep(POLL)
 
@@ -168,11 +171,11 @@ class _View:
                 continue
             data = _event_object(event)
             if not self.selective:
-                found.append(_line(event.type.value, self.shown(data)))
+                found.append(watchframes.encode(event.type.value, self.shown(data)))
                 continue
             sent = self._filtered(event, data)
             if sent is not None:
-                found.append(_line(sent[0], self.shown(sent[1])))
+                found.append(watchframes.encode(sent[0], self.shown(sent[1])))
         return found
 
     def _filtered(
@@ -223,17 +226,6 @@ def _passes(data: dict[str, Any], options: ListOptions) -> bool:
     return options.labels.matches(labels) and options.fields.matches(data)
 
 
-def _bookmark(resource: APIResource, rv: int, *, initial_end: bool = False) -> dict[str, Any]:
-    meta: dict[str, Any] = {"resourceVersion": str(rv)}
-    if initial_end:
-        meta["annotations"] = {INITIAL_EVENTS_END: "true"}
-    return {"apiVersion": resource.api_version, "kind": resource.kind, "metadata": meta}
-
-
 def _expired(since: int, latest: int) -> bytes:
-    status = ApiError(410, f"too old resource version: {since} ({latest})", reason="Expired")
-    return _line("ERROR", status.body())
-
-
-def _line(kind: str, obj: dict[str, Any]) -> bytes:
-    return (json.dumps({"type": kind, "object": obj}, separators=(",", ":")) + "\n").encode()
+    message = f"too old resource version: {since} ({latest})"
+    return watchframes.error(kubestatus.failure(410, message, reason="Expired"))

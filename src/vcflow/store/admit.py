@@ -22,9 +22,10 @@ from vcflow.api.jobflow import JobFlow
 from vcflow.api.jobtemplate import JobTemplate
 from vcflow.api.meta import Resource
 from vcflow.api.platform import Platform
+from vcflow.kubeapi import fieldvalidation
+from vcflow.kubeapi.fieldvalidation import Validation
 
 Operation = review.Operation
-UNKNOWN_FIELD = 'unknown field "'
 R = TypeVar("R", bound=Resource)
 
 
@@ -133,16 +134,11 @@ def check(
     return raise_errors(found)
 
 
-def judge(found: Sequence[FieldError], validation: str) -> list[FieldError]:
+def judge(found: Sequence[FieldError], validation: Validation) -> list[FieldError]:
     """A client's write reviewed: raise ValidationFailed with every error, else return the
-    warnings; unknown fields are errors with fieldValidation Strict and unsaid with Ignore."""
-    errors = review.errors_only(found)
-    warnings = review.warnings_only(found)
-    unknown = [w for w in warnings if w.message.startswith(UNKNOWN_FIELD)]
-    if validation == "Strict":
-        errors += [dataclasses.replace(w, warning=False) for w in unknown]
-    if validation != "Warn":
-        warnings = [w for w in warnings if w not in unknown]
+    warnings; unknown fields are errors with fieldValidation Strict and unsaid with Ignore
+    (`kubeapi.fieldvalidation`)."""
+    errors, warnings = fieldvalidation.split(found, validation)
     if errors:
         raise ValidationFailed(errors)
     return warnings

@@ -14,24 +14,21 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, Generic, Literal, Protocol, TypeVar, runtime_checkable
+from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
 from vcflow.api import config, loading, names
 from vcflow.api.command import Command
-from vcflow.api.errors import FieldError, InputError, StoreError, ValidationFailed
+from vcflow.api.errors import Expired as Expired  # (its home; the store's callers import it here)
+from vcflow.api.errors import FieldError, InputError, ValidationFailed
 from vcflow.api.event import Event
 from vcflow.api.jobtemplate import JobTemplate
 from vcflow.api.lease import Lease
 from vcflow.api.meta import Resource
 from vcflow.api.pod import Pod
 from vcflow.api.vcjob import spec_defaults_applied
+from vcflow.kubeapi.fieldvalidation import Validation
 
 R = TypeVar("R", bound=Resource)
-
-
-class Expired(StoreError):
-    """A watch resumed from a resourceVersion whose events were compacted away (HTTP 410
-    Gone in Kubernetes): list again, then watch from the store's current resourceVersion."""
 
 
 class InvalidSelector(InputError):
@@ -352,7 +349,6 @@ def check_unique(objects: Sequence[Resource], infos: Sequence[KindInfo]) -> None
 # --- the protocol ------------------------------------------------------------------------
 
 #: fieldValidation: what a reviewed write does with unknown fields (kube's query parameter)
-FieldValidation = Literal["Strict", "Warn", "Ignore"]
 
 
 @dataclass(frozen=True)
@@ -397,11 +393,11 @@ class Writer(Protocol):
     def update(self, obj: R, *, admit: bool = True) -> R:
         """Replace everything but status and server-owned metadata; Conflict if stale."""
 
-    def create_reviewed(self, obj: R, *, validation: FieldValidation = "Warn") -> Written[R]:
+    def create_reviewed(self, obj: R, *, validation: Validation = Validation.WARN) -> Written[R]:
         """`create` with admission's whole review, its warnings returned (`validation`
         decides what unknown fields are: `admit.judge`): a client's write (the server's)."""
 
-    def update_reviewed(self, obj: R, *, validation: FieldValidation = "Warn") -> Written[R]:
+    def update_reviewed(self, obj: R, *, validation: Validation = Validation.WARN) -> Written[R]:
         """`update` as `create_reviewed` is `create`."""
 
     def update_status(self, obj: R) -> R:

@@ -56,12 +56,12 @@ from vcflow.api.clock import rfc3339
 from vcflow.api.errors import AlreadyExists, Conflict, FieldError, NotFound, ValidationFailed
 from vcflow.api.meta import Resource
 from vcflow.api.pod import Pod, PodSpec
+from vcflow.kubeapi.fieldvalidation import Validation
 from vcflow.store import admit, wire
 from vcflow.store.backend import Backend, parse
 from vcflow.store.base import (
     ApplyResult,
     EventType,
-    FieldValidation,
     KindInfo,
     Outcome,
     R,
@@ -84,7 +84,7 @@ class StoreEngine(Backend):
         `admit=False` (internal writes that need no webhook)."""
         return self._create_object(obj, _ERRORS if admit else None).object
 
-    def create_reviewed(self, obj: R, *, validation: FieldValidation = "Warn") -> Written[R]:
+    def create_reviewed(self, obj: R, *, validation: Validation = Validation.WARN) -> Written[R]:
         """`create` with admission's whole review, its warnings returned (a client's)."""
         return self._create_object(obj, validation)
 
@@ -102,7 +102,7 @@ class StoreEngine(Backend):
         """Replace spec, labels, annotations, ownerReferences, finalizers (not status)."""
         return self._update_object(obj, _ERRORS if admit else None).object
 
-    def update_reviewed(self, obj: R, *, validation: FieldValidation = "Warn") -> Written[R]:
+    def update_reviewed(self, obj: R, *, validation: Validation = Validation.WARN) -> Written[R]:
         """`update` with admission's whole review, its warnings returned (a client's)."""
         return self._update_object(obj, validation)
 
@@ -403,7 +403,7 @@ def _reviewed(
         admit.check(obj, operation=operation, store=store, old=old)
         return ()
     found = admit.review_write(obj, operation=operation, store=store, old=old)
-    return tuple(admit.judge(found, validation))
+    return tuple(admit.judge(found, Validation(validation)))
 
 
 def _validated(info: KindInfo, data: Data) -> tuple[Resource, Data]:

@@ -35,6 +35,8 @@ import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.server import ServerState
 
+from vcflow.kubeapi import status as kubestatus
+
 log = logging.getLogger("vcflow.connections")
 
 #: seconds from accept (or from the previous response's end) to complete request headers,
@@ -100,16 +102,7 @@ class Limits:
 
 def status_body(code: int, reason: str, message: str) -> bytes:
     """A Kubernetes `Status` of a failure, as JSON."""
-    status = {
-        "kind": "Status",
-        "apiVersion": "v1",
-        "metadata": {},
-        "status": "Failure",
-        "message": message,
-        "reason": reason,
-        "code": code,
-    }
-    return json.dumps(status).encode()
+    return json.dumps(kubestatus.failure(code, message, reason=reason)).encode()
 
 
 class _Entry:

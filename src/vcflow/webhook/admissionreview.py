@@ -11,6 +11,8 @@ from typing import Any
 
 from vcflow.admission.review import Operation
 from vcflow.api import jsontext, warncap
+from vcflow.kubeapi import fieldvalidation, status
+from vcflow.kubeapi.fieldvalidation import Validation
 
 API_VERSION = "admission.k8s.io/v1"
 KIND = "AdmissionReview"
@@ -39,11 +41,10 @@ class Review:
     username: str = ""
 
     @property
-    def field_validation(self) -> str:
+    def field_validation(self) -> Validation:
         """CreateOptions'/UpdateOptions' `fieldValidation` (kubectl's `--validate`); the
         API server's default, Warn, when not sent."""
-        found = self.options.get("fieldValidation")
-        return found if found in ("Strict", "Warn", "Ignore") else "Warn"
+        return fieldvalidation.of_api(self.options.get("fieldValidation"))
 
 
 @dataclass(frozen=True)
@@ -103,12 +104,7 @@ def answer(review: Review, verdict: Verdict) -> dict[str, Any]:
     """The AdmissionReview kube-apiserver reads back (`response.uid` = the request's)."""
     response: dict[str, Any] = {"uid": review.uid, "allowed": verdict.allowed}
     if not verdict.allowed:
-        response["status"] = {
-            "status": "Failure",
-            "code": verdict.code,
-            "reason": verdict.reason,
-            "message": verdict.message,
-        }
+        response["status"] = status.result(verdict.code, verdict.message, reason=verdict.reason)
     if verdict.warnings:
         response["warnings"] = warncap.capped(verdict.warnings)  # (kube caps them too)
     return {"apiVersion": API_VERSION, "kind": KIND, "response": response}

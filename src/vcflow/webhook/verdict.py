@@ -14,7 +14,6 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
-from vcflow.admission import review as admission
 from vcflow.admission.review import Operation
 from vcflow.api import loading
 from vcflow.api.errors import FieldError, Origin, StoreError
@@ -22,12 +21,14 @@ from vcflow.api.jobflow import JobFlow
 from vcflow.api.jobtemplate import JobTemplate
 from vcflow.api.meta import Resource
 from vcflow.api.platform import Platform
+from vcflow.kubeapi import fieldvalidation, warningtext
+from vcflow.kubeapi import status as kubestatus
+from vcflow.kubeapi.fieldvalidation import Validation
 from vcflow.store import admit
 from vcflow.webhook.admissionreview import Malformed, Review, Verdict
 
 GROUP, VERSION = "flow.volcano.sh", "v1alpha1"
 KINDS: dict[str, type[Resource]] = {"JobFlow": JobFlow, "JobTemplate": JobTemplate}
-UNKNOWN_FIELD = 'unknown field "'
 #: Who deletes because an owner or a namespace went away: refusing them would leave the
 #: namespace Terminating, or the garbage there, for ever (kube-controller-manager's users).
 SYSTEM_DELETERS = frozenset(
@@ -72,7 +73,7 @@ def _delete(review: Review, cluster: admit.Reader) -> Verdict:
     obj, _ = _model(review.old_object, review, "oldObject")
     if obj is None:  # a stored object admission cannot read: nothing to check, let it go
         return Verdict(True)
-    return _verdict(_reviewed(obj, Operation.DELETE, cluster, None), "Warn")
+    return _verdict(_reviewed(obj, Operation.DELETE, cluster, None), Validation.WARN)
 
 
 def forced(review: Review) -> bool:
@@ -112,17 +113,11 @@ def _reviewed(
         raise ClusterUnreadable(f"cannot read the cluster: {exc}") from None
 
 
-def _verdict(found: Sequence[FieldError], validation: str) -> Verdict:
-    """Errors refuse; unknown fields are errors with fieldValidation Strict and unsaid with
-    Ignore (as the vcflow server's `objects._review`)."""
-    errors = admission.errors_only(found)
-    warnings = admission.warnings_only(found)
-    unknown = [w for w in warnings if w.message.startswith(UNKNOWN_FIELD)]
-    if validation == "Strict":
-        errors += [dataclasses.replace(w, warning=False) for w in unknown]
-    if validation != "Warn":
-        warnings = [w for w in warnings if w not in unknown]
-    said = tuple(w.bare(path=f'"{w.path}"' not in w.message) for w in warnings)
+def _verdict(found: Sequence[FieldError], validation: Validation) -> Verdict:
+    """Errors refuse; unknown fields are judged by the request's fieldValidation (as the
+    vcflow server's `objects._review`)."""
+    errors, warnings = fieldvalidation.split(found, validation)
+    said = tuple(warningtext.said(w) for w in warnings)
     if errors:
         return dataclasses.replace(refusal(errors), warnings=said)
     return Verdict(True, warnings=said)
@@ -130,7 +125,5 @@ def _verdict(found: Sequence[FieldError], validation: str) -> Verdict:
 
 def refusal(errors: Sequence[FieldError]) -> Verdict:
     """422 Invalid; 403 Forbidden when no error names a field (the vcflow server's codes)."""
-    message = "; ".join(e.bare() for e in errors)
-    if any(e.path for e in errors):
-        return Verdict(False, 422, "Invalid", message)
-    return Verdict(False, 403, "Forbidden", message)
+    code, message = kubestatus.refusal(errors)
+    return Verdict(False, code, kubestatus.REASONS[code], message)
