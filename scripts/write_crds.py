@@ -1,6 +1,6 @@
-"""Write the CRDs generated from the models (`vcflow.api.crds`) into a folder, by default
+"""Write the CRDs generated from the models (`vcflow.kubeapi.crds`) into a folder, by default
 `deploy/crds/`: `python scripts/write_crds.py [DIR]`. Run it after changing a model;
-tests/api/test_crds.py fails while the committed files differ from the generator's.
+tests/kubeapi/test_crds.py fails while the committed files differ from the generator's.
 """
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from vcflow.api import crds
+from vcflow.kubeapi import crds
 
 
 def main(argv: list[str]) -> int:

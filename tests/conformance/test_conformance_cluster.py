@@ -34,13 +34,13 @@ from tests.conformance.test_conformance_kube import CASE_FILES
 from tests.store.clusterbackend import ADMISSION, Admin, VcflowOnCluster, started, wait_for
 from tests.store.conftest import flow, template, vcjob
 
-from vcflow.api import resources
 from vcflow.api.errors import StoreError, ValidationFailed
 from vcflow.api.jobflow import JobFlow
 from vcflow.api.jobtemplate import JobTemplate
 from vcflow.api.vcjob import VCJob
 from vcflow.conformance import HarnessStore, Passed, Skipped, run_file
 from vcflow.conformance.world import World
+from vcflow.kubeapi import resources
 from vcflow.kubestore import KubeStore
 
 NAMESPACE = "default"

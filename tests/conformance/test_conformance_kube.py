@@ -20,12 +20,12 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from tests.store.conftest import flow, template
 from tests.store.kubeserver import KubeBackend, Served
 
-from vcflow.api import resources
 from vcflow.api.clock import rfc3339
 from vcflow.api.jobflow import JobFlow
 from vcflow.api.vcjob import VCJob
 from vcflow.conformance import HarnessStore, Passed, Skipped, load_case, run_file
 from vcflow.conformance.world import World
+from vcflow.kubeapi import resources
 from vcflow.kubestore import KubeClient, KubeStore
 from vcflow.server.app import create_app
 

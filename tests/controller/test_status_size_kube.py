@@ -23,12 +23,13 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from tests.store.kubeserver import Served
 from typer.testing import CliRunner
 
-from vcflow.api import bounds, compactstatus, resources
+from vcflow.api import bounds, compactstatus
 from vcflow.api.clock import FakeClock
 from vcflow.api.jobflow import JobFlow
 from vcflow.api.vcjob import VCJob
 from vcflow.cli.app import app
 from vcflow.controller.manager import Manager
+from vcflow.kubeapi import resources
 from vcflow.kubestore import KubeClient, KubeStore
 from vcflow.reconcile import flowstatus, statusfit
 from vcflow.server import watching

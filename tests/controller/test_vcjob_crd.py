@@ -18,7 +18,7 @@ import jsonschema
 import kubernetes_validate
 import pytest
 import yaml
-from tests.api.test_crds import as_json_schema
+from tests.kubeapi.test_crds import as_json_schema
 
 from vcflow.api import loading
 from vcflow.api import names as apinames

@@ -1,4 +1,4 @@
-"""deploy/'s RBAC grants exactly what `vcflow.api.permissions` lists — the operator's
+"""deploy/'s RBAC grants exactly what `vcflow.kubeapi.permissions` lists — the operator's
 ClusterRole and its leader-election Role in its own namespace, the webhook's read-only
 ClusterRole — each bound to the ServiceAccount its Deployment runs as; no wildcard, no
 resourceNames, no non-resource URLs, nothing else."""
@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from vcflow.api import permissions, resources
-from vcflow.api.permissions import Rule
+from vcflow.kubeapi import permissions, resources
+from vcflow.kubeapi.permissions import Rule
 
 from .rendered import NAMESPACE, REPO, base, one
 
@@ -90,7 +90,7 @@ def test_no_other_role_or_binding_is_rendered() -> None:
 
 def test_the_table_names_the_kinds_vcflow_serves_by_their_api_names() -> None:
     """The table's flow, vcjob and pod rules are the resources' own group and plural (a
-    rename in api/resources.py moves RBAC with it), and the write verbs the controllers
+    rename in kubeapi/resources.py moves RBAC with it), and the write verbs the controllers
     use on the flows' own objects are there."""
     table = needed(permissions.OPERATOR)
     for resource in (resources.JOBFLOWS, resources.JOBTEMPLATES, resources.VCJOBS):

@@ -3,7 +3,7 @@ a Manager on a KubeStore, against `vcflow server`'s API app (runtime and control
 on a real socket, runs flows that create, retry, delete and terminate vcjobs while the test
 plays Volcano's job controller through the store behind the server; every request the
 controllers made, turned into RBAC's (apiGroup, resource, verb), is one
-`vcflow.api.permissions` grants — so deploy/'s roles (which grant exactly that table,
+`vcflow.kubeapi.permissions` grants — so deploy/'s roles (which grant exactly that table,
 test_rbac.py) let the operator do its work on a cluster with RBAC.
 """
 
@@ -18,12 +18,12 @@ from urllib.parse import parse_qs
 import pytest
 from tests.store.kubeserver import Served
 
-from vcflow.api import permissions, resources
 from vcflow.api.clock import FakeClock
 from vcflow.api.jobflow import JobFlow
 from vcflow.api.jobtemplate import JobTemplate
 from vcflow.api.vcjob import JobState, VCJob, VCJobStatus
 from vcflow.controller.manager import Manager
+from vcflow.kubeapi import permissions, resources
 from vcflow.kubestore import KubeClient, KubeStore
 from vcflow.server.app import create_app
 from vcflow.store import MemoryStore

@@ -23,7 +23,7 @@ import pytest
 import yaml
 from tests.server.test_kubectl import kubectl_binary
 
-from vcflow.api import crds
+from vcflow.kubeapi import crds
 from vcflow.serving.exposure import BadTokenFile, read_token
 
 from .rendered import (

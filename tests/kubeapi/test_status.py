@@ -21,9 +21,9 @@ from vcflow.api.errors import (
     ValidationFailed,
     VcflowError,
 )
-from vcflow.api.resources import JOBFLOWS, PODS
 from vcflow.kubeapi import status
 from vcflow.kubeapi.fieldvalidation import unknown_field
+from vcflow.kubeapi.resources import JOBFLOWS, PODS
 from vcflow.kubeapi.status import Forbidden, Unauthorized
 
 

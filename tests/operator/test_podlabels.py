@@ -19,11 +19,11 @@ from tests.deploy.test_rbac_requests import Recorded, grant_of
 from tests.store.kubeserver import Served
 from typer.testing import CliRunner
 
-from vcflow.api import permissions
 from vcflow.api.errors import NotFound
 from vcflow.api.pod import Pod
 from vcflow.api.vcjob import VCJob
 from vcflow.cli.app import app
+from vcflow.kubeapi import permissions
 from vcflow.kubestore import KubeClient
 from vcflow.operator import process
 from vcflow.operator.podlabels import (

@@ -17,7 +17,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from vcflow.api.resources import APIResource
+from vcflow.kubeapi.resources import APIResource
 from vcflow.server.app import create_app
 from vcflow.store import MemoryStore
 

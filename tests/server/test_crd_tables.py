@@ -13,9 +13,10 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from vcflow.api import clock, resources
+from vcflow.api import clock
 from vcflow.api.jobflow import JobFlow
 from vcflow.api.jobtemplate import JobTemplate
+from vcflow.kubeapi import resources
 from vcflow.server import tables
 
 NOW = datetime(2026, 12, 2, 0, 30, tzinfo=UTC)

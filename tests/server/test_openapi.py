@@ -2,7 +2,7 @@
 `x-kubernetes-group-version-kind`, self-contained refs, wire names, PATCH operations that
 take `fieldValidation` (kubectl then leaves validation to the server), v2 also as gnostic's
 protobuf (client-go reads no other form); and the reusable schema generation
-(`api.schemas`) a CRD is written from."""
+(`kubeapi.schemas`) a CRD is written from."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 from starlette.applications import Starlette
 from tests.server.asgi import Client
 
-from vcflow.api import resources, schemas
+from vcflow.kubeapi import resources, schemas
 from vcflow.server import openapi, openapi_pb
 
 PROTOBUF = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"

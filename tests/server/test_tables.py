@@ -15,11 +15,12 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from tests.server.asgi import Client
 
-from vcflow.api import clock, columns, resources
+from vcflow.api import clock
 from vcflow.api.event import Event
 from vcflow.api.jobflow import JobFlow
 from vcflow.api.lease import Lease
 from vcflow.api.vcjob import VCJob
+from vcflow.kubeapi import columns, resources
 from vcflow.server import tables
 
 KUBECTL_GET = (

@@ -50,7 +50,7 @@ import pytest
 import trustme
 import yaml
 
-from vcflow.api import resources
+from vcflow.kubeapi import resources
 from vcflow.kubestore import KubeClient, KubeStore
 
 REPO = Path(__file__).resolve().parents[2]

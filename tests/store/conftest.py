@@ -34,7 +34,7 @@ _RV0 = (
 )
 _ADMIT = "the server's admission always runs over the API: admit=False cannot skip it"
 _KINDS = (
-    "the server serves a fixed set of kinds (api/resources.py): a"
+    "the server serves a fixed set of kinds (kubeapi/resources.py): a"
     " kind registered only in the client has no URL"
 )
 _BASE = (

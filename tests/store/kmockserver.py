@@ -1,5 +1,5 @@
 """The contract suite's "kmock" backend: kmock's `KubernetesEmulator` (an in-memory
-Kubernetes API emulator for operator tests) serving the resources of `api/resources.py` on
+Kubernetes API emulator for operator tests) serving the resources of `kubeapi/resources.py` on
 a loopback socket, on its own event loop in a thread of the test process, and a
 `KubeStore` talking to it over HTTP with the official client. One emulator per test."""
 
@@ -11,7 +11,7 @@ from typing import Any
 
 import kmock
 
-from vcflow.api import resources
+from vcflow.kubeapi import resources
 from vcflow.kubestore import KubeClient, KubeStore
 
 #: seconds to start or stop the emulator

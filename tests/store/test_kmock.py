@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 import pytest
 
-from vcflow.api import resources
+from vcflow.kubeapi import resources
 
 from .conftest import TASKS
 from .kmockserver import KmockBackend

@@ -1,6 +1,6 @@
 """kubectl's ages: `duration.HumanDuration` of k8s.io/apimachinery, and the age of an
 RFC 3339 time as `kubectl get` and `describe` print it. Used by the printer columns
-(`api.columns`: `vcflow get` and the server's Table responses) and `vcflow describe`. Pure:
+(`kubeapi.columns`: `vcflow get` and the server's Table responses) and `vcflow describe`. Pure:
 the time is an argument.
 """
 

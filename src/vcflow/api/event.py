@@ -1,7 +1,7 @@
 """Kubernetes-style Events (`v1 Event`): what controllers tell users about an object, shown
 by `describe` and asserted by the conformance cases (`Created`, `SyncJobFlow`). The fields
 of the events API (`eventTime`, `series`, `action`, `reportingComponent`...) are core v1's
-too: `api.eventsv1` converts one shape to the other."""
+too: `kubeapi.eventsv1` converts one shape to the other."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The table `vcflow get` prints per kind: the kind's printer columns (`api.columns`, the
+"""The table `vcflow get` prints per kind: the kind's printer columns (`kubeapi.columns`, the
 same the server's Table responses carry), upper-cased as kubectl prints them, the wide
 ones only with `-o wide`, NAMESPACE first with `-A`.
 """
@@ -8,10 +8,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from vcflow.api import columns as printer
-from vcflow.api import resources
 from vcflow.api.meta import Resource
 from vcflow.cli import kinds
+from vcflow.kubeapi import columns as printer
+from vcflow.kubeapi import resources
 
 
 def columns(kind: kinds.Kind, *, wide: bool, namespaced: bool) -> list[printer.Column]:

@@ -34,7 +34,7 @@ from vcflow.api.errors import (
     ValidationFailed,
     VcflowError,
 )
-from vcflow.api.resources import APIResource
+from vcflow.kubeapi.resources import APIResource
 
 #: HTTP code → the Status `reason` kube-apiserver gives it (metav1.StatusReason)
 REASONS = {

@@ -13,7 +13,7 @@ import socket
 from datetime import UTC, datetime
 from typing import Any
 
-from vcflow.api import eventsv1
+from vcflow.kubeapi import eventsv1
 
 REPORTING_CONTROLLER = "vcflow"
 

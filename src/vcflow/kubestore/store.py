@@ -57,7 +57,6 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar, cast
 
 from vcflow.api import names as apinames
-from vcflow.api import resources
 from vcflow.api.errors import (
     AlreadyExists,
     Conflict,
@@ -73,7 +72,7 @@ from vcflow.api.meta import Resource
 from vcflow.api.platform import Platform
 from vcflow.api.pod import Pod
 from vcflow.api.vcjob import VCJob
-from vcflow.kubeapi import warningtext
+from vcflow.kubeapi import resources, warningtext
 from vcflow.kubeapi.fieldvalidation import Validation
 from vcflow.kubeapi.status import Forbidden, Unauthorized
 from vcflow.kubestore import eventsapi, statuspatch, watching

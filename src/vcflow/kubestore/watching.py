@@ -23,8 +23,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from vcflow.api import resources
-from vcflow.kubeapi import watchframes
+from vcflow.kubeapi import resources, watchframes
 from vcflow.kubestore import status as statuses
 from vcflow.kubestore.client import KubeClient
 from vcflow.store import wire

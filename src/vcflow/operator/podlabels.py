@@ -38,10 +38,10 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-from vcflow.api import names, resources
+from vcflow.api import names
 from vcflow.api.errors import NotFound, VcflowError
 from vcflow.api.vcjob import VCJob
-from vcflow.kubeapi import watchframes
+from vcflow.kubeapi import resources, watchframes
 from vcflow.kubeapi.status import Forbidden
 from vcflow.kubestore import status as statuses
 from vcflow.kubestore.client import MERGE_PATCH, KubeClient, Unreachable

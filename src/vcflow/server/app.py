@@ -18,9 +18,9 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from vcflow.api import resources
-from vcflow.api.resources import APIResource
 from vcflow.controller.observer import Observer
+from vcflow.kubeapi import resources
+from vcflow.kubeapi.resources import APIResource
 from vcflow.server import eventsv1
 from vcflow.server.auth import BearerAuth
 from vcflow.server.crosssite import CrossSiteGuard

@@ -16,7 +16,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from vcflow.api import resources
+from vcflow.kubeapi import resources
 from vcflow.server import requests
 from vcflow.server.status import ApiError
 

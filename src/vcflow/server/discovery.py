@@ -1,4 +1,4 @@
-"""The server's discovery documents, from `api.resources`: `/api` (APIVersions), `/apis`
+"""The server's discovery documents, from `kubeapi.resources`: `/api` (APIVersions), `/apis`
 (APIGroupList, or the aggregated `apidiscovery.k8s.io/v2` APIGroupDiscoveryList kubectl 1.27+
 asks for), `/apis/G` (APIGroup), `/api/v1` and `/apis/G/V` (APIResourceList) and `/version`.
 kubectl and the Kubernetes clients read them to map `jf` to `/apis/flow.volcano.sh/...`.
@@ -15,9 +15,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from vcflow.api import resources
-from vcflow.api.resources import APIResource
+from vcflow.kubeapi import resources
 from vcflow.kubeapi import status as kubestatus
+from vcflow.kubeapi.resources import APIResource
 
 #: the Kubernetes release whose API vcflow's server follows: aggregated discovery
 #: (apidiscovery.k8s.io/v2) and OpenAPI v3 are GA from 1.30 on, so clients of 1.30 and

@@ -1,7 +1,7 @@
 """The events API (`/apis/events.k8s.io/v1/.../events`) served from the core v1 Events'
 storage, as kube-apiserver serves both groups from one: each request is turned into the
 core resource's (`objects`, `listing`, `watching` on `resources.EVENTS`) and each object
-answered converted (`api.eventsv1`); a create is checked as kube checks an events API
+answered converted (`kubeapi.eventsv1`); a create is checked as kube checks an events API
 create, field selectors take its names (`regarding.name`). Mounted by `app.create_app`.
 """
 
@@ -16,8 +16,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute
 
-from vcflow.api import eventsv1, resources
 from vcflow.api.errors import Conflict, ValidationFailed
+from vcflow.kubeapi import eventsv1, resources
 from vcflow.patch.jsonmerge import merge_patch
 from vcflow.server import listing, objects, requests, watching
 from vcflow.server.routes import PATCH_TYPES, Api, _not_allowed, _route, _verb, _written

@@ -14,7 +14,7 @@ from typing import Any
 
 from vcflow.api.errors import NotFound
 from vcflow.api.meta import Resource
-from vcflow.api.resources import APIResource
+from vcflow.kubeapi.resources import APIResource
 from vcflow.server.requests import ListOptions
 from vcflow.server.status import ApiError
 from vcflow.store.base import Expired, Store

@@ -27,12 +27,12 @@ from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from vcflow.api import resources
 from vcflow.api.jobflow import JobFlow
 from vcflow.api.meta import Resource
 from vcflow.api.pod import Pod
 from vcflow.api.vcjob import VCJob
 from vcflow.controller.observer import Observer
+from vcflow.kubeapi import resources
 from vcflow.store.base import EventType, Expired, Store
 from vcflow.telemetry.controllers import ControllerMetrics
 

@@ -16,13 +16,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from vcflow.api import resources
 from vcflow.api.errors import Conflict, FieldError, VcflowError
 from vcflow.api.meta import Resource
 from vcflow.api.pod import Pod
-from vcflow.api.resources import APIResource
+from vcflow.kubeapi import resources, warningtext
 from vcflow.kubeapi import status as kubestatus
-from vcflow.kubeapi import warningtext
+from vcflow.kubeapi.resources import APIResource
 from vcflow.patch.jsonmerge import merge_patch
 from vcflow.server import status
 from vcflow.server.requests import DeleteOptions, WriteOptions, to_object

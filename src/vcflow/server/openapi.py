@@ -1,4 +1,4 @@
-"""The server's OpenAPI documents, from the models (`api.schemas`): `/openapi/v2` (one
+"""The server's OpenAPI documents, from the models (`kubeapi.schemas`): `/openapi/v2` (one
 Swagger 2.0 document, as JSON or as gnostic's protobuf, `openapi_pb`) and `/openapi/v3`
 (the index of group versions) with `/openapi/v3/api/v1` and `/openapi/v3/apis/G/V`
 (OpenAPI 3.0 per group version). kubectl reads them for `explain`, and for `apply`'s
@@ -20,9 +20,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from vcflow.api import resources, schemas
-from vcflow.api.resources import APIResource
+from vcflow.kubeapi import resources, schemas
 from vcflow.kubeapi import status as kubestatus
+from vcflow.kubeapi.resources import APIResource
 from vcflow.server import discovery, openapi_pb
 from vcflow.server.objects import RETURNS_DELETED
 

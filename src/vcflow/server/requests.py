@@ -16,9 +16,9 @@ from vcflow.api import bounds, jsontext, loading, names
 from vcflow.api.errors import FieldError, Origin
 from vcflow.api.meta import Resource
 from vcflow.api.modelerrors import schema_errors
-from vcflow.api.resources import APIResource
 from vcflow.kubeapi import fieldvalidation
 from vcflow.kubeapi.fieldvalidation import Validation
+from vcflow.kubeapi.resources import APIResource
 from vcflow.server import crosssite, fields
 from vcflow.server.status import ApiError, invalid
 from vcflow.store.base import InvalidSelector, Selector

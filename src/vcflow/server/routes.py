@@ -1,5 +1,5 @@
 """The Kubernetes-API routes of the served resources, made from the resource table
-(`api.resources`): for each, the all-namespace list, the namespaced collection (list,
+(`kubeapi.resources`): for each, the all-namespace list, the namespaced collection (list,
 watch, create), the object (get, update, patch, delete) and its subresources (`status`;
 a pod's `log` and `binding`). Each route turns the request into a call of `objects`, `listing`,
 `watching` or `podlogs`, run in a worker thread, and any error into a Status object.
@@ -20,9 +20,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 
-from vcflow.api import printable, resources, warncap
+from vcflow.api import printable, warncap
 from vcflow.api.errors import VcflowError
-from vcflow.api.resources import APIResource
+from vcflow.kubeapi import resources
+from vcflow.kubeapi.resources import APIResource
 from vcflow.server import listing, objects, podlogs, requests, status, watching
 from vcflow.server.status import ApiError
 from vcflow.store.base import EmbeddedStore, Store

@@ -10,8 +10,8 @@ from typing import Any
 from starlette.responses import JSONResponse
 
 from vcflow.api.errors import FieldError, VcflowError
-from vcflow.api.resources import APIResource
 from vcflow.kubeapi import status as kubestatus
+from vcflow.kubeapi.resources import APIResource
 
 
 class ApiError(Exception):

@@ -1,12 +1,12 @@
 """meta.k8s.io Table responses: what `kubectl get` asks for (`Accept:
 application/json;as=Table;v=v1;g=meta.k8s.io`) and prints, with the kind's printer columns
-(`api.columns`, the same `vcflow get` prints) and rows carrying the object, its metadata or
+(`kubeapi.columns`, the same `vcflow get` prints) and rows carrying the object, its metadata or
 nothing (`?includeObject=Object|Metadata|None`). The app factory takes `view` (get and
 list answers) and `watch_view` (each watch event's object); both leave a request that asks
 for no Table alone.
 
 The cells of vcflow's own kinds (JobFlow, JobTemplate) are kube-apiserver's for their CRDs
-(`api.crds.printer_columns`): a CRD column is a JSONPath, whose value a `string` column
+(`kubeapi.crds.printer_columns`): a CRD column is a JSONPath, whose value a `string` column
 prints as is, or as compact JSON when it is no string (a list), and an absent field is a
 null cell. So `kubectl get jf -o wide` shows the same here as on a cluster: JOBS is
 `.status.completedJobs` (`["f-a","f-b"]`, blank before any), not the `1/2` `vcflow get`
@@ -23,8 +23,9 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from vcflow.api import clock, columns, crds, resources
+from vcflow.api import clock
 from vcflow.api.meta import Resource
+from vcflow.kubeapi import columns, crds, resources
 from vcflow.kubeapi import status as kubestatus
 
 GROUP = "meta.k8s.io"

@@ -22,9 +22,9 @@ from typing import Any
 from starlette.concurrency import run_in_threadpool
 
 from vcflow.api.meta import Resource
-from vcflow.api.resources import APIResource
 from vcflow.kubeapi import status as kubestatus
 from vcflow.kubeapi import watchframes
+from vcflow.kubeapi.resources import APIResource
 from vcflow.server.listing import snapshot
 from vcflow.server.requests import ListOptions
 from vcflow.server.status import ApiError

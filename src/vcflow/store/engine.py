@@ -51,11 +51,12 @@ from typing import Any, cast
 
 import pydantic
 
-from vcflow.api import bounds, modelerrors, names, resources
+from vcflow.api import bounds, modelerrors, names
 from vcflow.api.clock import rfc3339
 from vcflow.api.errors import AlreadyExists, Conflict, FieldError, NotFound, ValidationFailed
 from vcflow.api.meta import Resource
 from vcflow.api.pod import Pod, PodSpec
+from vcflow.kubeapi import resources
 from vcflow.kubeapi.fieldvalidation import Validation
 from vcflow.store import admit, wire
 from vcflow.store.backend import Backend, parse

@@ -14,8 +14,8 @@ import jsonschema
 import pytest
 import yaml
 
-from vcflow.api import crds, resources
-from vcflow.api.resources import APIResource
+from vcflow.kubeapi import crds, resources
+from vcflow.kubeapi.resources import APIResource
 
 REPO = Path(__file__).resolve().parents[2]
 DEPLOY = REPO / "deploy" / "crds"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from vcflow.api import resources
+from vcflow.kubeapi import resources
 from vcflow.store.base import default_kinds
 
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from vcflow.api import resources
-from vcflow.api.resources import APIResource
+from vcflow.kubeapi import resources
+from vcflow.kubeapi.resources import APIResource
 
 READ = ("get", "list", "watch")
 

@@ -3,16 +3,17 @@ scope from `resources`, the schema from `schemas.inlined` made structural (root 
 opaque object, no defaults but a JobTemplate spec's, only the keywords apiextensions.k8s.io/v1
 knows), printer columns
 from `columns` (each with the JSONPath kube-apiserver reads). Pure; `scripts/write_crds.py`
-writes `deploy/crds/`, tests/api/test_crds.py checks they have not drifted.
+writes `deploy/crds/`, tests/kubeapi/test_crds.py checks they have not drifted.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from vcflow.api import columns, loading, resources, schemas
-from vcflow.api.resources import APIResource
+from vcflow.api import loading
 from vcflow.api.vcjob import JobSpec, spec_defaults_applied
+from vcflow.kubeapi import columns, resources, schemas
+from vcflow.kubeapi.resources import APIResource
 
 Schema = dict[str, Any]
 

@@ -13,8 +13,8 @@ from typing import Any
 
 from pydantic.json_schema import models_json_schema
 
-from vcflow.api import resources
-from vcflow.api.resources import APIResource
+from vcflow.kubeapi import resources
+from vcflow.kubeapi.resources import APIResource
 
 Schema = dict[str, Any]
 _PLACEHOLDER = "#/$$defs/"

@@ -10,13 +10,13 @@ from dataclasses import dataclass
 from vcflow.api import config, names
 from vcflow.api.command import Command
 from vcflow.api.event import Event
-from vcflow.api.eventsv1 import EventV1
 from vcflow.api.jobflow import JobFlow
 from vcflow.api.jobtemplate import JobTemplate
 from vcflow.api.lease import Lease
 from vcflow.api.meta import Resource
 from vcflow.api.pod import Pod
 from vcflow.api.vcjob import VCJob
+from vcflow.kubeapi.eventsv1 import EventV1
 
 #: what every served resource allows (kubectl's discovery words)
 VERBS = ("create", "delete", "get", "list", "patch", "update", "watch")

@@ -24,13 +24,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from vcflow.api import ages, config, names, resources
+from vcflow.api import ages, config, names
 from vcflow.api.event import Event
 from vcflow.api.jobflow import JobFlow
 from vcflow.api.lease import Lease
 from vcflow.api.meta import Resource
 from vcflow.api.pod import Pod
 from vcflow.api.vcjob import VCJob
+from vcflow.kubeapi import resources
 
 Cell = Callable[[Resource, datetime], str]
 
