@@ -15,8 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import EXAMPLE, Vc
-from .test_logs import run
+from .conftest import EXAMPLE, RunOne, Vc
 
 NOBODY = 65534
 
@@ -99,8 +98,8 @@ def test_logs_names_never_lead_out_of_the_state_directory(
     assert line.startswith(f"invalid {what}: ")
 
 
-def test_a_linked_log_is_not_read(vc: Vc, state_dir: Path, tmp_path: Path) -> None:
-    assert run(vc, tmp_path).exit_code == 0
+def test_a_linked_log_is_not_read(vc: Vc, state_dir: Path, tmp_path: Path, run_one: RunOne) -> None:
+    assert run_one("echo hello", "--timeout", "60").result.exit_code == 0
     log = state_dir / "pods" / "default" / "f-a-t-0" / "main.0.log"
     log.unlink()
     log.symlink_to(secret(tmp_path))
@@ -110,8 +109,10 @@ def test_a_linked_log_is_not_read(vc: Vc, state_dir: Path, tmp_path: Path) -> No
     assert result.stderr == f"{log} is a symbolic link, not a log: it is not read\n"
 
 
-def test_a_linked_pod_directory_is_not_read(vc: Vc, state_dir: Path, tmp_path: Path) -> None:
-    assert run(vc, tmp_path).exit_code == 0
+def test_a_linked_pod_directory_is_not_read(
+    vc: Vc, state_dir: Path, tmp_path: Path, run_one: RunOne
+) -> None:
+    assert run_one("echo hello", "--timeout", "60").result.exit_code == 0
     pod_dir = state_dir / "pods" / "default" / "f-a-t-0"
     outside = tmp_path / "outside"
     shutil.move(pod_dir, outside)
