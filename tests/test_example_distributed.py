@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from vcflow.api.vcjob import VCJob
+from vcflow.podserver import isolation
 from vcflow.reconcile.vcjob import pods
-from vcflow.runtime import isolation, jobnet
+from vcflow.runtime import jobnet
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "distributed"
 SECOND = """

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from vcflow.runtime import isolation
+from vcflow.podserver import isolation
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "ml-pipeline"
 

@@ -21,7 +21,7 @@ import pytest
 from typer.testing import CliRunner
 
 from vcflow.cli.app import app
-from vcflow.runtime import logtimes
+from vcflow.podserver import logtimes
 
 from .conftest import Vc
 from .flows import DEADLINE, ended, gated_flow, running, stop_pods, wait_until

@@ -16,7 +16,7 @@ from vcflow.api.jobflow import JobFlow
 from vcflow.api.jobtemplate import JobTemplate
 from vcflow.api.pod import Pod
 from vcflow.api.vcjob import VCJob
-from vcflow.runtime import podfs
+from vcflow.podserver import podfs
 from vcflow.store import SqliteStore
 
 from .conftest import RunOne, Vc

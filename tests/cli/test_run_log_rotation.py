@@ -1,11 +1,11 @@
 """`vcflow run --container-log-max-size SIZE --container-log-max-files N`: the kubelet's
-log rotation, per container run (`runtime.logrotate`); bad values are usage errors."""
+log rotation, per container run (`podserver.logrotate`); bad values are usage errors."""
 
 from __future__ import annotations
 
 import pytest
 
-from vcflow.runtime import logrotate
+from vcflow.podserver import logrotate
 
 from .conftest import RunOne
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from typer.testing import Result
 
-from vcflow.runtime import isolation
+from vcflow.podserver import isolation
 
 from .conftest import RunOne
 from .flows import config, jobflow, template

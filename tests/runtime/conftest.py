@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from vcflow.api.vcjob import PodSpec, VCJob
-from vcflow.runtime import podfs, seals
+from vcflow.podserver import podfs, seals
 from vcflow.runtime.executor import Executor
 from vcflow.runtime.launch import PodRequest, build_spec, prepare_pod_dir
 from vcflow.runtime.pods import PodRunner

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from vcflow.runtime import podfs
+from vcflow.podserver import podfs
 from vcflow.runtime.launch import LaunchError
 from vcflow.runtime.pods import PodRunner
 from vcflow.runtime.status import adopt

@@ -17,7 +17,7 @@ from vcflow.api.event import Event
 from vcflow.api.meta import ObjectMeta
 from vcflow.api.pod import Pod
 from vcflow.api.vcjob import VCJob
-from vcflow.runtime import podfs, statusfile
+from vcflow.podserver import podfs, statusfile
 from vcflow.runtime.executor import Executor
 from vcflow.runtime.pods import PodRunner
 from vcflow.store import Expired, SqliteStore

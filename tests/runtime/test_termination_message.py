@@ -8,8 +8,8 @@ import os
 import stat
 from pathlib import Path
 
+from vcflow.podserver import podfs
 from vcflow.reconcile.outputs import ENV_OUTPUTS, MESSAGE_MAX
-from vcflow.runtime import podfs
 from vcflow.runtime.pods import PodRunner
 from vcflow.runtime.status import RunStatus
 

@@ -158,7 +158,7 @@ def stop_pods(state_dir: Path) -> None:
 
 def pod_servers(state_dir: Path) -> list[int]:
     """The pids of the pod servers of `state_dir` (by their command line)."""
-    return flows.processes_with(f"vcflow.runtime.podserver serve {state_dir / 'runtime'} ")
+    return flows.processes_with(f"vcflow.podserver serve {state_dir / 'runtime'} ")
 
 
 def template(name: str, script: str) -> dict[str, Any]:

@@ -1,13 +1,13 @@
 """The log route's `timestamps`, `sinceSeconds` and `sinceTime` (kube's PodLogOptions), and
 the values kube refuses refused alike (400): the lines' times are the log's time index's
-(`runtime.logtimes`; the timing itself: tests/cli/test_logs_times.py)."""
+(`podserver.logtimes`; the timing itself: tests/cli/test_logs_times.py)."""
 
 from __future__ import annotations
 
 import re
 import time
 
-from vcflow.runtime import logtimes
+from vcflow.podserver import logtimes
 
 from .conftest import CORE, FLOW, Start, flow_phase, jobflow, template, wait_until
 

@@ -36,8 +36,9 @@ from vcflow.api.jobflow import JobFlow
 from vcflow.api.pod import Pod
 from vcflow.api.vcjob import VCJob
 from vcflow.cli import kinds, options, remote
+from vcflow.podserver import logtimes
 from vcflow.runtime import logs as podlogs
-from vcflow.runtime import logtimes, podlog
+from vcflow.runtime import podlog
 from vcflow.store.base import Store
 
 RESCAN = 0.5

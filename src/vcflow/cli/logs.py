@@ -17,7 +17,7 @@ from the store shows its latest attempt.
 `--timestamps` puts each line's time in front of it, as kubectl does
 (`2026-12-01T23:00:00.123456789Z line`; after the `[pod/NAME/CONTAINER] ` prefix);
 `--since 5m` (a Go duration) and `--since-time` (RFC 3339) leave out the lines before. The
-times come from the log's time index (`runtime.logtimes`): the pod server notes a log's
+times come from the log's time index (`podserver.logtimes`): the pod server notes a log's
 size with the time every 0.2 s while it grows, so a line's time is when the pod server
 first saw it — at most 0.2 s after it was written. Lines written since its last look, and
 every line of a log from before vcflow kept the index, have the log's modification time.

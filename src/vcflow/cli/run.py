@@ -41,7 +41,8 @@ from vcflow.local.following import Follow
 from vcflow.local.progress import FLOW_ENDED, JOB_ENDED, SUSPENDED, Progress
 from vcflow.local.result import RunResult
 from vcflow.local.session import LocalRun, Options
-from vcflow.runtime import logrotate, resources
+from vcflow.podserver import logrotate
+from vcflow.runtime import resources
 from vcflow.runtime.run import Ending
 from vcflow.store import SqliteStore
 

@@ -17,9 +17,9 @@ from pathlib import Path
 from vcflow.controller.manager import Manager
 from vcflow.controller.observer import Observer
 from vcflow.controller.options import ControllerOptions
+from vcflow.podserver.logrotate import KUBELET, Limits
 from vcflow.reconcile.vcjob.resources import UNLIMITED, Capacity
 from vcflow.runtime.executor import Executor
-from vcflow.runtime.logrotate import KUBELET, Limits
 from vcflow.runtime.pods import PodRunner
 from vcflow.runtime.resources import machine
 from vcflow.runtime.run import CREATE_BATCH, POLL, Loop

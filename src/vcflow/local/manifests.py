@@ -31,7 +31,7 @@ from vcflow.api.jobtemplate import JobTemplate
 from vcflow.api.loading import Document
 from vcflow.api.meta import Resource
 from vcflow.kubeapi import fieldvalidation
-from vcflow.runtime import isolation
+from vcflow.podserver import isolation
 
 Identity = tuple[str, str, str]  # (kind, namespace, name)
 

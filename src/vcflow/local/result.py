@@ -18,9 +18,10 @@ from vcflow.api.phases import FlowPhase, JobPhase
 from vcflow.api.pod import ContainerStatus, Pod
 from vcflow.api.vcjob import VCJob
 from vcflow.local.progress import SKIPPED, FlowProgress, JobProgress, Progress, wire_records
+from vcflow.podserver import podfs
 from vcflow.reconcile.vcjob import pods as podnames
 from vcflow.reconcile.vcjob import spec as jobspec
-from vcflow.runtime import loghistory, podfs
+from vcflow.runtime import loghistory
 from vcflow.runtime import logs as podlogs
 from vcflow.runtime.run import Ending
 from vcflow.store.base import Store
@@ -29,7 +30,7 @@ from vcflow.store.base import Store
 LOG_TAIL = 5
 INTERRUPTED_EXIT = 130
 FAILED_PHASES = frozenset({JobPhase.FAILED, JobPhase.TERMINATED, JobPhase.ABORTED})
-#: the reason of a pod the runtime stopped (`runtime.supervisor`)
+#: the reason of a pod the runtime stopped (`podserver.supervisor`)
 STOPPED = "Terminated"
 
 

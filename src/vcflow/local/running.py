@@ -30,8 +30,9 @@ from vcflow.local import manifests, statedir
 from vcflow.local.progress import Change, Progress
 from vcflow.local.result import RunResult
 from vcflow.local.session import LocalRun, Options
+from vcflow.podserver import logrotate
 from vcflow.reconcile.vcjob.resources import Capacity
-from vcflow.runtime import logrotate, resources
+from vcflow.runtime import resources
 from vcflow.store import SqliteStore
 from vcflow.store.base import ApplyResult
 

@@ -43,9 +43,9 @@ from vcflow.controller.options import ControllerOptions
 from vcflow.local.flowwatch import FlowWatch
 from vcflow.local.progress import NOT_CREATED, JobProgress, Progress
 from vcflow.local.result import FAILED_PHASES, RunResult, build, failure_of
+from vcflow.podserver.logrotate import KUBELET, Limits
 from vcflow.reconcile.vcjob.resources import UNLIMITED, Capacity
 from vcflow.runtime.executor import Executor
-from vcflow.runtime.logrotate import KUBELET, Limits
 from vcflow.runtime.pods import PodRunner
 from vcflow.runtime.run import CREATE_BATCH, STOP_GRACE, Ending, Loop
 from vcflow.runtime.status import PodHandle

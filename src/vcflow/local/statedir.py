@@ -13,7 +13,7 @@ into the file so others can name it. Policy:
   there is never more than one set of controllers per state directory.
 
 The state directory is made owner-only (0700) and refused, in one line saying how to fix it,
-when another user owns it or can write it (`runtime.ownership`); so is a store file or a lock
+when another user owns it or can write it (`podserver.ownership`); so is a store file or a lock
 that is a link, or another user's. Store files others could read are made owner-only.
 """
 
@@ -33,7 +33,8 @@ from vcflow.api import names
 from vcflow.api.errors import NotFound, VcflowError
 from vcflow.api.pod import Pod
 from vcflow.controller.manager import Manager
-from vcflow.runtime import ownership, teardown
+from vcflow.podserver import ownership
+from vcflow.runtime import teardown
 from vcflow.runtime.pods import PodRunner
 from vcflow.store import DB_FILE, MemoryStore, SqliteStore, Store
 from vcflow.store.base import EventType, Expired, poll

@@ -15,8 +15,8 @@ from pathlib import Path
 
 from vcflow.api import names
 from vcflow.api.pod import Pod
+from vcflow.podserver import podfs
 from vcflow.reconcile.vcjob import devices
-from vcflow.runtime import podfs
 from vcflow.runtime.launch import LaunchError, PodFile, PodRequest
 from vcflow.runtime.podcache import PodCache
 

@@ -28,11 +28,12 @@ from vcflow.api import volumes, workdir
 from vcflow.api.phases import PodPhase
 from vcflow.api.pod import Pod, PodSpec
 from vcflow.api.vcjob import VCJob
+from vcflow.podserver import isolation
+from vcflow.podserver.statusfile import DEFAULT_GRACE
 from vcflow.reconcile.vcjob import kubelet, pods
-from vcflow.runtime import configdata, isolation, jobnet
+from vcflow.runtime import configdata, jobnet
 from vcflow.runtime.launch import LOCAL_IP, LaunchError, PodFile, PodRequest
 from vcflow.runtime.status import RunStatus
-from vcflow.runtime.statusfile import DEFAULT_GRACE
 
 #: Kept on every pod the runtime creates, so a deleted pod stays (Terminating, with its
 #: deletionTimestamp) until its processes have ended; the runtime then removes it.

@@ -44,8 +44,9 @@ from typing import Any
 
 from vcflow.api.errors import RuntimeFailure
 from vcflow.api.vcjob import Container, PodSpec
+from vcflow.podserver import isolation, podfs
 from vcflow.reconcile.outputs import ENV_OUTPUTS
-from vcflow.runtime import hostenv, isolation, podfs, volumes
+from vcflow.runtime import hostenv, volumes
 
 RESTART_POLICIES = ("Always", "OnFailure", "Never")
 FALLBACK_TO_LOGS = "FallbackToLogsOnError"

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vcflow.runtime import logrotate, logtimes, ownership, podfs
+from vcflow.podserver import logrotate, logtimes, ownership, podfs
 from vcflow.runtime.status import read_status
 
 LOGS = "logs"

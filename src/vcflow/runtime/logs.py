@@ -31,7 +31,8 @@ from pathlib import Path
 from typing import BinaryIO
 
 from vcflow.api.errors import InputError
-from vcflow.runtime import logtail, logtimes, ownership, podfs
+from vcflow.podserver import logtimes, ownership, podfs
+from vcflow.runtime import logtail
 from vcflow.runtime.loghistory import Attempt
 from vcflow.runtime.status import RunStatus, read_status
 

@@ -21,11 +21,11 @@ from vcflow.api import names
 from vcflow.api.errors import NotFound
 from vcflow.api.pod import Pod
 from vcflow.api.vcjob import VCJob
+from vcflow.podserver.oserrors import describe
 from vcflow.reconcile.vcjob import kubelet, pods
 from vcflow.runtime import kubelet_bridge as bridge
 from vcflow.runtime.devicemanager import DeviceManager
 from vcflow.runtime.launch import LaunchError
-from vcflow.runtime.oserrors import describe
 from vcflow.runtime.podcache import PodCache
 from vcflow.runtime.runner import H, Runner
 from vcflow.store.base import Store, batched

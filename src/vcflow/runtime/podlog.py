@@ -17,8 +17,8 @@ from pathlib import Path
 from vcflow.api import names
 from vcflow.api.errors import InvalidName, NotFound
 from vcflow.api.pod import Pod
+from vcflow.podserver import logtimes, ownership, podfs
 from vcflow.runtime import logs as podlogs
-from vcflow.runtime import logtimes, ownership, podfs
 from vcflow.runtime.loghistory import Attempt, attempts
 
 

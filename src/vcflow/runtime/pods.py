@@ -62,7 +62,8 @@ from pathlib import Path
 from typing import Literal
 
 from vcflow.api.errors import RuntimeFailure
-from vcflow.runtime import loghistory, logrotate, ownership, podfs, podserver, seals, statusfile
+from vcflow.podserver import logrotate, ownership, podfs, seals, server, statusfile
+from vcflow.runtime import loghistory
 from vcflow.runtime.launch import LaunchError, PodRequest, build_spec, prepare_pod_dir
 from vcflow.runtime.status import PodHandle, adopt, read_status
 
@@ -83,7 +84,7 @@ class PodRunner:
         *,
         mode: Mode = "server",
         fsync: bool = False,
-        server_idle: float = podserver.DEFAULT_IDLE,
+        server_idle: float = server.DEFAULT_IDLE,
         sweep_interval: float = 0.5,
         claim_timeout: float = 2.0,
         keep_attempts: int = loghistory.KEEP,
@@ -311,7 +312,7 @@ class PodRunner:
             except BrokenPipeError:  # the server closed it (it exits, or died)
                 self._close_server_fifo()
                 self._start_server()
-        raise LaunchError(f"cannot reach the pod server; see {self.runtime_dir / podserver.LOG}")
+        raise LaunchError(f"cannot reach the pod server; see {self.runtime_dir / server.LOG}")
 
     def _server_fifo(self) -> int:
         """The pod server's FIFO, opened once and kept (-1 while no server reads it): an open
@@ -321,7 +322,7 @@ class PodRunner:
         if self._to_server < 0:
             try:
                 self._to_server = ownership.open_fifo(
-                    str(self.runtime_dir / podserver.FIFO), _FIFO_WRITE
+                    str(self.runtime_dir / server.FIFO), _FIFO_WRITE
                 )
             except OSError:
                 pass
@@ -337,9 +338,9 @@ class PodRunner:
 
     def _start_server(self) -> None:
         """Start a pod server unless one runs, and wait until it reads its FIFO."""
-        fifo = str(self.runtime_dir / podserver.FIFO)
+        fifo = str(self.runtime_dir / server.FIFO)
         try:
-            lock = ownership.open_lock(str(self.runtime_dir / podserver.START_LOCK))
+            lock = ownership.open_lock(str(self.runtime_dir / server.START_LOCK))
         except ownership.Unsafe as exc:
             raise UnsafeState(str(exc)) from None
         try:
@@ -352,19 +353,19 @@ class PodRunner:
                 raise UnsafeState(str(exc)) from None
             pid = self._spawn_detached(
                 ["serve", str(self.runtime_dir), str(self.pods_dir), str(self.server_idle)],
-                self.runtime_dir / podserver.LOG,
+                self.runtime_dir / server.LOG,
             )
             end = time.monotonic() + SERVER_START_TIMEOUT
             while not _has_reader(fifo):
                 if _exited(pid) or time.monotonic() > end:
-                    log = self.runtime_dir / podserver.LOG
+                    log = self.runtime_dir / server.LOG
                     raise LaunchError(f"the pod server did not start; see {log}")
                 time.sleep(0.002)
         finally:
             os.close(lock)
 
     def _spawn_detached(self, args: list[str], log: Path) -> int:
-        argv = [sys.executable, "-m", "vcflow.runtime.podserver", *args]
+        argv = [sys.executable, "-m", "vcflow.podserver", *args]
         append = os.O_WRONLY | os.O_CREAT | os.O_APPEND | ownership.NOFOLLOW
         actions: list[tuple[int, ...] | tuple[int, int, str, int, int]] = [
             (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
@@ -388,7 +389,7 @@ class PodRunner:
 
     def stop_server(self) -> None:
         """Ask a running pod server to exit now (pods keep running)."""
-        fifo = str(self.runtime_dir / podserver.FIFO)
+        fifo = str(self.runtime_dir / server.FIFO)
         with contextlib.suppress(OSError, ownership.Unsafe):
             fd = ownership.open_fifo(fifo, _FIFO_WRITE)
             try:

@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vcflow.runtime import podfs, seals, statusfile
-from vcflow.runtime.statusfile import FAILED, FINAL, PENDING, SUPERVISOR_LOST
+from vcflow.podserver import podfs, seals, statusfile
+from vcflow.podserver.statusfile import FAILED, FINAL, PENDING, SUPERVISOR_LOST
 
 
 @dataclass(frozen=True)

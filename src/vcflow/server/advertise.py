@@ -1,7 +1,7 @@
 """How a running server tells clients where it is: `<state dir>/server.json` (`url`, `pid`,
 `tokenFile`, `caFile`) for vcflow's CLI, and `<state dir>/kubeconfig` (cluster, user and
 context `vcflow`, namespace default) for kubectl and the Kubernetes clients. Both are
-owner-only, written atomically and never through a link (`runtime.podfs`), and removed when
+owner-only, written atomically and never through a link (`podserver.podfs`), and removed when
 the server stops cleanly. Used by `serve`; clients find the running server with
 `running(state_dir)`.
 """
@@ -18,7 +18,7 @@ from typing import Any
 import yaml
 
 from vcflow.local import statedir
-from vcflow.runtime import podfs
+from vcflow.podserver import podfs
 
 SERVER_FILE = "server.json"
 KUBECONFIG = "kubeconfig"

@@ -26,7 +26,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from vcflow.api.errors import VcflowError
-from vcflow.runtime import ownership, podfs
+from vcflow.podserver import ownership, podfs
 from vcflow.serving.exposure import read_token
 
 DIRECTORY = "serving"

@@ -2,7 +2,7 @@
 kubectl's `container`, `follow`, `tailLines`, `previous`, `timestamps`, `sinceSeconds`,
 `sinceTime` and vcflow's `attempt`. What is read, and the rule that only the pod's own
 files are, is `runtime.podlog`'s (which `vcflow logs` shares; the lines' times are the
-log's time index's, `runtime.logtimes`: accurate to the pod server's look, 0.2 s); a
+log's time index's, `podserver.logtimes`: accurate to the pod server's look, 0.2 s); a
 followed log ends when its container's run does or the server stops. Used by `routes`.
 """
 
@@ -18,7 +18,8 @@ from starlette.responses import Response, StreamingResponse
 
 from vcflow.api.errors import NotFound
 from vcflow.api.pod import Pod
-from vcflow.runtime import logtimes, podlog
+from vcflow.podserver import logtimes
+from vcflow.runtime import podlog
 from vcflow.server.status import ApiError
 from vcflow.store.base import Store
 

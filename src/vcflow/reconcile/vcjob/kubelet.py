@@ -3,7 +3,7 @@ under the pod's `restartPolicy` (in-place restarts with `restartCount`), and
 `activeDeadlineSeconds` counted from the pod's start on the node.
 
 The conformance harness's simulated kubelet (`conformance.kubelet_sim`) moves the cases' pods
-with these; real pods get the same states from their supervisor (`runtime.supervisor`), and
+with these; real pods get the same states from their supervisor (`podserver.supervisor`), and
 the runtime shell uses the constants and readers. Each function returns a new pod and leaves
 its argument alone. Pure: `now` is passed in.
 """

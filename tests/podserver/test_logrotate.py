@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.runtime.conftest import finished, make_runner, pod, request, sh, shut_down
 
-from vcflow.runtime import loghistory, logrotate, logs, logtail
-from vcflow.runtime.logrotate import Limits
-
-from .conftest import finished, make_runner, pod, request, sh, shut_down
+from vcflow.podserver import logrotate
+from vcflow.podserver.logrotate import Limits
+from vcflow.runtime import loghistory, logs, logtail
 
 
 def test_a_log_over_the_limit_is_copied_and_truncated_keeping_the_newest(tmp_path: Path) -> None:

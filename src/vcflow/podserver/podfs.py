@@ -52,7 +52,7 @@ import stat
 import time
 from typing import Any
 
-from vcflow.runtime import ownership
+from vcflow.podserver import ownership
 
 SPEC = "spec.json"
 STATUS = "status.json"

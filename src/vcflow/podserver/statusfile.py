@@ -19,7 +19,7 @@ import json
 import os
 from typing import Any
 
-from vcflow.runtime import podfs, seals
+from vcflow.podserver import podfs, seals
 
 Record = dict[str, Any]
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from vcflow.runtime import isolation
+from vcflow.podserver import isolation
 
 SRC = str(Path(isolation.__file__).resolve().parents[2])
 
@@ -26,7 +26,7 @@ SRC = str(Path(isolation.__file__).resolve().parents[2])
 DRIVER = textwrap.dedent(
     """
     import json, os, sys
-    from vcflow.runtime import isolation
+    from vcflow.podserver import isolation
     runs = json.loads(sys.argv[1])
     log = os.open(sys.argv[2], os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     pids = []

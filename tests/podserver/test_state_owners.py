@@ -14,12 +14,20 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tests.runtime.conftest import (
+    eventually,
+    finished,
+    make_runner,
+    pod,
+    request,
+    sh,
+    shut_down,
+    write_spec,
+)
 
-from vcflow.runtime import podfs, podserver
+from vcflow.podserver import podfs, server
 from vcflow.runtime.launch import LaunchError, build_spec
 from vcflow.runtime.pods import PodRunner, UnsafeState
-
-from .conftest import eventually, finished, make_runner, pod, request, sh, shut_down, write_spec
 
 NOBODY = 65534
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="acting as a second uid needs root")
@@ -82,7 +90,7 @@ def test_another_users_server_fifo_is_never_used(shared: Path) -> None:
     for name in (podfs.RUNTIME, podfs.PODS):
         (state / name).mkdir()
         (state / name).chmod(0o777)
-    fifo = state / podfs.RUNTIME / podserver.FIFO
+    fifo = state / podfs.RUNTIME / server.FIFO
     spec = {
         "restartPolicy": "Never",
         "containers": [{"name": "c", "argv": ["touch", str(marker)], "env": {}, "workingDir": "/"}],
@@ -161,7 +169,7 @@ def test_the_pod_server_refuses_a_pod_directory_another_user_owns(shared: Path) 
         req = request("theirs", pod(sh("c", f"touch {marker}")))
         write_spec(pod_dir, build_spec(req, pod_dir, notify=runner.events))
         assert runner.adopt("ns", "theirs") is not None  # (asks the pod server to run it)
-        log = runner.runtime_dir / podserver.LOG
+        log = runner.runtime_dir / server.LOG
         eventually(
             lambda: log.exists() and f"bad owner of {pod_dir}: uid {NOBODY}" in log.read_text(),
             what="refusal logged",

@@ -47,7 +47,7 @@ import re
 import time
 from dataclasses import dataclass
 
-from vcflow.runtime import ownership, podfs
+from vcflow.podserver import ownership, podfs
 
 SUFFIX = ".times"
 #: an index over this many bytes is thinned (its older half, every other mark)

@@ -1,7 +1,7 @@
 """Ending a pod whose supervisor died before the pod ended (`SupervisorLost`).
 
 The processes such a pod started may still run, in the process groups its last status
-recorded. A `Reaper` (run by a pod server or by `python -m vcflow.runtime.podserver reap`)
+recorded. A `Reaper` (run by a pod server or by `python -m vcflow.podserver reap`)
 sends SIGTERM to those groups — skipping a pid that now belongs to another process (its start
 time differs) — SIGKILL to what is left after the grace period (the pod's `terminate` file,
 default 30 s), and writes the final status: Failed, reason `SupervisorLost`, each container
@@ -19,7 +19,7 @@ import os
 import signal
 from typing import Any
 
-from vcflow.runtime import ownership, podfs, seals, statusfile
+from vcflow.podserver import ownership, podfs, seals, statusfile
 
 POLL = 0.05
 

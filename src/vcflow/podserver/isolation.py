@@ -40,7 +40,7 @@ import socket
 import struct
 from typing import Any
 
-from vcflow.runtime import podfs
+from vcflow.podserver import podfs
 
 CLONE_NEWNS, CLONE_NEWUTS = 0x00020000, 0x04000000
 CLONE_NEWUSER, CLONE_NEWNET = 0x10000000, 0x40000000

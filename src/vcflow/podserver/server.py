@@ -1,4 +1,4 @@
-"""`python -m vcflow.runtime.podserver`: the processes that run pods apart from the control
+"""`python -m vcflow.podserver`: the processes that run pods apart from the control
 plane, so that pods outlive it (SIGKILL included) and are never started twice.
 
     run   <pod dir>                                  supervise one pod, exit when it ended
@@ -25,7 +25,7 @@ Modes (`pods.PodRunner(mode=...)`):
   control plane dying loses nothing either way. A fork per pod was measured
   (docs/benchmarks.md): the copy-on-write of the interpreter cost more CPU per pod than the
   whole budget, so the server supervises in-process.
-- **exec**: the control plane starts `python -m vcflow.runtime.podserver run <pod dir>`
+- **exec**: the control plane starts `python -m vcflow.podserver run <pod dir>`
   per pod (new session): full isolation, one interpreter start per pod.
 
 Trust (docs/security.md): the server makes its FIFO anew when it starts — one found there is
@@ -57,10 +57,10 @@ import traceback
 from types import FrameType
 from typing import Protocol
 
-from vcflow.runtime import logrotate, ownership, podfs, seals, statusfile
-from vcflow.runtime.descendants import Descendants
-from vcflow.runtime.reaper import Reaper
-from vcflow.runtime.supervisor import PodSupervisor
+from vcflow.podserver import logrotate, ownership, podfs, seals, statusfile
+from vcflow.podserver.descendants import Descendants
+from vcflow.podserver.reaper import Reaper
+from vcflow.podserver.supervisor import PodSupervisor
 
 FIFO, LOCK, LOG, START_LOCK = "server.fifo", "server.lock", "server.log", "start.lock"
 DEFAULT_IDLE = 60.0
@@ -384,7 +384,3 @@ def main(argv: list[str] | None = None) -> int:
         return Server(args[1], args[2], idle).serve()
     print(__doc__, file=sys.stderr)
     return 2
-
-
-if __name__ == "__main__":
-    sys.exit(main())

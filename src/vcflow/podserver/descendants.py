@@ -1,5 +1,5 @@
 """Every process a container starts ends with it, also one that left its process group
-(`setsid`, `setpgid`): the pod server's side (`supervisor` asks, `podserver.Loop` drives).
+(`setsid`, `setpgid`): the pod server's side (`supervisor` asks, `server.Loop` drives).
 Standard library only.
 
 - **A cgroup** where one can be made (cgroup v2 mounted and writable, as root or in a

@@ -4,10 +4,10 @@ of leaving its pod claimed and never started."""
 
 from __future__ import annotations
 
+from tests.runtime.conftest import finished, pod, request, sh
+
 from vcflow.runtime.launch import PodFile
 from vcflow.runtime.pods import PodRunner
-
-from .conftest import finished, pod, request, sh
 
 
 def test_a_file_in_the_way_of_the_working_dir_fails_the_container(runner: PodRunner) -> None:

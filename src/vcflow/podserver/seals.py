@@ -22,7 +22,7 @@ import json
 import os
 from typing import Any
 
-from vcflow.runtime import ownership, podfs
+from vcflow.podserver import ownership, podfs
 
 KEY_FILE = "launch.key"
 KEY_BYTES = 32

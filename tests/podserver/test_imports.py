@@ -11,25 +11,25 @@ import sys
 
 POD_SERVER_SIDE = {
     "vcflow",
-    "vcflow.runtime",
-    "vcflow.runtime.podserver",
-    "vcflow.runtime.supervisor",
-    "vcflow.runtime.reaper",
-    "vcflow.runtime.spawn",
-    "vcflow.runtime.podfs",
-    "vcflow.runtime.statusfile",
-    "vcflow.runtime.descendants",
-    "vcflow.runtime.logrotate",
-    "vcflow.runtime.logtimes",
-    "vcflow.runtime.oserrors",
-    "vcflow.runtime.ownership",
-    "vcflow.runtime.seals",
+    "vcflow.podserver",
+    "vcflow.podserver.server",
+    "vcflow.podserver.supervisor",
+    "vcflow.podserver.reaper",
+    "vcflow.podserver.spawn",
+    "vcflow.podserver.podfs",
+    "vcflow.podserver.statusfile",
+    "vcflow.podserver.descendants",
+    "vcflow.podserver.logrotate",
+    "vcflow.podserver.logtimes",
+    "vcflow.podserver.oserrors",
+    "vcflow.podserver.ownership",
+    "vcflow.podserver.seals",
 }
 
 
 def test_the_pod_server_loads_only_itself_and_the_standard_library() -> None:
     script = (
-        "import json, sys; before = set(sys.modules); import vcflow.runtime.podserver; "
+        "import json, sys; before = set(sys.modules); import vcflow.podserver.server; "
         "print(json.dumps(sorted(set(sys.modules) - before)))"
     )
     done = subprocess.run(

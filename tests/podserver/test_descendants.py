@@ -14,12 +14,19 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tests.runtime.conftest import (
+    eventually,
+    finished,
+    make_runner,
+    pod,
+    request,
+    shut_down,
+    wait_until,
+)
 
-from vcflow.runtime import podfs, podserver
-from vcflow.runtime.descendants import CGROUP, SUBREAPER, Descendants
+from vcflow.podserver import podfs, server
+from vcflow.podserver.descendants import CGROUP, SUBREAPER, Descendants
 from vcflow.runtime.pods import PodRunner
-
-from .conftest import eventually, finished, make_runner, pod, request, shut_down, wait_until
 
 ESCAPE = """
 import os, sys, time
@@ -97,7 +104,7 @@ def escaping(how: str, mark: str, then: float) -> dict[str, object]:
 
 
 def by(runner: PodRunner, mode: str) -> None:
-    log = (runner.runtime_dir / podserver.LOG).read_text()
+    log = (runner.runtime_dir / server.LOG).read_text()
     assert f"processes end with it by {mode}" in log
 
 
@@ -156,15 +163,15 @@ def test_nothing_of_a_container_is_left_in_the_cgroups(tmp_path: Path, mark: str
     try:
         handle = runner.launch(request("tidy", pod(escaping("setsid", mark, 0.2))))
         finished(runner, handle)
-        log = runner.runtime_dir / podserver.LOG
+        log = runner.runtime_dir / server.LOG
         eventually(lambda: "processes end with it by cgroup" in log.read_text())
-        server = int(log.read_text().split("vcflow supervisor ")[1].split(":")[0])
-        eventually(lambda: not podfs.same_process(server, None), what="the server exited")
+        server_pid = int(log.read_text().split("vcflow supervisor ")[1].split(":")[0])
+        eventually(lambda: not podfs.same_process(server_pid, None), what="the server exited")
         found = Descendants(cgroups=True, subreaper=False)
         home = found.home
         found.close()
         assert home is not None
-        assert not os.path.exists(os.path.join(home, f"vcflow-{server}"))
+        assert not os.path.exists(os.path.join(home, f"vcflow-{server_pid}"))
     finally:
         shut_down(runner)
 
@@ -180,10 +187,10 @@ def test_a_dead_servers_containers_end_when_the_next_server_starts(
     try:
         handle = runner.launch(request("lost", pod(escaping("setsid", mark, 300))))
         eventually(lambda: bool(sleeping(mark)), what="the escaped process started")
-        log = runner.runtime_dir / podserver.LOG
-        server = int(log.read_text().split("vcflow supervisor ")[1].split(":")[0])
-        os.kill(server, signal.SIGKILL)
-        eventually(lambda: not podfs.same_process(server, None), what="the server died")
+        log = runner.runtime_dir / server.LOG
+        server_pid = int(log.read_text().split("vcflow supervisor ")[1].split(":")[0])
+        os.kill(server_pid, signal.SIGKILL)
+        eventually(lambda: not podfs.same_process(server_pid, None), what="the server died")
         runner.terminate(handle, 0)  # (lost: a reaper, in a new pod server)
         status = finished(runner, handle)
         assert status.reason == "SupervisorLost"

@@ -3,7 +3,7 @@
 is over `max_size`, its content is copied to `<container>.<restart>.log.<n>` (n counting
 up from 1: the higher, the newer) and the log is truncated; only the newest
 `max_files - 1` copies are kept. The pod server looks every `CHECK` seconds
-(`podserver.Loop`, through `supervisor.PodSupervisor.rotate_logs`); `vcflow run` sets the
+(`server.Loop`, through `supervisor.PodSupervisor.rotate_logs`); `vcflow run` sets the
 limits per pod (`spec.json` key `logRotation`). Standard library only.
 
 Copy, then truncate — not rename and reopen: the log's descriptor is the container's own

@@ -1,6 +1,6 @@
 """The pod supervisor: runs one pod's containers as the kubelet would, and records its status.
 
-`PodSupervisor` is the state machine of one pod; `podserver.Loop` drives one (exec mode) or
+`PodSupervisor` is the state machine of one pod; `server.Loop` drives one (exec mode) or
 many (the pod server) of them in one single-threaded process. A supervisor claims its pod by
 publishing the first `status.json` with link(2) — a second one for the same pod finds it there
 and gives up, so a pod never starts twice — then:
@@ -64,9 +64,9 @@ import sys
 import time
 from typing import Any
 
-from vcflow.runtime import logrotate, logtimes, oserrors, podfs, seals, spawn, statusfile
-from vcflow.runtime.descendants import Descendants, Run
-from vcflow.runtime.statusfile import DEFAULT_GRACE, FAILED, FINAL, PENDING, RUNNING, SUCCEEDED
+from vcflow.podserver import logrotate, logtimes, oserrors, podfs, seals, spawn, statusfile
+from vcflow.podserver.descendants import Descendants, Run
+from vcflow.podserver.statusfile import DEFAULT_GRACE, FAILED, FINAL, PENDING, RUNNING, SUCCEEDED
 
 BACKOFF_INITIAL, BACKOFF_MAX, BACKOFF_RESET = 0.1, 5.0, 10.0
 #: A status change waits this long for the next one, so that a container that exits at once
@@ -135,7 +135,7 @@ class Container:
 
 
 class PodSupervisor:
-    """One pod's state machine. The driver (`podserver.Loop`) calls `claim` once, then
+    """One pod's state machine. The driver (`server.Loop`) calls `claim` once, then
     `exited` for each container process it reaps, `step` whenever something happened or
     `wake_at` passed, and `check_terminate` when asked to; it is done when `finished`."""
 

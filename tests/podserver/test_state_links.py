@@ -12,13 +12,7 @@ import stat
 from pathlib import Path
 
 import pytest
-
-from vcflow.runtime import podfs, podserver, statusfile
-from vcflow.runtime.launch import LaunchError, build_spec, prepare_pod_dir
-from vcflow.runtime.pods import PodRunner, UnsafeState
-from vcflow.runtime.supervisor import PodSupervisor
-
-from .conftest import (
+from tests.runtime.conftest import (
     eventually,
     finished,
     launch_unasked,
@@ -30,6 +24,11 @@ from .conftest import (
     wait_until,
     write_spec,
 )
+
+from vcflow.podserver import podfs, server, statusfile
+from vcflow.podserver.supervisor import PodSupervisor
+from vcflow.runtime.launch import LaunchError, build_spec, prepare_pod_dir
+from vcflow.runtime.pods import PodRunner, UnsafeState
 
 SUCCEEDED = {
     "phase": "Succeeded",
@@ -110,7 +109,7 @@ def test_a_planted_pod_directory_never_runs(runner: PodRunner, tmp_path: Path) -
     unrelated = runner.launch(request("unrelated", pod(sh("c", "true"))))  # the server scans
     assert finished(runner, unrelated).phase == "Succeeded"
     runner.stop_server()
-    log = runner.runtime_dir / podserver.LOG
+    log = runner.runtime_dir / server.LOG
     eventually(lambda: "planted: cannot supervise" in log.read_text(), what="refusal logged")
     assert not marker.exists()
     assert not statusfile.claimed(str(pod_dir))
@@ -142,7 +141,7 @@ def test_a_request_outside_the_pods_directory_is_refused(runner: PodRunner, tmp_
     (elsewhere / podfs.SPEC).write_text(json.dumps(spec))
     runner._ask("run", elsewhere)
     assert finished(runner, real).phase == "Succeeded"  # (asked after it: the server read it)
-    log = runner.runtime_dir / podserver.LOG
+    log = runner.runtime_dir / server.LOG
     eventually(lambda: f"{elsewhere}: refused" in log.read_text(), what="refusal logged")
     assert not marker.exists()
 
@@ -201,7 +200,7 @@ def test_a_linked_event_fifo_or_lock_is_never_followed(tmp_path: Path) -> None:
     target = victim(tmp_path)
     (state / podfs.RUNTIME).mkdir(parents=True)
     (state / podfs.RUNTIME / podfs.EVENTS_FIFO).symlink_to(target)
-    (state / podfs.RUNTIME / podserver.START_LOCK).symlink_to(target)
+    (state / podfs.RUNTIME / server.START_LOCK).symlink_to(target)
     pods = make_runner(state)
     try:
         assert stat.S_ISFIFO(os.lstat(pods.events).st_mode)
@@ -224,7 +223,7 @@ def test_fifos_are_made_anew(tmp_path: Path) -> None:
         return st.st_ino, st.st_ctime_ns  # (an inode number freed is soon used again)
 
     old = {}
-    for name in (podfs.EVENTS_FIFO, podserver.FIFO):
+    for name in (podfs.EVENTS_FIFO, server.FIFO):
         os.mkfifo(runtime / name, 0o600)
         old[name] = made(name)
     pods = make_runner(state)

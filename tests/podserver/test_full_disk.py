@@ -16,13 +16,21 @@ from pathlib import Path
 
 import pytest
 from tests.cli.flows import flow, template
+from tests.runtime.conftest import (
+    eventually,
+    finished,
+    make_runner,
+    pod,
+    request,
+    sh,
+    shut_down,
+    wait_until,
+)
 
 from vcflow.api.jobflow import JobFlow
-from vcflow.runtime import logrotate, podserver
-from vcflow.runtime.logrotate import Limits
+from vcflow.podserver import logrotate, server
+from vcflow.podserver.logrotate import Limits
 from vcflow.store import SqliteStore
-
-from .conftest import eventually, finished, make_runner, pod, request, sh, shut_down, wait_until
 
 
 def mounted(where: Path, size: str) -> bool:
@@ -88,7 +96,7 @@ def test_a_status_the_full_disk_refused_is_written_once_there_is_room(
         handle = runner.launch(request("late", pod(sh("c", "sleep 1; exit 3"))))
         wait_until(runner, handle, lambda s: s.phase == "Running")
         filler = fill(small_pods)
-        log = runner.runtime_dir / podserver.LOG
+        log = runner.runtime_dir / server.LOG
         eventually(lambda: "no space left on device" in log.read_text(), what="the refusal")
         assert handle.status().phase == "Running"  # (its end not recorded yet)
         filler.unlink()
@@ -112,7 +120,7 @@ def test_a_log_that_cannot_be_copied_stays_whole(small_pods: Path) -> None:
 
 
 def test_a_full_disk_is_said_as_such() -> None:
-    from vcflow.runtime.oserrors import describe
+    from vcflow.podserver.oserrors import describe
 
     error = OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), "/x/spec.json")
     assert describe(error, "/x") == "no space left on device: /x/spec.json"

@@ -14,12 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from vcflow.runtime import descendants, podfs, statusfile
-from vcflow.runtime.launch import build_spec, prepare_pod_dir
-from vcflow.runtime.supervisor import COALESCE, PodSupervisor
-
-from .conftest import (
+from tests.runtime.conftest import (
     eventually,
     make_runner,
     pod,
@@ -29,6 +24,10 @@ from .conftest import (
     wait_until,
     write_spec,
 )
+
+from vcflow.podserver import descendants, podfs, statusfile
+from vcflow.podserver.supervisor import COALESCE, PodSupervisor
+from vcflow.runtime.launch import build_spec, prepare_pod_dir
 
 LOOP = "while :; do sleep 0.01; done"
 

@@ -12,11 +12,11 @@ import time
 from pathlib import Path
 
 import pytest
+from tests.runtime.conftest import finished, make_runner, pod, request, sh, shut_down
 
-from vcflow.runtime import loghistory, logrotate, logs, logtimes
-from vcflow.runtime.logtimes import Index, Stamper, View
-
-from .conftest import finished, make_runner, pod, request, sh, shut_down
+from vcflow.podserver import logrotate, logtimes
+from vcflow.podserver.logtimes import Index, Stamper, View
+from vcflow.runtime import loghistory, logs
 
 T = 1_700_000_000 * 10**9  # (2023-11-14T22:13:20Z)
 STAMPS = View(timestamps=True)

@@ -36,7 +36,7 @@ import signal
 from dataclasses import dataclass
 from typing import Any
 
-from vcflow.runtime import ownership, podfs
+from vcflow.podserver import ownership, podfs
 
 NO_COMMAND, CANNOT_RUN = "NoCommand", "ContainerCannotRun"
 _RESET = tuple(
@@ -83,7 +83,7 @@ def spawn(
     if message_file is not None and (made := _message_file(message_file)) is not None:
         failure = made
     elif isolation and argv:
-        from vcflow.runtime import isolation as isolated  # only pods that need it import it
+        from vcflow.podserver import isolation as isolated  # only pods that need it import it
 
         started = isolated.spawn_isolated(argv, env, cwd, log_fd, isolation, _RESET)
         if isinstance(started, int):
