@@ -1,4 +1,5 @@
-"""Shared test fixtures: repository paths, the CLI through typer's CliRunner, manifest files."""
+"""Shared test fixtures: repository paths, the CLI through typer's CliRunner, manifest files;
+and the cost markers put on every test (tests/markers.py)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import pytest
 
 # The real Kubernetes + Volcano test cluster (one per session) for every directory's tests.
 from tests.cluster.fixtures import cluster, kube, kube_namespace  # noqa: F401
+from tests.markers import mark
 
 # vcflow's CRDs in it, once per session (for tests/store's "cluster" backend, tests/conformance).
 from tests.store.clusterbackend import vcflow_crds  # noqa: F401
@@ -21,6 +23,13 @@ EXAMPLES = REPO / "examples"
 
 Invoke = Callable[..., Result]
 Write = Callable[..., Path]
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The cost markers `lint`, `apiserver`, `process` (tests/markers.py), put before `-m`
+    selects by them."""
+    mark(items)
 
 
 @pytest.fixture
