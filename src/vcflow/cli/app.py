@@ -114,33 +114,34 @@ def hoisted(args: list[str], verbs: Any) -> list[str]:
     if verb_at is None:
         return args
     before, verb, after = args[:verb_at], args[verb_at], args[verb_at + 1 :]
-    rest, front, moved_back, back = [], [], [], []
+    rest, moved_back = _picked(before, VERB_OPTIONS)
+    back, front = _picked(after, GLOBAL_OPTIONS, until="--")
+    return [*rest, *front, verb, *moved_back, *back]
+
+
+def _picked(
+    args: list[str], wanted: dict[str, int], until: str | None = None
+) -> tuple[list[str], list[str]]:
+    """(the other arguments, the options of `wanted` with their values: `--opt=v`, or
+    `--opt` and as many values as `wanted` says), each in order; from `until` on, none is
+    picked."""
+    others: list[str] = []
+    picked: list[str] = []
     i = 0
-    while i < len(before):
-        arg = before[i]
-        name = arg.split("=", 1)[0]
-        if name in VERB_OPTIONS:
-            width = 0 if "=" in arg else VERB_OPTIONS[name]
-            moved_back += before[i : i + 1 + width]
-            i += 1 + width
-            continue
-        rest.append(arg)
-        i += 1
-    i = 0
-    while i < len(after):
-        arg = after[i]
-        if arg == "--":
-            back += after[i:]
+    while i < len(args):
+        arg = args[i]
+        if arg == until:
+            others += args[i:]
             break
         name = arg.split("=", 1)[0]
-        if name in GLOBAL_OPTIONS:
-            width = 0 if "=" in arg else GLOBAL_OPTIONS[name]
-            front += after[i : i + 1 + width]
+        if name in wanted:
+            width = 0 if "=" in arg else wanted[name]
+            picked += args[i : i + 1 + width]
             i += 1 + width
             continue
-        back.append(arg)
+        others.append(arg)
         i += 1
-    return [*rest, *front, verb, *moved_back, *back]
+    return others, picked
 
 
 #: What the machine refuses rather than a bug (a full disk, a read-only file system...):

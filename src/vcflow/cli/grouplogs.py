@@ -54,22 +54,6 @@ class Owner:
     name: str
 
 
-def owner_of(text: str) -> Owner | None:
-    """The flow or job `jobflow/NAME` / `vcjob/NAME` names; None for anything else."""
-    word, slash, name = text.partition("/")
-    if not slash:
-        return None
-    try:
-        kind = kinds.resolve(word)
-    except typer.BadParameter:
-        return None
-    if kind not in (kinds.JOBFLOW, kinds.VCJOB):
-        return None
-    if not name or "/" in name:
-        raise typer.BadParameter(f'"{text}": give {kind.singular}/NAME', param_hint="POD")
-    return Owner(kind, name)
-
-
 def times(timestamps: bool, since: str | None, since_time: str | None) -> podlog.Times:
     """kubectl's `--timestamps`, `--since DURATION` and `--since-time RFC3339`; a usage
     error for a value that is none, or both since flags."""

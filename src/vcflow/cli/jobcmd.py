@@ -9,16 +9,18 @@ gets no Command: one line says why, exit 1 (README "Commands that would do nothi
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from typing import Annotated
 
 import typer
 
 from vcflow.api.command import command_for
-from vcflow.api.errors import NotFound, VcflowError
 from vcflow.api.phases import Action, JobPhase
 from vcflow.api.vcjob import VCJob
 from vcflow.cli import kinds, options, remote
 from vcflow.reconcile.vcjob import lifecycle
+from vcflow.store import Store
 
 KindArg = Annotated[str, typer.Argument(metavar="KIND", help="vcjob (vj, job).")]
 NamesArg = Annotated[list[str], typer.Argument(metavar="NAME")]
@@ -39,21 +41,18 @@ def _send(
     change nothing (`lifecycle.COMMAND_PHASES`), is a problem line and no Command."""
     if kinds.resolve(kind) is not kinds.VCJOB:
         raise typer.BadParameter("only vcjobs take this command", param_hint="KIND")
-    problems: list[str] = []
     with remote.writing(ctx) as store:
-        for name in dict.fromkeys(job_names):
-            try:
-                job = store.get(VCJob, namespace, name)
-            except NotFound:
-                problems.append(str(kinds.VCJOB.not_found(name)))
-                continue
-            if not lifecycle.command_takes_effect(job.phase, action):
-                problems.append(_does_nothing(job, action, verb))
-                continue
-            store.create(command_for(job, action))
-            typer.echo(f"{kinds.VCJOB.ref(name)} {verb}")
-        if problems:
-            raise VcflowError("\n".join(problems))
+        send = functools.partial(_send_one, store, action, verb)
+        kinds.act_on_each(store, VCJob, namespace, job_names, send)
+
+
+def _send_one(store: Store, action: Action, verb: str, job: VCJob) -> str:
+    """Store `action`'s Command for `job` and say so; or why it would change nothing."""
+    if not lifecycle.command_takes_effect(job.phase, action):
+        return _does_nothing(job, action, verb)
+    store.create(command_for(job, action))
+    typer.echo(f"{kinds.VCJOB.ref(job.name)} {verb}")
+    return ""
 
 
 def _does_nothing(job: VCJob, action: Action, verb: str) -> str:
@@ -66,31 +65,33 @@ def _does_nothing(job: VCJob, action: Action, verb: str) -> str:
     return f"{ref} is {job.phase or 'new'}: it would not be {verb} ({_CAN[action]})"
 
 
-def suspend(
-    ctx: typer.Context,
-    kind: KindArg,
-    job_names: NamesArg,
-    namespace: options.NamespaceOption = options.DEFAULT_NAMESPACE,
-) -> None:
-    """Suspend vcjobs (AbortJob, as `vcctl job suspend`): pods are killed, phase Aborted."""
-    _send(ctx, kind, job_names, namespace, Action.ABORT_JOB, "suspended")
+def _command(action: Action, verb: str, doc: str) -> Callable[..., None]:
+    """The verb that sends `action` to the vcjobs named (`doc`: its help)."""
+
+    def command(
+        ctx: typer.Context,
+        kind: KindArg,
+        job_names: NamesArg,
+        namespace: options.NamespaceOption = options.DEFAULT_NAMESPACE,
+    ) -> None:
+        _send(ctx, kind, job_names, namespace, action, verb)
+
+    command.__doc__ = doc
+    return command
 
 
-def resume(
-    ctx: typer.Context,
-    kind: KindArg,
-    job_names: NamesArg,
-    namespace: options.NamespaceOption = options.DEFAULT_NAMESPACE,
-) -> None:
-    """Resume suspended vcjobs (ResumeJob, as `vcctl job resume`; counts as a retry)."""
-    _send(ctx, kind, job_names, namespace, Action.RESUME_JOB, "resumed")
-
-
-def terminate(
-    ctx: typer.Context,
-    kind: KindArg,
-    job_names: NamesArg,
-    namespace: options.NamespaceOption = options.DEFAULT_NAMESPACE,
-) -> None:
-    """Terminate vcjobs (TerminateJob): pods are killed, phase Terminated, final."""
-    _send(ctx, kind, job_names, namespace, Action.TERMINATE_JOB, "terminated")
+suspend = _command(
+    Action.ABORT_JOB,
+    "suspended",
+    "Suspend vcjobs (AbortJob, as `vcctl job suspend`): pods are killed, phase Aborted.",
+)
+resume = _command(
+    Action.RESUME_JOB,
+    "resumed",
+    "Resume suspended vcjobs (ResumeJob, as `vcctl job resume`; counts as a retry).",
+)
+terminate = _command(
+    Action.TERMINATE_JOB,
+    "terminated",
+    "Terminate vcjobs (TerminateJob): pods are killed, phase Terminated, final.",
+)

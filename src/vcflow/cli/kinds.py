@@ -8,19 +8,22 @@ kubectl's `get` and `wait` take: `KIND[,KIND...] [NAME...]` or `KIND/NAME...`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 import typer
 
 from vcflow.api import config, names
-from vcflow.api.errors import NotFound
+from vcflow.api.errors import NotFound, VcflowError
 from vcflow.api.jobflow import JobFlow
 from vcflow.api.jobtemplate import JobTemplate
 from vcflow.api.meta import Resource
 from vcflow.api.pod import Pod
 from vcflow.api.vcjob import VCJob
 from vcflow.store.base import Store
+
+R = TypeVar("R", bound=Resource)
 
 
 @dataclass(frozen=True)
@@ -78,6 +81,28 @@ POD = Kind(Pod, "pod", "pods", "", ("po",))
 CONFIGMAP = Kind(config.ConfigMap, "configmap", "configmaps", "", ("cm",))
 SECRET = Kind(config.Secret, "secret", "secrets", "", ())
 ALL = (JOBFLOW, JOBTEMPLATE, VCJOB, POD, CONFIGMAP, SECRET)
+
+
+def act_on_each(
+    store: Store, model: type[R], namespace: str, wanted: Sequence[str], act: Callable[[R], str]
+) -> None:
+    """`act` on the objects named `wanted` (each once, in order), going on past a name it
+    cannot act on as kubectl does: a missing one, or one `act` turns down (it returns why,
+    else ""), is a problem line; the lines are one VcflowError once the others are done."""
+    kind = next(k for k in ALL if k.model is model)
+    problems: list[str] = []
+    for name in dict.fromkeys(wanted):
+        try:
+            obj = store.get(model, namespace, name)
+        except NotFound:
+            problems.append(str(kind.not_found(name)))
+            continue
+        why = act(obj)
+        if why:
+            problems.append(why)
+    if problems:
+        raise VcflowError("\n".join(problems))
+
 
 #: What `--help` says a KIND argument may be.
 HELP = (

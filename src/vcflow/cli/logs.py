@@ -136,13 +136,12 @@ def logs(
     """Print the log of a pod's container (stdout and stderr, as written), or of every pod
     of jobflow/NAME or vcjob/NAME."""
     times = grouplogs.times(timestamps, since, since_time)
-    owner = grouplogs.owner_of(pod)
-    if owner is not None:
+    name = target_of(pod)
+    if isinstance(name, grouplogs.Owner):
         if previous or attempt is not None or list_attempts:
             raise typer.BadParameter("-p, --attempt and --attempts take one pod", param_hint="POD")
-        grouplogs.group_logs(ctx, owner, namespace, container, follow, tail, prefix, times)
+        grouplogs.group_logs(ctx, name, namespace, container, follow, tail, prefix, times)
         return
-    name = pod_name(pod)
     podlog.check_names(namespace, name)
     server = remote.remote_of(ctx)
     if server is not None:
@@ -255,18 +254,19 @@ def _finished(attempt: Attempt) -> str:
     return ended if phase in ("Succeeded", "Failed") else "-"
 
 
-def pod_name(text: str) -> str:
-    """The pod named by `NAME` or `pod/NAME`; a usage error for another kind."""
-    kind, slash, name = text.partition("/")
+def target_of(text: str) -> str | grouplogs.Owner:
+    """The pod named by `NAME` or `pod/NAME`, or the flow or job of `jobflow/NAME` or
+    `vcjob/NAME`; a usage error for another kind."""
+    word, slash, name = text.partition("/")
     if not slash:
         return text
     try:
-        resolved = kinds.resolve(kind)
+        kind = kinds.resolve(word)
     except typer.BadParameter:
-        raise typer.BadParameter(f'unknown kind "{kind}" in "{text}"', param_hint="POD") from None
-    if resolved is not kinds.POD:
+        raise typer.BadParameter(f'unknown kind "{word}" in "{text}"', param_hint="POD") from None
+    if kind not in (kinds.POD, kinds.JOBFLOW, kinds.VCJOB):
         message = f'"{text}" has no logs: give a pod, jobflow/NAME or vcjob/NAME'
         raise typer.BadParameter(message, param_hint="POD")
     if not name or "/" in name:
-        raise typer.BadParameter(f'"{text}": give pod/NAME', param_hint="POD")
-    return name
+        raise typer.BadParameter(f'"{text}": give {kind.singular}/NAME', param_hint="POD")
+    return name if kind is kinds.POD else grouplogs.Owner(kind, name)

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, TypeVar
 
 import typer
 
@@ -13,6 +14,8 @@ from vcflow.api.errors import InputError
 from vcflow.cli import kinds
 from vcflow.kubeapi import fieldvalidation
 from vcflow.local import manifests, statedir
+
+T = TypeVar("T")
 
 STATE_DIR = "vcflow.state_dir"  # key in the click context's `meta`
 
@@ -35,15 +38,21 @@ ApplyNamespaceOption = Annotated[
 ]
 
 
-def _arguments(values: list[str] | None) -> list[str] | None:
-    """`-p NAME=VALUE`: a usage error (exit 2) when one is not of that form or a name is
-    given twice; which flows declare them is checked where the flows are read."""
-    if values:
-        try:
-            flowargs.parse_given(values)
-        except InputError as exc:
-            raise typer.BadParameter(str(exc)) from None
-    return values
+def parsed_by(
+    parse: Callable[[T], object], refused: type[Exception] = InputError
+) -> Callable[[T | None], T | None]:
+    """A typer callback that passes a value on as given once `parse` takes it; a usage
+    error (exit 2) in `parse`'s words when it refuses it (raising `refused`)."""
+
+    def check(value: T | None) -> T | None:
+        if value is not None:
+            try:
+                parse(value)
+            except refused as exc:
+                raise typer.BadParameter(str(exc)) from None
+        return value
+
+    return check
 
 
 ArgumentsOption = Annotated[
@@ -52,7 +61,8 @@ ArgumentsOption = Annotated[
         "-p",
         "--argument",
         metavar="NAME=VALUE",
-        callback=_arguments,
+        # (`-p NAME=VALUE`: which flows declare the names is checked where they are read)
+        callback=parsed_by(flowargs.parse_given),
         help="A value of the flows' argument NAME (spec.arguments), written into every flow "
         "that declares it; repeatable.",
     ),

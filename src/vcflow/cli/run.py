@@ -30,7 +30,6 @@ import typer
 from rich.console import Console
 from rich.live import Live
 
-from vcflow.api.errors import InputError
 from vcflow.api.jobflow import JobFlow
 from vcflow.api.vcjob import VCJob
 from vcflow.cli import apply as apply_cmd
@@ -56,15 +55,6 @@ def _timeout(value: float | None) -> float | None:
     return value
 
 
-def _capacity(value: str | None) -> str | None:
-    if value is not None:
-        try:
-            resources.parse_capacity(value)
-        except InputError as exc:
-            raise typer.BadParameter(str(exc)) from None
-    return value
-
-
 TimeoutOption = Annotated[
     float | None,
     typer.Option(
@@ -79,7 +69,7 @@ CapacityOption = Annotated[
     typer.Option(
         "--capacity",
         metavar="LIST",
-        callback=_capacity,
+        callback=options.parsed_by(resources.parse_capacity),
         help="The machine's capacity for gang scheduling, e.g. cpu=8,memory=16Gi,"
         "nvidia.com/gpu=2 (default: this host's CPUs and memory, and its GPUs as "
         "nvidia-smi -L lists them).",
@@ -95,15 +85,6 @@ FailFastOption = Annotated[
 ]
 
 
-def _log_size(value: str | None) -> str | None:
-    if value is not None:
-        try:
-            logrotate.parse_size(value)
-        except ValueError as exc:
-            raise typer.BadParameter(str(exc)) from None
-    return value
-
-
 def _log_files(value: int | None) -> int | None:
     if value is not None and value < logrotate.MIN_MAX_FILES:
         raise typer.BadParameter(f"{value} is less than {logrotate.MIN_MAX_FILES}")
@@ -115,7 +96,7 @@ LogSizeOption = Annotated[
     typer.Option(
         "--container-log-max-size",
         metavar="SIZE",
-        callback=_log_size,
+        callback=options.parsed_by(logrotate.parse_size, ValueError),
         help="Rotate a container's log once it is larger (default 10Mi, as the kubelet).",
     ),
 ]

@@ -8,12 +8,12 @@ with nothing left running is not stopped: one line says so, exit 1.
 
 from __future__ import annotations
 
+import functools
 from typing import Annotated
 
 import typer
 
 from vcflow.api import clock, names
-from vcflow.api.errors import NotFound, VcflowError
 from vcflow.api.jobflow import JobFlow
 from vcflow.api.phases import FINISHED_JOB_PHASES, FlowPhase
 from vcflow.api.vcjob import VCJob
@@ -37,24 +37,22 @@ def stop(
     if kinds.resolve(kind) is not kinds.JOBFLOW:
         raise typer.BadParameter("only jobflows can be stopped", param_hint="KIND")
     stamp = clock.rfc3339(clock.SystemClock().now())
-    problems: list[str] = []
     with remote.writing(ctx) as store:
-        for name in dict.fromkeys(names):
-            try:
-                flow = store.get(JobFlow, namespace, name)
-            except NotFound:
-                problems.append(str(kinds.JOBFLOW.not_found(name)))
-                continue
-            why = nothing_to_stop(store, flow)
-            if why:
-                problems.append(why)
-                continue
-            if STOP_ANNOTATION not in flow.metadata.annotations:
-                body = {"metadata": {"annotations": {STOP_ANNOTATION: stamp}}}
-                patch.apply_patch(store, kinds.JOBFLOW, namespace, name, body, status=False)
-            typer.echo(f"{kinds.JOBFLOW.ref(name)} stopping")
-        if problems:
-            raise VcflowError("\n".join(problems))
+        stop_one = functools.partial(_stop_one, store, stamp)
+        kinds.act_on_each(store, JobFlow, namespace, names, stop_one)
+
+
+def _stop_one(store: Store, stamp: str, flow: JobFlow) -> str:
+    """Ask the controllers to stop `flow` (once: a stop asked before keeps its time) and
+    say so; or why stopping it would change nothing."""
+    why = nothing_to_stop(store, flow)
+    if why:
+        return why
+    if STOP_ANNOTATION not in flow.metadata.annotations:
+        body = {"metadata": {"annotations": {STOP_ANNOTATION: stamp}}}
+        patch.apply_patch(store, kinds.JOBFLOW, flow.namespace, flow.name, body, status=False)
+    typer.echo(f"{kinds.JOBFLOW.ref(flow.name)} stopping")
+    return ""
 
 
 def nothing_to_stop(store: Store, flow: JobFlow) -> str:
