@@ -98,19 +98,26 @@ def api_versions(server_address: str) -> dict[str, Any]:
     }
 
 
-def _resource_entry(resource: APIResource) -> dict[str, Any]:
-    entry: dict[str, Any] = {
-        "name": resource.plural,
-        "singularName": resource.singular,
-        "namespaced": resource.namespaced,
-        "kind": resource.kind,
-        "verbs": list(resources.VERBS),
-    }
+def _names_and_categories(resource: APIResource) -> dict[str, Any]:
+    """The `shortNames` and `categories` of a resource that has them, as both discovery
+    documents write them."""
+    entry: dict[str, Any] = {}
     if resource.short_names:
         entry["shortNames"] = list(resource.short_names)
     if resource in _CATEGORIES:
         entry["categories"] = _CATEGORIES[resource]
     return entry
+
+
+def _resource_entry(resource: APIResource) -> dict[str, Any]:
+    return {
+        "name": resource.plural,
+        "singularName": resource.singular,
+        "namespaced": resource.namespaced,
+        "kind": resource.kind,
+        "verbs": list(resources.VERBS),
+        **_names_and_categories(resource),
+    }
 
 
 def _subresource_entries(resource: APIResource) -> list[dict[str, Any]]:
@@ -150,11 +157,8 @@ def _discovery_resource(resource: APIResource) -> dict[str, Any]:
         "scope": "Namespaced" if resource.namespaced else "Cluster",
         "singularResource": resource.singular,
         "verbs": list(resources.VERBS),
+        **_names_and_categories(resource),
     }
-    if resource.short_names:
-        entry["shortNames"] = list(resource.short_names)
-    if resource in _CATEGORIES:
-        entry["categories"] = _CATEGORIES[resource]
     if resource.subresources:
         entry["subresources"] = [
             {

@@ -74,15 +74,7 @@ def _answer(written: objects.Written) -> Response:
 
 def _checked_core(data: Any) -> dict[str, Any]:
     """A body of the events API as a core v1 Event; 400 if it is not one."""
-    if not isinstance(data, dict):
-        raise ApiError(400, "the body must be a JSON object")
-    if data.get("apiVersion") != SERVED.api_version or data.get("kind") != SERVED.kind:
-        raise ApiError(
-            400,
-            f"the object must be apiVersion {SERVED.api_version!r} kind {SERVED.kind!r} "
-            f"(got {data.get('apiVersion')!r}, {data.get('kind')!r})",
-        )
-    return eventsv1.to_core(data)
+    return eventsv1.to_core(requests.of_type(SERVED, data))
 
 
 async def _collection(request: Request, resource: Any, api: Api) -> Response:
@@ -116,16 +108,14 @@ async def _collection(request: Request, resource: Any, api: Api) -> Response:
 
 
 async def _item(request: Request, resource: Any, api: Api) -> Response:
-    namespace, name = requests.path_names(request)
-    assert namespace is not None
+    namespace, name = requests.object_names(request)
     if request.method == "GET":
         _verb(request, "get")
         body = await run_in_threadpool(objects.get, api.reader, STORED, namespace, name)
         return JSONResponse(eventsv1.to_v1(body))
     if request.method == "DELETE":
         _verb(request, "delete")
-        given = await requests.optional_body(request)
-        delete = requests.delete_options(request, given)
+        delete = await requests.delete_options(request)
         body = await run_in_threadpool(
             functools.partial(objects.delete, shown=resources.EVENTS_V1),
             api.store,

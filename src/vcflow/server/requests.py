@@ -43,6 +43,13 @@ def path_names(request: Request) -> tuple[str | None, str]:
     return namespace, name
 
 
+def object_names(request: Request) -> tuple[str, str]:
+    """(namespace, name) of a request on one object, whose route holds both."""
+    namespace, name = path_names(request)
+    assert namespace is not None
+    return namespace, name
+
+
 def check_name(what: str, value: str, problems: list[str]) -> None:
     if problems or "\n" in value:
         why = "; ".join(problems) or "it holds a line break"
@@ -129,10 +136,10 @@ class DeleteOptions:
     dry_run: bool
 
 
-def delete_options(request: Request, body: dict[str, Any] | None) -> DeleteOptions:
+async def delete_options(request: Request) -> DeleteOptions:
     """From the query and the optional DeleteOptions body (the body's values win)."""
     query = request.query_params
-    given = body or {}
+    given = await _optional_body(request) or {}
     grace: Any = given.get("gracePeriodSeconds")
     if grace is None:
         grace = _integer(query, "gracePeriodSeconds")
@@ -179,7 +186,7 @@ def _unsupported(accepted: tuple[str, ...]) -> ApiError:
     )
 
 
-async def optional_body(request: Request) -> dict[str, Any] | None:
+async def _optional_body(request: Request) -> dict[str, Any] | None:
     """A DELETE's DeleteOptions, if it sent one."""
     found = await body(request, untyped=True)
     if found is None:
@@ -205,9 +212,8 @@ def parse_json(data: bytes) -> Any:
         raise ApiError(400, f"the body is not valid JSON: {exc}{where}") from None
 
 
-def to_object(resource: APIResource, data: Any, name: str) -> Resource:
-    """The typed object of a body; 400 if it is not a `resource` object, 422 for schema
-    errors (each as a cause)."""
+def of_type(resource: APIResource, data: Any) -> dict[str, Any]:
+    """`data`, a JSON object of `resource`'s apiVersion and kind; 400 if it is not one."""
     if not isinstance(data, dict):
         raise ApiError(400, "the body must be a JSON object")
     if data.get("apiVersion") != resource.api_version or data.get("kind") != resource.kind:
@@ -216,6 +222,13 @@ def to_object(resource: APIResource, data: Any, name: str) -> Resource:
             f"the object must be apiVersion {resource.api_version!r} kind {resource.kind!r} "
             f"(got {data.get('apiVersion')!r}, {data.get('kind')!r})",
         )
+    return data
+
+
+def to_object(resource: APIResource, data: Any, name: str) -> Resource:
+    """The typed object of a body; 400 if it is not a `resource` object, 422 for schema
+    errors (each as a cause)."""
+    data = of_type(resource, data)
     if (resource.api_version, resource.kind) in loading.MODELS:
         model, errors = loading.to_model(loading.Document(data, Origin()))
         if model is None:

@@ -138,8 +138,7 @@ async def _watch(
 
 
 async def _item(request: Request, resource: APIResource, api: Api) -> Response:
-    namespace, name = requests.path_names(request)
-    assert namespace is not None
+    namespace, name = requests.object_names(request)
     store = api.store
     if request.method == "GET":
         _verb(request, "get")
@@ -147,16 +146,14 @@ async def _item(request: Request, resource: APIResource, api: Api) -> Response:
         return await run_in_threadpool(_view, request, resource, api, body)
     if request.method == "DELETE":
         _verb(request, "delete")
-        given = await requests.optional_body(request)
-        delete = requests.delete_options(request, given)
+        delete = await requests.delete_options(request)
         body = await run_in_threadpool(objects.delete, store, resource, namespace, name, delete)
         return JSONResponse(body)
     return await _write(request, resource, api, namespace, name, status=False)
 
 
 async def _status(request: Request, resource: APIResource, api: Api) -> Response:
-    namespace, name = requests.path_names(request)
-    assert namespace is not None
+    namespace, name = requests.object_names(request)
     if request.method == "GET":
         _verb(request, "get")
         body = await run_in_threadpool(objects.get, api.reader, resource, namespace, name)
@@ -192,8 +189,7 @@ async def _write(
 
 
 async def _log(request: Request, resource: APIResource, api: Api) -> Response:
-    namespace, name = requests.path_names(request)
-    assert namespace is not None
+    namespace, name = requests.object_names(request)
     if request.method != "GET":
         raise _not_allowed(request)
     _verb(request, "get")
@@ -203,8 +199,7 @@ async def _log(request: Request, resource: APIResource, api: Api) -> Response:
 
 
 async def _binding(request: Request, resource: APIResource, api: Api) -> Response:
-    namespace, name = requests.path_names(request)
-    assert namespace is not None
+    namespace, name = requests.object_names(request)
     if request.method != "POST":
         raise _not_allowed(request)
     _verb(request, "create")
