@@ -10,6 +10,7 @@ newline, which then passed every check).
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import NewType
 
 GROUP_FLOW = "flow.volcano.sh"
@@ -25,11 +26,6 @@ DEFAULT_NAMESPACE = "default"
 JobName = NewType("JobName", str)
 ObjectKey = NewType("ObjectKey", str)
 
-_DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
-_DNS1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
-_LABEL_VALUE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
-_QUALIFIED_NAME = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
-
 LABEL_MAX = 63
 SUBDOMAIN_MAX = 253
 #: The most bytes a object's annotations may hold, keys and values together (Kubernetes'
@@ -41,53 +37,69 @@ _NAME_PART = (
 )
 
 
+@dataclass(frozen=True)
+class _Format:
+    """A name format as Kubernetes checks it: its length, then its characters, each
+    refused in Kubernetes' words (`part` names the part of a key checked)."""
+
+    pattern: re.Pattern[str]
+    limit: int
+    mismatch: str
+    part: str = ""
+
+    def errors(self, value: str) -> list[str]:
+        errors = []
+        if len(value) > self.limit:
+            errors.append(f"{self.part}must be no more than {self.limit} characters")
+        if not self.pattern.fullmatch(value):
+            errors.append(self.mismatch)
+        return errors
+
+
+_DNS1123_LABEL = _Format(
+    re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"),
+    LABEL_MAX,
+    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
+    "and must start and end with an alphanumeric character",
+)
+_DNS1123_SUBDOMAIN = _Format(
+    re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"),
+    SUBDOMAIN_MAX,
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, "
+    "'-' or '.', and must start and end with an alphanumeric character",
+)
+_LABEL_VALUE = _Format(
+    re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?"),
+    LABEL_MAX,
+    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' "
+    "or '.', and must start and end with an alphanumeric character",
+)
+_QUALIFIED_NAME = _Format(
+    re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"),
+    LABEL_MAX,
+    f"name part {_NAME_PART}",
+    part="name part ",
+)
+
+
 def dns1123_label_errors(value: str) -> list[str]:
     """Why `value` is not a DNS-1123 label (namespace, task name); empty when it is."""
-    errors = []
-    if len(value) > LABEL_MAX:
-        errors.append(f"must be no more than {LABEL_MAX} characters")
-    if not _DNS1123_LABEL.fullmatch(value):
-        errors.append(
-            "a lowercase RFC 1123 label must consist of lower case alphanumeric characters "
-            "or '-', and must start and end with an alphanumeric character"
-        )
-    return errors
+    return _DNS1123_LABEL.errors(value)
 
 
 def dns1123_subdomain_errors(value: str) -> list[str]:
     """Why `value` is not a DNS-1123 subdomain (object names); empty when it is."""
-    errors = []
-    if len(value) > SUBDOMAIN_MAX:
-        errors.append(f"must be no more than {SUBDOMAIN_MAX} characters")
-    if not _DNS1123_SUBDOMAIN.fullmatch(value):
-        errors.append(
-            "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric "
-            "characters, '-' or '.', and must start and end with an alphanumeric character"
-        )
-    return errors
+    return _DNS1123_SUBDOMAIN.errors(value)
 
 
 def label_value_errors(value: str) -> list[str]:
     """Why `value` is not a valid Kubernetes label value; empty when it is."""
-    errors = []
-    if len(value) > LABEL_MAX:
-        errors.append(f"must be no more than {LABEL_MAX} characters")
-    if not _LABEL_VALUE.fullmatch(value):
-        errors.append(
-            "a valid label must be an empty string or consist of alphanumeric characters, "
-            "'-', '_' or '.', and must start and end with an alphanumeric character"
-        )
-    return errors
+    return _LABEL_VALUE.errors(value)
 
 
 def qualified_name_errors(value: str) -> list[str]:
     """Why `value` is not a Kubernetes qualified name (no prefix part); empty when it is."""
-    errors = []
-    if len(value) > LABEL_MAX:
-        errors.append(f"name part must be no more than {LABEL_MAX} characters")
-    if not _QUALIFIED_NAME.fullmatch(value):
-        errors.append(f"name part {_NAME_PART}")
-    return errors
+    return _QUALIFIED_NAME.errors(value)
 
 
 def label_key_errors(key: str) -> list[str]:
