@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
 from vcflow.api.errors import InputError
+from vcflow.cli import options
 from vcflow.kubestore.ratelimit import DEFAULT_BURST, DEFAULT_QPS
 from vcflow.serving import logs, signals
 from vcflow.serving.logs import LogLevel
@@ -27,9 +28,7 @@ def operator(
             "or ~/.kube/config).",
         ),
     ] = None,
-    context: Annotated[
-        str | None, typer.Option("--context", help="The kubeconfig context to use.")
-    ] = None,
+    context: options.KubeContextOption = None,
     namespace: Annotated[
         list[str] | None,
         typer.Option("--namespace", "-n", help="Watch only this namespace (repeat; default: all)."),
@@ -133,10 +132,9 @@ def operator(
             except InputError as exc:
                 raise typer.BadParameter(str(exc)) from None
     logs.configure(log_level.value, logs.STAMPED)
-    root = ctx.find_root().params  # (--kubeconfig and --context are global options too)
     settings = process.Settings(
-        kubeconfig=kubeconfig or _text(root.get("kubeconfig")),
-        context=context or _text(root.get("context")),
+        kubeconfig=kubeconfig or options.root_text(ctx, "kubeconfig"),
+        context=context or options.root_text(ctx, "context"),
         namespaces=tuple(namespace or ()),
         qps=qps,
         burst=burst,
@@ -155,8 +153,3 @@ def operator(
     with signals.setting(stopping):
         code = process.run(settings, stopping)
     raise typer.Exit(code)
-
-
-def _text(value: Any) -> str | None:
-    """A global option's value (the root's), if given."""
-    return str(value) if isinstance(value, str) and value else None

@@ -27,6 +27,10 @@ NamespaceOption = Annotated[
     typer.Option("-n", "--namespace", metavar="NAMESPACE", help="Namespace of the objects."),
 ]
 DEFAULT_NAMESPACE = names.DEFAULT_NAMESPACE
+#: The cluster commands' `--context` (the root's takes a `--kubeconfig` with it).
+KubeContextOption = Annotated[
+    str | None, typer.Option("--context", help="The kubeconfig context to use.")
+]
 ApplyNamespaceOption = Annotated[
     str | None,
     typer.Option(
@@ -143,3 +147,10 @@ def duration(text: str, option: str) -> float:
         hint = " (give a unit: 30s, 5m, 1h)" if text.strip().isdigit() else ""
         raise typer.BadParameter(f'invalid duration "{text}"{hint}', param_hint=option)
     return seconds
+
+
+def root_text(ctx: typer.Context, name: str) -> str | None:
+    """A global option's value (the root's), if given: the cluster commands take
+    `--kubeconfig` and `--context` after the verb as well as before it."""
+    value = ctx.find_root().params.get(name)
+    return value if isinstance(value, str) and value else None

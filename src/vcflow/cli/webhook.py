@@ -4,10 +4,11 @@ flags, and SIGINT/SIGTERM as a clean stop with exit 0."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
+from vcflow.cli import options
 from vcflow.cli.options import PortOption
 from vcflow.serving.listening import LOOPBACK
 from vcflow.serving.logs import LogLevel
@@ -38,9 +39,7 @@ def webhook(
             "$KUBECONFIG or ~/.kube/config).",
         ),
     ] = None,
-    context: Annotated[
-        str | None, typer.Option("--context", help="The kubeconfig context to use.")
-    ] = None,
+    context: options.KubeContextOption = None,
     log_level: Annotated[
         LogLevel, typer.Option("--log-level", help="info logs one line per review.")
     ] = LogLevel.INFO,
@@ -53,24 +52,15 @@ def webhook(
     """
     from vcflow.webhook.serve import Settings, serve  # (the web stack: only when serving)
 
-    root = ctx.find_root().params
+    given = options.root_text(ctx, "kubeconfig")
     serve(
         Settings(
             tls_cert=tls_cert,
             tls_key=tls_key,
             host=host,
             port=port,
-            kubeconfig=kubeconfig or _path(root.get("kubeconfig")),
-            context=context or _text(root.get("context")),
+            kubeconfig=kubeconfig or (Path(given) if given else None),
+            context=context or options.root_text(ctx, "context"),
             log_level=log_level.value,
         )
     )
-
-
-def _path(value: Any) -> Path | None:
-    """A global `--kubeconfig` (the root's), if the CLI has one."""
-    return Path(value) if isinstance(value, str | Path) and str(value) else None
-
-
-def _text(value: Any) -> str | None:
-    return value if isinstance(value, str) and value else None
