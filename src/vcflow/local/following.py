@@ -110,13 +110,9 @@ class Follow:
         if not force and now - self._waiting_read < WAITING_REFRESH:
             return
         self._waiting_read = now
-        for row in self.progress.flows.values():
-            if row.deleted or (row.ended and not force):
-                continue
-            try:
-                self.progress.update_waiting(self.store.get(JobFlow, row.namespace, row.name))
-            except NotFound:
-                continue
+        rows = self.progress.flows.values()
+        wanted = (r for r in rows if not r.deleted and (force or not r.ended))
+        self.progress.read_waiting(self.store, wanted)
 
     def _done(self) -> bool:
         return self.progress.all_ended() and not any(j.active for j in self.progress.every_job())

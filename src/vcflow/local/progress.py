@@ -18,10 +18,12 @@ from typing import Any
 
 from vcflow.api import clock as clocks
 from vcflow.api import compactstatus, names
+from vcflow.api.errors import NotFound
 from vcflow.api.jobflow import JobFlow, JobFlowStatus
 from vcflow.api.phases import FINISHED_JOB_PHASES, FlowPhase, JobPhase
 from vcflow.api.vcjob import VCJob
 from vcflow.reconcile.fanout import FOR_EACH
+from vcflow.store.base import Store
 
 #: vcjob phases after which nothing more happens to a job by itself
 JOB_ENDED = frozenset({*FINISHED_JOB_PHASES, JobPhase.ABORTED})
@@ -375,6 +377,16 @@ class Progress:
             if job.shown_phase != before and job.shown_phase in (BACKOFF, SKIPPED, "Failed"):
                 why = job.backoff or message
                 self._said(f"{row.name}/{job.entry}", f"{job.shown_phase}: {why}", now)
+
+    def read_waiting(self, store: Store, rows: Iterable[FlowProgress]) -> None:
+        """`update_waiting` from the flow of each of `rows` as `store` holds it now; one
+        deleted meanwhile is passed over (`flow_deleted` hears of it)."""
+        for row in rows:
+            try:
+                flow = store.get(JobFlow, row.namespace, row.name)
+            except NotFound:
+                continue
+            self.update_waiting(flow)
 
     def _said(self, what: str, phase: str, now: float) -> None:
         if self.on_change is not None:

@@ -35,13 +35,12 @@ from pathlib import Path
 from vcflow.api import names as apinames
 from vcflow.api.command import command_for
 from vcflow.api.errors import AlreadyExists, NotFound
-from vcflow.api.jobflow import JobFlow
 from vcflow.api.phases import Action, FlowPhase
 from vcflow.api.vcjob import VCJob
 from vcflow.controller.manager import Manager
 from vcflow.controller.options import ControllerOptions
 from vcflow.local.flowwatch import FlowWatch
-from vcflow.local.progress import NOT_CREATED, JobProgress, Progress
+from vcflow.local.progress import NOT_CREATED, FlowProgress, JobProgress, Progress
 from vcflow.local.result import FAILED_PHASES, RunResult, build, failure_of
 from vcflow.podserver.logrotate import KUBELET, Limits
 from vcflow.reconcile.vcjob.resources import UNLIMITED, Capacity
@@ -167,17 +166,15 @@ class LocalRun:
         """Read why each unfinished flow's entries wait — `every` flow's, at the end; with
         `featured`, only those using the flow features; with `only`, those of these keys
         (O(entries) per flow: for a live view, once in a while)."""
-        for row in self.progress.flows.values():
+
+        def wanted(row: FlowProgress) -> bool:
             if row.deleted or (featured and not row.featured):
-                continue
+                return False
             if only is not None and row.key not in only:
-                continue
-            if not every and row.ended and not any(j.active for j in row.jobs.values()):
-                continue
-            try:
-                self.progress.update_waiting(self.store.get(JobFlow, row.namespace, row.name))
-            except NotFound:
-                continue
+                return False
+            return every or not row.ended or any(j.active for j in row.jobs.values())
+
+        self.progress.read_waiting(self.store, filter(wanted, self.progress.flows.values()))
 
     # -- when the run is over -------------------------------------------------------------
 
