@@ -61,6 +61,7 @@ from vcflow.runtime.jobtimers import JobTimers
 from vcflow.runtime.node import Node
 from vcflow.runtime.podcache import PodCache, job_key_of
 from vcflow.runtime.retired import Retired
+from vcflow.runtime.retiring import Retiring
 from vcflow.runtime.runner import H, Runner
 from vcflow.store.base import EventType, Expired, Store, WatchEvent, batched, poll
 from vcflow.store.events import Recorder
@@ -100,11 +101,7 @@ class Executor(Generic[H]):
         self.gang = GangPass(capacity, priorities or {})
         self.observer = observer
         self.jobs: dict[Key, JobRecord] = {}
-        # finished jobs dropped from the caches (`retired`), those that may be next, and
-        # those found gone as they were revived (their deletion still to be observed)
-        self.retired = Retired()
-        self.finishing: set[Key] = set()
-        self.vanished: dict[Key, str] = {}
+        self.retiring = Retiring(store, self.jobs, self.pods, self.node, self.gang)
         self.queue: deque[tuple[Key, JobRequest]] = deque()
         self.timers = JobTimers()
         self.unwritten: set[Key] = set()  # jobs whose status changed since the last flush
@@ -175,9 +172,7 @@ class Executor(Generic[H]):
         self.timers.clear()
         self.creating.clear()
         self.ignored.clear()
-        self.retired.clear()
-        self.finishing.clear()
-        self.vanished.clear()
+        self.retiring.clear()
         self.start()
 
     def _event(self, event: WatchEvent) -> None:
@@ -185,8 +180,11 @@ class Executor(Generic[H]):
         # written through): skipped before its object is parsed. A new object of the same
         # name carries a newer resourceVersion, so it is never skipped.
         deleted = event.type is EventType.DELETED
-        if self._retired_past(event, deleted):
+        skip, revived = self.retiring.reviving(event, deleted)
+        if skip:
             return
+        if revived is not None:
+            self._revive(revived)
         if event.model is Pod:
             cached = self.pods.get(event.key)
             if not deleted and cached is not None and rv(cached) >= event.resource_version:
@@ -206,8 +204,8 @@ class Executor(Generic[H]):
             if deleted:
                 if record is not None and record.job.metadata.uid == job.metadata.uid:
                     self._job_gone(job.key)
-                elif record is None and self.vanished.get(job.key) == job.metadata.uid:
-                    del self.vanished[job.key]  # (revived after it went: told now)
+                elif record is None and self.retiring.vanished.get(job.key) == job.metadata.uid:
+                    del self.retiring.vanished[job.key]  # (revived after it went: told now)
                     if self.observer is not None:
                         self.observer(job, True)
             elif record is None or record.job.metadata.uid != job.metadata.uid:
@@ -235,18 +233,6 @@ class Executor(Generic[H]):
             record.group = Group.ADMITTED
             self._job_changed(job.key, record)
 
-    def _retired_past(self, event: WatchEvent, deleted: bool) -> bool:
-        """Is `event` about a retired job (or one of its pods) and one it had seen? A newer
-        one revives the job first (`_revive`), then is handled as any other."""
-        pod = event.model is Pod
-        job_key = self.retired.owner(event.key) if pod else event.key
-        if job_key is None or (not pod and event.model is not VCJob) or job_key not in self.retired:
-            return False
-        if not deleted and self.retired.is_past(event.key, event.resource_version, pod=pod):
-            return True
-        self._revive(job_key)
-        return False
-
     def _followed(self, job: VCJob) -> bool:
         """Does this runtime run `job` (`follows`)? Those it does not are remembered."""
         if self.follows is None or self.follows(job):
@@ -267,14 +253,14 @@ class Executor(Generic[H]):
     def _job_changed(self, key: Key, record: JobRecord) -> None:
         self.timers.update(key, record)
         if record.job.phase in FINISHED_JOB_PHASES:
-            self.finishing.add(key)
+            self.retiring.finishing.add(key)
         self.gang.touch(key)
         if self.observer is not None:
             self.observer(record.job, False)
 
     def _job_gone(self, key: Key) -> None:
         record = self.jobs.pop(key, None)
-        self.finishing.discard(key)
+        self.retiring.finishing.discard(key)
         self.timers.discard(key)
         self.gang.forget(key)
         self.creating.pop(key, None)
@@ -291,7 +277,7 @@ class Executor(Generic[H]):
         key = names.object_key(command.namespace, target.name) if target else None
         if key in self.ignored:
             return  # (for whoever runs that job)
-        if key is not None and key in self.retired:
+        if key is not None and key in self.retiring.retired:
             self._revive(key)
         record = self.jobs.get(key) if key is not None else None
         if record is not None and target is not None:
@@ -524,59 +510,26 @@ class Executor(Generic[H]):
     # -- retiring finished jobs -----------------------------------------------------------
 
     def _retire_finished(self) -> None:
-        """Drop from the caches the finished jobs nothing is left to do for (`retired`):
-        run when the runtime is idle but for writing, after the statuses are written. A
-        job not retired now is looked at again when it next changes (`_job_changed`): a
-        pod of it that ends, or is removed, reaches it as a request."""
-        if self.queue or self.node.seen:
-            return
-        finishing, self.finishing = self.finishing, set()
-        for key in finishing:
-            record = self.jobs.get(key)
-            if record is not None and record.job.phase in FINISHED_JOB_PHASES:
-                if self._retirable(key, record):
-                    self._retire(key, record)
+        """Drop from the caches the finished jobs nothing is left to do for (`retiring`):
+        run when the runtime is idle but for writing, after the statuses are written."""
+        if not (self.queue or self.node.seen):
+            self.retiring.retire_finished(self._held)
 
-    def _retirable(self, key: Key, record: JobRecord) -> bool:
-        if record.delayed or key in self.timers or key in self.creating or key in self.unwritten:
-            return False
-        return all(
-            not pod.deleting and pod.phase not in kubelet.ALIVE and pod.key not in self.node.active
-            for pod in self.pods.of_job(key).values()
+    def _held(self, key: Key, record: JobRecord) -> bool:
+        return bool(record.delayed) or any(
+            key in held for held in (self.timers, self.creating, self.unwritten)
         )
 
-    def _retire(self, key: Key, record: JobRecord) -> None:
-        kept = {pod.key: rv(pod) for pod in self.pods.of_job(key).values()}
-        for pod_key in kept:
-            self.pods.remove(pod_key)
-            self.node.release(pod_key)
-        del self.jobs[key]
-        forget_shape(record.job)
-        self.gang.forget(key)
-        self.retired.add(key, record.job.metadata.uid, rv(record.job), kept)
-
     def _revive(self, key: Key) -> None:
-        """Read a retired job and its pods from the store again and sync it, as `start`
-        does each job: a newer event about it, or a Command, came."""
-        found = self.retired.pop(key)
-        if found is None:
-            return
-        namespace, name = names.split_key(key)
-        for pod_key in found.pods:
-            try:
-                pod = self.store.get(Pod, *names.split_key(pod_key))
-            except NotFound:
-                self.node.forget(pod_key)
-                continue
-            self.pods.put(pod)
-        try:
-            job = self.store.get(VCJob, namespace, name)
-        except NotFound:
-            job = None
-        if job is None or job.metadata.uid != found.uid:
-            self.vanished[key] = found.uid
+        """Sync a retired job again, as `start` does each job: a newer event about it, or a
+        Command, came."""
+        job = self.retiring.revive(key)
         if job is not None and self._followed(job):
             self._resync(job)
+
+    @property
+    def retired(self) -> Retired:
+        return self.retiring.retired
 
     # -- timers ---------------------------------------------------------------------------
 
