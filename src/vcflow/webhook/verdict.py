@@ -114,8 +114,8 @@ def _reviewed(
 
 
 def _verdict(found: Sequence[FieldError], validation: Validation) -> Verdict:
-    """Errors refuse; unknown fields are judged by the request's fieldValidation (as the
-    vcflow server's `objects._review`)."""
+    """Errors refuse; unknown fields are judged by the request's fieldValidation, as the
+    vcflow server's writes are (`kubeapi.fieldvalidation.split`, `store.admit.judge`)."""
     errors, warnings = fieldvalidation.split(found, validation)
     said = tuple(warningtext.said(w) for w in warnings)
     if errors:
