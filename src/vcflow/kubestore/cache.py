@@ -1,7 +1,7 @@
 """The informer's object cache, as client-go's indexer is to a lister: per kind, the latest
 state of every object by namespace/name, from an initial list and then the kind's watch
 events, each object resourceVersion-ordered (an older state never replaces a newer one).
-Kept by `informer` (under its lock), filled with the store's own writes by `store`.
+Kept by `informer` (under its lock), filled with the store's own writes by `calls`.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ with `eventTime` (MicroTime), `reportingController` "vcflow", `reportingInstance
 `action` (its reason), `series` when it counts more than one, and no `deprecated*` field
 (the API server refuses them on create); one read back gets core v1's `firstTimestamp`,
 `lastTimestamp`, `count` and `source` again, from those, so `describe` shows it as
-embedded. Used by `store`.
+embedded. Used by `store` and `calls`.
 """
 
 from __future__ import annotations

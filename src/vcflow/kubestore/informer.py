@@ -3,7 +3,7 @@ background thread, started the first time a kind is asked for and resumed from t
 resourceVersion it saw (bookmarks included) whenever the server ends it; a network error
 is retried with backoff. What arrives is kept, so `KubeStore.events_since` answers from
 memory and `wait` blocks on a condition instead of opening streams at every poll. Used
-by `store`; stopped by `KubeStore.close()`.
+by `calls` and `feed`; stopped by `KubeStore.close()`.
 
 - A 410 (the resourceVersion is compacted) is raised as `Expired` by the next read, and
   every watch is dropped: the caller lists again and the watches start over from there.

@@ -1,6 +1,6 @@
 """A failed answer of the Kubernetes API as vcflow's error: its body's Status read by
 `kubeapi.status.error_of` (the codes, reasons and their errors live there). Used by
-`store` and `watching` after each request, and by the operator.
+`calls`, `store` and `watching` after each request, and by the operator.
 """
 
 from __future__ import annotations

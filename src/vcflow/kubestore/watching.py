@@ -1,5 +1,5 @@
 """Watch streams of the Kubernetes API as the store's WatchEvents: one stream per kind
-(`?watch=true&resourceVersion=N&allowWatchBookmarks=true`), merged. Used by `store`;
+(`?watch=true&resourceVersion=N&allowWatchBookmarks=true`), merged. Used by `feed`;
 `frames` (one stream's events and bookmarks) also by `informer`, the persistent watches.
 
 - `catch_up`: the events after a resourceVersion up to the server's current one (reads
