@@ -101,8 +101,13 @@ def test_a_restart_before_when_decides_it_once_on_the_same_outputs(
                 "a's outputs in the flow's status",
             )
             assert statuses(state_dir)["f-a"].state == "Completed"
-        else:
-            assert statuses(state_dir)["f-a"].state == "Running"
+        else:  # (a flow's status is written a little after its jobs change: wait for it)
+            wait_until(
+                lambda: (
+                    (row := statuses(state_dir).get("f-a")) is not None and row.state == "Running"
+                ),
+                "a Running in the flow's status",
+            )
         assert "f-b" not in statuses(state_dir)  # b waits for c: not decided yet
         first.send_signal(signal.SIGKILL)
         first.communicate(timeout=DEADLINE)
