@@ -17,6 +17,8 @@ from typing import Any
 
 import yaml
 
+from vcflow.api.meta import WireModel, wire_names
+
 CRD_FILE = "batch.volcano.sh_jobs.yaml"
 VERSION = "v1alpha1"
 INT32 = (-(2**31), 2**31 - 1)
@@ -41,7 +43,7 @@ class Node:
     `types` are the JSON types a value may have (`string`, `integer`, ...; empty: any);
     `bounds` the range of an integer (its `format`: int32, else int64); `quantity` a
     resource quantity (int-or-string with the quantity pattern).
-    `layouts` is the walkers' cache, per model class and walker.
+    `layouts` is the walkers' cache of `layout`, per model class.
     """
 
     properties: dict[str, Node] = field(default_factory=dict)
@@ -51,7 +53,20 @@ class Node:
     types: frozenset[str] = frozenset()
     bounds: tuple[int, int] = INT64
     quantity: bool = False
-    layouts: dict[Any, Any] = field(default_factory=dict)
+    layouts: dict[type[WireModel], Layout] = field(default_factory=dict)
+
+    def layout(self, model: type[WireModel]) -> Layout:
+        """(attribute, wire name, its schema or None if this node does not know it) of each
+        field of `model`; found once per model class and node (a flow checks thousands of
+        entries)."""
+        layout = self.layouts.get(model)
+        if layout is None:
+            get = self.properties.get
+            layout = self.layouts[model] = tuple((n, a, get(a)) for n, a in wire_names(model))
+        return layout
+
+
+Layout = tuple[tuple[str, str, Node | None], ...]
 
 
 @functools.cache

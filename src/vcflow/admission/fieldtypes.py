@@ -13,7 +13,6 @@ refused at validate instead.
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 from vcflow.admission import crd
@@ -33,7 +32,6 @@ _JSON_TYPES: dict[type, str] = {
 #: Scalars a model field holds only when the schema has that type too (strict models).
 _TYPED = frozenset({str, bool})
 _QUANTITY_KINDS = frozenset({"string", "integer", "number"})
-_KEY = "fieldtypes"  # this walker's entries in `crd.Node.layouts`
 
 
 def job_spec_type_errors(
@@ -111,7 +109,7 @@ def _fields(
     data = value
     if isinstance(value, WireModel):
         fields = value.__dict__
-        for name, alias, known in _layout(type(value), node):
+        for name, alias, known in node.layout(type(value)):
             item = fields[name]
             if item is None or known is None:
                 continue
@@ -159,25 +157,3 @@ def _quantity_error(value: Any, path: str) -> FieldError | None:
     else:
         message = problem
     return FieldError(f"Invalid value: {shown[:80]}: {message}", path)
-
-
-Layout = tuple[tuple[str, str, "crd.Node | None"], ...]
-
-
-def _layout(model: type[WireModel], node: crd.Node) -> Layout:
-    """(attribute, wire name, its schema or None) of each field of `model` under `node`."""
-    key = (_KEY, model)
-    layout: Layout | None = node.layouts.get(key)
-    if layout is None:
-        get = node.properties.get
-        layout = tuple((n, a, get(a)) for n, a in _wire_names(model))
-        node.layouts[key] = layout
-    return layout
-
-
-@functools.cache
-def _wire_names(model: type[WireModel]) -> tuple[tuple[str, str], ...]:
-    return tuple(
-        (name, info.serialization_alias or info.alias or name)
-        for name, info in model.model_fields.items()
-    )

@@ -18,7 +18,6 @@ A value of the wrong type is not looked into (type errors are the model's to rep
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 from vcflow.admission import crd
@@ -26,7 +25,7 @@ from vcflow.api import jobflow
 from vcflow.api.errors import FieldError
 from vcflow.api.jobflow import JobFlow
 from vcflow.api.jobtemplate import JobTemplate
-from vcflow.api.meta import Resource, WireModel
+from vcflow.api.meta import Resource, WireModel, wire_names
 from vcflow.api.vcjob import JobSpec, VCJob
 from vcflow.kubeapi.fieldvalidation import unknown_field
 
@@ -85,7 +84,7 @@ def model_unknowns(model: WireModel, path: str) -> list[FieldError]:
             for key in model.model_extra or {}
         ]
     fields = model.__dict__
-    for name, alias in _wire_names(type(model)):
+    for name, alias in wire_names(type(model)):
         value = fields[name]
         if value is None or type(value) in _SCALARS:
             continue
@@ -122,7 +121,7 @@ def schema_unknowns(data: Any, schema: crd.Node, path: str) -> list[FieldError]:
         elif kind is dict or isinstance(value, WireModel):
             if kind is not dict:
                 fields = value.__dict__
-                for name, alias, known in _layout(type(value), node):
+                for name, alias, known in node.layout(type(value)):
                     item = fields[name]
                     if item is None:
                         continue
@@ -161,30 +160,7 @@ def _map_unknowns(
 _SCALARS = frozenset({str, int, float, bool})
 
 
-Layout = tuple[tuple[str, str, "crd.Node | None"], ...]
-
-
-def _layout(model: type[WireModel], node: crd.Node) -> Layout:
-    """(attribute, wire name, its schema or None if the node does not know it) of each field
-    of `model`; found once per model class and node."""
-    layout: Layout | None = node.layouts.get(model)
-    if layout is None:
-        get = node.properties.get
-        layout = tuple((n, a, get(a)) for n, a in _wire_names(model))
-        node.layouts[model] = layout
-    return layout
-
-
 def _has_fields(value: Any) -> bool:
     """Can there be a field below `value` (a scalar or None has none)?"""
     kind = type(value)
     return kind is dict or kind is list or isinstance(value, WireModel)
-
-
-@functools.cache
-def _wire_names(model: type[WireModel]) -> tuple[tuple[str, str], ...]:
-    """(attribute, wire name) of each field; a flow checks thousands of entries."""
-    return tuple(
-        (name, info.serialization_alias or info.alias or name)
-        for name, info in model.model_fields.items()
-    )

@@ -45,6 +45,12 @@ def _layout(model: type[BaseModel]) -> tuple[tuple[str, str, Any, bool], ...]:
     )
 
 
+@functools.cache
+def wire_names(model: type[BaseModel]) -> tuple[tuple[str, str], ...]:
+    """(attribute, wire name) of each field of `model`, in declaration order."""
+    return tuple((name, alias) for name, alias, _, _ in _layout(model))
+
+
 class WireModel(BaseModel):
     """Base of all resource models: camelCase wire names, strict types, unknown keys kept."""
 
