@@ -131,17 +131,17 @@ def expand(status: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-#: The status fields the compact form holds in full: the lists, the records.
-LAYOUT = (
+#: The status lists (job names), in the model's field order (`JobFlowStatus`).
+STATUS_LISTS = (
     "pendingJobs",
     "runningJobs",
     "failedJobs",
     "completedJobs",
     "terminatedJobs",
     "unKnowJobs",
-    "jobStatusList",
-    "conditions",
 )
+#: The status fields the compact form holds in full: the lists, the records.
+LAYOUT = (*STATUS_LISTS, "jobStatusList", "conditions")
 
 
 # -- the columnar document -----------------------------------------------------------------

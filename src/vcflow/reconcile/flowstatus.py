@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from vcflow.api import clock
+from vcflow.api.compactstatus import STATUS_LISTS
 from vcflow.api.phases import DependencyOutcome, FlowPhase
 from vcflow.reconcile import phase as phases
 from vcflow.reconcile.entries import (
@@ -34,15 +35,6 @@ PARALLELISM = "Parallelism"
 _EXIT_HANDLER = "an exit handler (spec.onExit): it runs once every other entry has ended"
 #: the phases the rest of a flow with exit handlers ends in
 _ENDED = (FlowPhase.SUCCEED, FlowPhase.FAILED)
-#: The status lists in the model's field order (`JobFlowStatus`).
-STATUS_LISTS = (
-    "pendingJobs",
-    "runningJobs",
-    "failedJobs",
-    "completedJobs",
-    "terminatedJobs",
-    "unKnowJobs",
-)
 
 
 def render(state: FlowState) -> dict[str, Any]:

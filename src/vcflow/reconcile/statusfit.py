@@ -13,7 +13,6 @@ from typing import Any
 from vcflow.api import bounds, compactstatus
 from vcflow.api.jobflow import JobFlow
 from vcflow.api.phases import JobPhase
-from vcflow.reconcile import flowstatus
 from vcflow.reconcile.entries import DEPENDENCIES, SKIPPED, WAITING
 
 #: The most bytes (as JSON) a status keeps Volcano's layout in. The apiserver also stores a
@@ -68,7 +67,7 @@ def compact(data: dict[str, Any], *, room: int) -> dict[str, Any]:
     `rank`, while the status stays within `room` bytes and ACTIVE_MAX entries."""
     items: list[dict[str, Any]] = data.get("jobStatusList") or []
     conditions: dict[str, dict[str, Any]] = data.get("conditions") or {}
-    lists = {key: data[key] for key in flowstatus.STATUS_LISTS if data.get(key)}
+    lists = {key: data[key] for key in compactstatus.STATUS_LISTS if data.get(key)}
     field = compactstatus.encode(items, conditions, lists)
     by_job = {item.get("name", ""): item for item in items}
     shown: set[str] = set()
