@@ -33,6 +33,8 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from vcflow.podserver import podfs
+
 PR_SET_CHILD_SUBREAPER = 36
 #: seconds between two looks at /proc for the running containers' descendants (subreaper)
 SCAN = 1.0
@@ -256,13 +258,11 @@ def _remove_stale(home: str) -> None:
 def _alive(pid: int) -> bool:
     """Is `pid` a process, not a zombie (a server killed, not yet reaped, is dead)?"""
     try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            data = f.read()
+        return podfs.proc_stat(pid)[0] not in podfs.ENDED
     except FileNotFoundError:
         return False
     except OSError:
         return True
-    return data[data.rindex(b")") + 2 :].split()[0] not in (b"Z", b"X")
 
 
 def _own_cgroup() -> str | None:
@@ -330,12 +330,10 @@ def _processes() -> dict[int, tuple[int, int, int]]:
             if not name.isdigit():
                 continue
             try:
-                with open(f"/proc/{name}/stat", "rb") as f:
-                    data = f.read()
+                fields = podfs.proc_stat(int(name))
             except OSError:
                 continue
-            fields = data[data.rindex(b")") + 2 :].split()
-            if fields[0] in (b"Z", b"X"):
+            if fields[0] in podfs.ENDED:
                 continue
             out[int(name)] = (int(fields[1]), int(fields[19]), int(fields[2]))
     return out
@@ -356,9 +354,7 @@ def _below(
 def _kill(proc: Proc) -> None:
     pid, start = proc
     try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            data = f.read()
-        if int(data[data.rindex(b")") + 2 :].split()[19]) != start:
+        if int(podfs.proc_stat(pid)[19]) != start:
             return  # (another process now)
         os.kill(pid, signal.SIGKILL)
     except (OSError, ValueError, IndexError):

@@ -299,18 +299,29 @@ def process_start(pid: int, *, zombie: bool = False) -> int | None:
     if pid <= 0:
         return None
     try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            data = f.read()
+        fields = proc_stat(pid)
     except FileNotFoundError:
         return None
     except OSError:
         if not os.path.isdir("/proc/self"):
             return _kill_zero(pid)
         return None
-    fields = data[data.rindex(b")") + 2 :].split()
-    if fields[0] in (b"Z", b"X") and not zombie:
+    if fields[0] in ENDED and not zombie:
         return None
     return int(fields[19])
+
+
+#: /proc states of a process that has ended: a zombie (not reaped yet), dead
+ENDED = (b"Z", b"X")
+
+
+def proc_stat(pid: int) -> list[bytes]:
+    """The fields of /proc/<pid>/stat from the third on (the command name before them may
+    hold spaces and parentheses): [0] the state, [1] the parent pid, [2] the process group,
+    [19] the start time. Raises OSError (FileNotFoundError: no such process)."""
+    with open(f"/proc/{pid}/stat", "rb") as f:
+        data = f.read()
+    return data[data.rindex(b")") + 2 :].split()
 
 
 def _kill_zero(pid: int) -> int | None:
