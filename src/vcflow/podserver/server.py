@@ -338,15 +338,17 @@ def run_pod(pod_dir: str) -> int:
     """Exec mode: supervise the one pod, return when it ended."""
     loop = Loop(_pods_dir(pod_dir))
     loop.add_pod(pod_dir)
-    while loop.tasks:
-        loop.run_once([], None)
-    loop.descendants.close()
-    return 0
+    return _until_done(loop)
 
 
 def reap_pod(pod_dir: str) -> int:
     loop = Loop(_pods_dir(pod_dir))
     loop.add_reaper(pod_dir)
+    return _until_done(loop)
+
+
+def _until_done(loop: Loop) -> int:
+    """Run `loop` until its one task is done (exit code 0)."""
     while loop.tasks:
         loop.run_once([], None)
     loop.descendants.close()
