@@ -205,15 +205,12 @@ def _generated_names(flow: JobFlow) -> list[FieldError]:
     if not name:
         return errors
     values = fanout.declared_values(flow)
-    value = names.created_by_value(ns, name)
-    for problem in names.label_value_errors(value):
-        errors.append(
-            FieldError(
-                f'label value "{value}" ({names.LABEL_CREATED_BY_FLOW}) of the vcjobs of JobFlow '
-                f'"{name}": {problem}',
-                "metadata.name",
-            )
-        )
+    errors += _created_by_errors(
+        names.created_by_value(ns, name),
+        names.LABEL_CREATED_BY_FLOW,
+        f'the vcjobs of JobFlow "{name}"',
+        "metadata.name",
+    )
     for i, entry in enumerate(flow.flows):
         if not entry.name:
             continue
@@ -225,16 +222,21 @@ def _generated_names(flow: JobFlow) -> list[FieldError]:
         for template, where in _templates_at(entry):
             if template == "":
                 continue  # (refused as empty already)
-            tvalue = names.created_by_value(ns, template)
-            for problem in names.label_value_errors(tvalue):
-                errors.append(
-                    FieldError(
-                        f'label value "{tvalue}" ({names.LABEL_CREATED_BY_TEMPLATE}) of vcjob '
-                        f'"{job}": {problem}',
-                        f"spec.flows[{i}].{where}",
-                    )
-                )
+            errors += _created_by_errors(
+                names.created_by_value(ns, template),
+                names.LABEL_CREATED_BY_TEMPLATE,
+                f'vcjob "{job}"',
+                f"spec.flows[{i}].{where}",
+            )
     return errors
+
+
+def _created_by_errors(value: str, label: str, of: str, path: str) -> list[FieldError]:
+    """Why `value` cannot be the value of label `label` on `of` (a createdBy label)."""
+    return [
+        FieldError(f'label value "{value}" ({label}) of {of}: {problem}', path)
+        for problem in names.label_value_errors(value)
+    ]
 
 
 def _largest_job(flow: JobFlow, entry: Flow, values: dict[str, str | None]) -> str:
