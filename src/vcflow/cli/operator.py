@@ -19,15 +19,7 @@ from vcflow.serving.logs import LogLevel
 
 def operator(
     ctx: typer.Context,
-    kubeconfig: Annotated[
-        str | None,
-        typer.Option(
-            "--kubeconfig",
-            metavar="FILE",
-            help="Kubeconfig file (default: in-cluster config in a pod, else $KUBECONFIG "
-            "or ~/.kube/config).",
-        ),
-    ] = None,
+    kubeconfig: options.InClusterKubeconfigOption = None,
     context: options.KubeContextOption = None,
     namespace: Annotated[
         list[str] | None,
@@ -132,9 +124,10 @@ def operator(
             except InputError as exc:
                 raise typer.BadParameter(str(exc)) from None
     logs.configure(log_level.value, logs.STAMPED)
+    kubeconfig, context = options.in_cluster_target(ctx, kubeconfig, context)
     settings = process.Settings(
-        kubeconfig=kubeconfig or options.root_text(ctx, "kubeconfig"),
-        context=context or options.root_text(ctx, "context"),
+        kubeconfig=kubeconfig,
+        context=context,
         namespaces=tuple(namespace or ()),
         qps=qps,
         burst=burst,

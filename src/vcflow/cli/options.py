@@ -31,6 +31,16 @@ DEFAULT_NAMESPACE = names.DEFAULT_NAMESPACE
 KubeContextOption = Annotated[
     str | None, typer.Option("--context", help="The kubeconfig context to use.")
 ]
+#: The in-cluster commands' `--kubeconfig` (`operator`, `webhook`): see `in_cluster_target`.
+InClusterKubeconfigOption = Annotated[
+    str | None,
+    typer.Option(
+        "--kubeconfig",
+        metavar="FILE",
+        help="Kubeconfig file (default: in a pod its service account, else $KUBECONFIG "
+        "or ~/.kube/config).",
+    ),
+]
 ApplyNamespaceOption = Annotated[
     str | None,
     typer.Option(
@@ -147,6 +157,14 @@ def duration(text: str, option: str) -> float:
         hint = " (give a unit: 30s, 5m, 1h)" if text.strip().isdigit() else ""
         raise typer.BadParameter(f'invalid duration "{text}"{hint}', param_hint=option)
     return seconds
+
+
+def in_cluster_target(
+    ctx: typer.Context, kubeconfig: str | None, context: str | None
+) -> tuple[str | None, str | None]:
+    """(kubeconfig file, context) of an in-cluster command: its own `--kubeconfig` and
+    `--context`, else the root's (None: the in-cluster config, else the default file)."""
+    return kubeconfig or root_text(ctx, "kubeconfig"), context or root_text(ctx, "context")
 
 
 def root_text(ctx: typer.Context, name: str) -> str | None:

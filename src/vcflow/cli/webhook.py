@@ -30,15 +30,7 @@ def webhook(
         typer.Option("--host", help="Address to listen on (in a pod: 0.0.0.0, for the Service)."),
     ] = LOOPBACK,
     port: PortOption = 8443,
-    kubeconfig: Annotated[
-        Path | None,
-        typer.Option(
-            "--kubeconfig",
-            metavar="FILE",
-            help="The cluster to read (default: in a pod its service account, else "
-            "$KUBECONFIG or ~/.kube/config).",
-        ),
-    ] = None,
+    kubeconfig: options.InClusterKubeconfigOption = None,
     context: options.KubeContextOption = None,
     log_level: Annotated[
         LogLevel, typer.Option("--log-level", help="info logs one line per review.")
@@ -52,15 +44,15 @@ def webhook(
     """
     from vcflow.webhook.serve import Settings, serve  # (the web stack: only when serving)
 
-    given = options.root_text(ctx, "kubeconfig")
+    kubeconfig, context = options.in_cluster_target(ctx, kubeconfig, context)
     serve(
         Settings(
             tls_cert=tls_cert,
             tls_key=tls_key,
             host=host,
             port=port,
-            kubeconfig=kubeconfig or (Path(given) if given else None),
-            context=context or options.root_text(ctx, "context"),
+            kubeconfig=Path(kubeconfig) if kubeconfig else None,
+            context=context,
             log_level=log_level.value,
         )
     )
