@@ -38,7 +38,7 @@ import os
 import signal
 import socket
 import struct
-from typing import Any
+from typing import Any, NoReturn
 
 from vcflow.podserver import podfs
 
@@ -241,11 +241,72 @@ def spawn_isolated(
     key = plan.get("network")
     member = _open_member(str(key), bool(plan.get("user"))) if key else []
     is_dir = {str(s): os.path.isdir(str(s)) for s, _, _ in plan.get("mounts") or []}
+
+    def child(report: int) -> NoReturn:
+        """The child, between fork and exec: never returns; why it could not exec is
+        written to `report`."""
+        code, stage = 128, "set up"
+        try:
+            os.setpgid(0, 0)
+            for sig in reset:
+                signal.signal(sig, signal.SIG_DFL)
+            signal.pthread_sigmask(signal.SIG_SETMASK, [])
+            null = os.open(os.devnull, os.O_RDONLY)
+            os.dup2(null, 0)
+            os.dup2(log_fd, 1)
+            os.dup2(log_fd, 2)
+            user = bool(plan.get("user"))
+            stage = "network namespace"
+            if plan.get("network"):
+                _join_or_make_network(member, user)
+                unshare(CLONE_NEWNS | CLONE_NEWUTS)
+                if plan.get("hostname"):
+                    socket.sethostname(str(plan["hostname"]))
+            else:
+                stage = "mount namespace"
+                ids = os.geteuid(), os.getegid()
+                unshare(CLONE_NEWNS | (CLONE_NEWUSER if user else 0))
+                if user:
+                    _map_ids(*ids)
+            stage = "mounts"
+            mount(None, "/", None, MS_REC | MS_PRIVATE)
+            root = _mount_all(plan, is_dir)
+            if root != "/":
+                os.chroot(root)
+            stage = "working directory"
+            try:
+                os.chdir(cwd)
+            except OSError as exc:
+                raise OSError(
+                    exc.errno, f"chdir to working directory {cwd!r}: {str(exc.strerror).lower()}"
+                ) from None
+            stage = "exec"
+            exe = podfs.find_executable(argv[0], env.get("PATH"), cwd)
+            if exe is None:
+                code = 127
+                raise OSError(
+                    errno.ENOENT, f'exec: "{argv[0]}": executable file not found in $PATH'
+                )
+            try:
+                os.execve(exe, argv, env)
+            except OSError as exc:
+                code = 127 if exc.errno == errno.ENOENT else 126
+                raise OSError(
+                    exc.errno, f'exec: "{argv[0]}": {str(exc.strerror).lower()}'
+                ) from None
+        except BaseException as exc:  # the child must never return into the pod server
+            message = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            if stage not in ("working directory", "exec"):
+                message = f"cannot isolate the container ({stage}): {message}"
+            with contextlib.suppress(BaseException):
+                os.write(report, message.encode())
+        os._exit(code)
+
     read_end, write_end = os.pipe()  # both close-on-exec
     pid = os.fork()
     if pid == 0:  # the child: never returns
         os.close(read_end)
-        _child(argv, env, cwd, log_fd, plan, reset, member, is_dir, write_end)
+        child(write_end)
     os.close(write_end)
     _close(member)
     chunks = []
@@ -259,71 +320,6 @@ def spawn_isolated(
     if key:
         _members.setdefault(str(key), []).append((pid, podfs.process_start(pid, zombie=True)))
     return pid
-
-
-def _child(
-    argv: list[str],
-    env: dict[str, str],
-    cwd: str,
-    log_fd: int,
-    plan: dict[str, Any],
-    reset: tuple[int, ...],
-    member: list[int],
-    is_dir: dict[str, bool],
-    report: int,
-) -> None:
-    code, stage = 128, "set up"
-    try:
-        os.setpgid(0, 0)
-        for sig in reset:
-            signal.signal(sig, signal.SIG_DFL)
-        signal.pthread_sigmask(signal.SIG_SETMASK, [])
-        null = os.open(os.devnull, os.O_RDONLY)
-        os.dup2(null, 0)
-        os.dup2(log_fd, 1)
-        os.dup2(log_fd, 2)
-        user = bool(plan.get("user"))
-        stage = "network namespace"
-        if plan.get("network"):
-            _join_or_make_network(member, user)
-            unshare(CLONE_NEWNS | CLONE_NEWUTS)
-            if plan.get("hostname"):
-                socket.sethostname(str(plan["hostname"]))
-        else:
-            stage = "mount namespace"
-            ids = os.geteuid(), os.getegid()
-            unshare(CLONE_NEWNS | (CLONE_NEWUSER if user else 0))
-            if user:
-                _map_ids(*ids)
-        stage = "mounts"
-        mount(None, "/", None, MS_REC | MS_PRIVATE)
-        root = _mount_all(plan, is_dir)
-        if root != "/":
-            os.chroot(root)
-        stage = "working directory"
-        try:
-            os.chdir(cwd)
-        except OSError as exc:
-            raise OSError(
-                exc.errno, f"chdir to working directory {cwd!r}: {str(exc.strerror).lower()}"
-            ) from None
-        stage = "exec"
-        exe = podfs.find_executable(argv[0], env.get("PATH"), cwd)
-        if exe is None:
-            code = 127
-            raise OSError(errno.ENOENT, f'exec: "{argv[0]}": executable file not found in $PATH')
-        try:
-            os.execve(exe, argv, env)
-        except OSError as exc:
-            code = 127 if exc.errno == errno.ENOENT else 126
-            raise OSError(exc.errno, f'exec: "{argv[0]}": {str(exc.strerror).lower()}') from None
-    except BaseException as exc:  # the child must never return into the pod server
-        message = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        if stage not in ("working directory", "exec"):
-            message = f"cannot isolate the container ({stage}): {message}"
-        with contextlib.suppress(BaseException):
-            os.write(report, message.encode())
-    os._exit(code)
 
 
 @functools.cache
