@@ -25,6 +25,7 @@ from vcflow.controller.manager import Manager
 from vcflow.kubestore import KubeClient, KubeStore
 from vcflow.server import watching
 from vcflow.server.app import create_app
+from vcflow.store import Cursor
 
 from .volcano_player import START, Player, RecordingStore, flow, template
 
@@ -51,7 +52,7 @@ class KubePlayer(Player):
         store = self.manager.store
         assert isinstance(store, KubeStore)
         deadline = time.monotonic() + 30
-        while latest > self.manager.rv and not store.wait(latest - 1, 1.0):
+        while latest > self.manager.cursor.rv and not store.wait(Cursor(latest - 1), 1.0):
             assert time.monotonic() < deadline, "the controllers' watch never brought the writes"
         self.manager.settle()
 

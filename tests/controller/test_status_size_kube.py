@@ -34,6 +34,7 @@ from vcflow.kubestore import KubeClient, KubeStore
 from vcflow.reconcile import flowstatus, statusfit
 from vcflow.server import watching
 from vcflow.server.app import create_app
+from vcflow.store import Cursor
 
 from .volcano_player import START, Player, RecordingStore, flow, layered, template
 
@@ -152,7 +153,7 @@ class KubePlayer(Player):
         deadline = time.monotonic() + 30
         store = self.manager.store
         assert isinstance(store, KubeStore)
-        while latest > self.manager.rv and not store.wait(latest - 1, 1.0):
+        while latest > self.manager.cursor.rv and not store.wait(Cursor(latest - 1), 1.0):
             assert time.monotonic() < deadline, "the controllers' watch never brought the writes"
         self.manager.settle()
         status = self.cluster.flow().status

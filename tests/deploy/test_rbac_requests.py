@@ -26,7 +26,7 @@ from vcflow.controller.manager import Manager
 from vcflow.kubeapi import permissions, resources
 from vcflow.kubestore import KubeClient, KubeStore
 from vcflow.server.app import create_app
-from vcflow.store import MemoryStore
+from vcflow.store import Cursor, MemoryStore
 
 Grant = tuple[str, str, str]
 DISCOVERY = ("/api", "/apis", "/version", "/openapi")
@@ -129,7 +129,7 @@ def settle_until(manager: Manager, check: Any, what: str, seconds: float = 20.0)
         manager.settle()
         if check():
             return
-        manager.store.wait(manager.store.resource_version(), 0.05)
+        manager.store.wait(Cursor.now(manager.store), 0.05)
     pytest.fail(f"never: {what}")
 
 

@@ -20,7 +20,7 @@ from vcflow.api.jobtemplate import JobTemplate
 from vcflow.api.vcjob import VCJob
 from vcflow.kubestore import KubeClient, KubeStore, Unreachable, cache, informer
 from vcflow.store import MemoryStore, wire
-from vcflow.store.base import poll
+from vcflow.store.base import Cursor
 
 
 @pytest.fixture
@@ -217,13 +217,13 @@ def test_polls_do_not_wait_for_own_writes_and_lose_nothing(
 
     monkeypatch.setattr(informer, "frames", held)
     assert _names(cached) == []
-    rv = cached.resource_version()
-    _, rv = poll(cached, rv, (VCJob,))
+    rv = Cursor.now(cached)
+    _, rv = cached.poll_events(rv, (VCJob,))
     gate.clear()  # the watch brings nothing for now
     backend.engine.create(vcjob("theirs"))
     cached.create(vcjob("mine"))
     began = time.monotonic()
-    found, resume = poll(cached, rv, (VCJob,))
+    found, resume = cached.poll_events(rv, (VCJob,))
     assert found == [] and time.monotonic() - began < 1  # not waited for
     assert _names(cached) == ["mine"]  # (its own write, from the cache)
     woke: list[bool] = []
@@ -234,5 +234,5 @@ def test_polls_do_not_wait_for_own_writes_and_lose_nothing(
     waiter.join(25)
     assert woke == [True] and time.monotonic() - began < 5
     _until(lambda: len(cached.informer._feeds[VCJob].events) == 2)
-    found, _ = poll(cached, resume, (VCJob,))
+    found, _ = cached.poll_events(resume, (VCJob,))
     assert [e.name for e in found] == ["theirs", "mine"]

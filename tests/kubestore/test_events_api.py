@@ -24,7 +24,7 @@ from vcflow.controller.events import Recorder
 from vcflow.controller.manager import Manager
 from vcflow.kubestore import eventsapi
 from vcflow.store import MemoryStore
-from vcflow.store.base import poll
+from vcflow.store.base import Cursor
 
 V1 = "/apis/events.k8s.io/v1/namespaces/default/events"
 MICRO = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$")
@@ -65,7 +65,7 @@ def test_the_recorder_writes_through_the_events_api(
     )
     assert read.first_timestamp == read.last_timestamp == body["eventTime"][:19] + "Z"
     assert read.source is not None and read.source.component == "vcflow"
-    found, _ = poll(store, 0, (Event,))
+    found, _ = store.poll_events(Cursor(), (Event,))
     assert [e.object.involved_object.name for e in found] == ["a"]  # watched, converted too
 
 

@@ -18,7 +18,7 @@ from vcflow.api.jobflow import JobFlow
 from vcflow.api.vcjob import VCJob
 from vcflow.kubestore import KubeStore, Unreachable, informer
 from vcflow.store import Expired, MemoryStore
-from vcflow.store.base import poll
+from vcflow.store.base import Cursor
 
 
 @pytest.fixture
@@ -52,10 +52,10 @@ def test_polls_share_one_stream_per_kind(
 ) -> None:
     store = backend.store
     opened = _opened(store, monkeypatch)
-    rv, seen = store.resource_version(), []
+    rv, seen = Cursor.now(store), []
     for i in range(10):
         store.create(vcjob(f"j{i}"))
-        found, rv = poll(store, rv, (VCJob, JobFlow))
+        found, rv = store.poll_events(rv, (VCJob, JobFlow))
         seen += [e.name for e in found]
     assert seen == [f"j{i}" for i in range(10)]  # own writes are read back at once
     assert sorted(opened) == sorted({p for p in opened}) and len(opened) == 2
@@ -63,32 +63,32 @@ def test_polls_share_one_stream_per_kind(
 
 def test_another_clients_write_wakes_wait_and_arrives(backend: KubeBackend) -> None:
     store = backend.store
-    rv = store.resource_version()
-    assert poll(store, rv, (VCJob,)) == ([], rv)
+    rv = Cursor.now(store)
+    assert store.poll_events(rv, (VCJob,)) == ([], rv)
     threading.Timer(0.2, lambda: backend.engine.create(vcjob("other"))).start()
     began = time.monotonic()
     assert store.wait(rv, 20)
     assert time.monotonic() - began < 5
-    found, _ = poll(store, rv, (VCJob,))
+    found, _ = store.poll_events(rv, (VCJob,))
     assert [e.name for e in found] == ["other"]
-    assert not store.wait(found[-1].resource_version, 0.2)  # nothing since: times out
+    assert not store.wait(Cursor(found[-1].resource_version), 0.2)  # nothing since: times out
 
 
 def test_a_lagging_kind_loses_no_event_and_repeats_none(backend: KubeBackend) -> None:
     """Resume points are as far as the store has seen; a kind behind it still gets its
     events once, from where it was."""
     store = backend.store
-    rv = store.resource_version()
-    poll(store, rv, (VCJob, JobFlow))
+    rv = Cursor.now(store)
+    store.poll_events(rv, (VCJob, JobFlow))
     got: list[str] = []
     for i in range(5):
         backend.engine.create(vcjob(f"x{i}"))
         store.create(vcjob(f"own{i}"))
-        found, rv = poll(store, rv, (VCJob, JobFlow))
+        found, rv = store.poll_events(rv, (VCJob, JobFlow))
         got += [e.name for e in found]
     end = time.monotonic() + 10
     while len(got) < 10 and time.monotonic() < end:  # (the others' writes: when they come)
-        found, rv = poll(store, rv, (VCJob, JobFlow))
+        found, rv = store.poll_events(rv, (VCJob, JobFlow))
         got += [e.name for e in found]
     assert sorted(got) == sorted([f"x{i}" for i in range(5)] + [f"own{i}" for i in range(5)])
 
@@ -106,9 +106,9 @@ def test_a_network_error_is_retried_from_where_it_was(
         return frames(*args, **kwargs)
 
     monkeypatch.setattr(informer, "frames", flaky)
-    rv = store.resource_version()
+    rv = Cursor.now(store)
     store.create(vcjob("a"))
-    found, _ = poll(store, rv, (VCJob,))
+    found, _ = store.poll_events(rv, (VCJob,))
     assert [e.name for e in found] == ["a"] and len(failed) == 2
 
 
@@ -117,20 +117,20 @@ def test_a_compacted_resume_is_expired_then_starts_afresh(backend: KubeBackend) 
     for i in range(30):
         backend.engine.create(vcjob(f"j{i}"))
     with pytest.raises(Expired, match="too old resource version"):
-        _until(lambda: bool(poll(store, 2, (VCJob,))[0]))
-    rv = store.resource_version()
+        _until(lambda: bool(store.poll_events(Cursor(2), (VCJob,))[0]))
+    rv = Cursor.now(store)
     store.create(vcjob("after"))
-    found, _ = poll(store, rv, (VCJob,))
+    found, _ = store.poll_events(rv, (VCJob,))
     assert [e.name for e in found] == ["after"]
 
 
 def test_close_ends_the_watches(backend: KubeBackend) -> None:
     store = backend.store
-    poll(store, store.resource_version(), (VCJob,))
+    store.poll_events(Cursor.now(store), (VCJob,))
     _until(lambda: any(t.name == "watch Job" for t in threading.enumerate()))
     store.informer.stop()
     began = time.monotonic()
-    assert store.wait(0, 5)  # stopped: nothing to wait for
+    assert store.wait(Cursor(), 5)  # stopped: nothing to wait for
     assert time.monotonic() - began < 1
     backend.engine.create(vcjob("late"))  # the stream's next frame ends its thread
     _until(lambda: not any(t.name == "watch Job" for t in threading.enumerate()), 15)

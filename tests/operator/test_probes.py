@@ -20,7 +20,7 @@ from vcflow.controller.options import ControllerOptions
 from vcflow.controller.prober import SocketProber
 from vcflow.operator.podhosts import PodHosts
 from vcflow.reconcile.probes import TCP, Check
-from vcflow.store import MemoryStore
+from vcflow.store import Cursor, MemoryStore
 
 POD_IP = "127.0.0.2"
 
@@ -85,7 +85,7 @@ def test_a_probe_connects_to_the_pod_ip_of_the_targets_task(listening: int) -> N
         manager.settle()
         if "f-b" in store.names(VCJob, "default"):
             break
-        store.wait(store.resource_version(), 0.1)
+        store.wait(Cursor.now(store), 0.1)
     assert store.names(VCJob, "default") == ["f-a", "f-b"]
 
 

@@ -79,7 +79,7 @@ def expire_its_watch(store: SqliteStore, executor: Executor[object]) -> None:
         meta = ObjectMeta(name=f"noise.{i}", namespace="default")
         store.create(Event(metadata=meta, reason="Noise"), admit=False)
     with pytest.raises(Expired):
-        store.events_since(executor.rv)
+        store.events_since(executor.cursor.rv)
 
 
 def eventually(check: Callable[[], bool], what: str) -> None:

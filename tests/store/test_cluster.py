@@ -25,7 +25,7 @@ from vcflow.api.pod import Pod
 from vcflow.api.vcjob import VCJob
 from vcflow.kubestore import KubeStore
 from vcflow.store import EventType, Expired, Outcome
-from vcflow.store.base import batched, poll
+from vcflow.store.base import Cursor, batched
 
 from .clusterbackend import ClusterBackend, VcflowOnCluster
 from .conftest import finished, flow, template, vcjob
@@ -190,15 +190,15 @@ def test_events_after_a_resource_version(store: KubeStore) -> None:
 
 
 def test_poll_resumes_past_the_kinds_it_does_not_watch(store: KubeStore) -> None:
-    start = store.resource_version()
+    start = Cursor.now(store)
     store.create(vcjob("a"))
     store.create(flow("f", "a"))
-    found, resume = poll(store, start, (VCJob,))
+    found, resume = store.poll_events(start, (VCJob,))
     assert [(e.model, e.name) for e in found] == [(VCJob, "a")]
-    assert resume >= rv(store.get(JobFlow, "default", "f"))  # past the flow's event
-    assert poll(store, resume, (VCJob,))[0] == []
+    assert resume.rv >= rv(store.get(JobFlow, "default", "f"))  # past the flow's event
+    assert store.poll_events(resume, (VCJob,))[0] == []
     store.create(vcjob("b"))
-    found, _ = poll(store, resume, (VCJob,))
+    found, _ = store.poll_events(resume, (VCJob,))
     assert [e.name for e in found] == ["b"]
 
 

@@ -19,7 +19,7 @@ import pytest
 from vcflow.api.errors import AlreadyExists, StoreError
 from vcflow.api.jobflow import JobFlow
 from vcflow.api.vcjob import VCJob
-from vcflow.store import DB_FILE, Expired, SqliteStore
+from vcflow.store import DB_FILE, Cursor, Expired, SqliteStore
 from vcflow.store.wire import EventRow
 
 from .conftest import flow, vcjob
@@ -193,7 +193,7 @@ def test_watch_sees_another_process_commit(tmp_path: Path) -> None:
         rv = store.resource_version()
         child = _spawn(_PRELUDE + "store.create(job('from-child'))\n", str(tmp_path))
         try:
-            assert store.wait(rv, timeout=30)
+            assert store.wait(Cursor(rv), timeout=30)
             (event,) = store.events_since(rv)
         finally:
             child.communicate(timeout=30)

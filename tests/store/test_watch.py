@@ -12,7 +12,7 @@ from vcflow.api.errors import AlreadyExists
 from vcflow.api.jobflow import JobFlow
 from vcflow.api.vcjob import VCJob
 from vcflow.store import EventType, Expired
-from vcflow.store.base import poll
+from vcflow.store.base import Cursor
 from vcflow.store.engine import StoreEngine
 
 from .conftest import flow, make_store, template, vcjob
@@ -66,10 +66,10 @@ def test_wait_wakes_on_commit_from_another_thread(store: StoreEngine) -> None:
     writer = threading.Timer(0.05, lambda: store.create(vcjob("late")))
     writer.start()
     try:
-        assert store.wait(rv, timeout=5)
+        assert store.wait(Cursor(rv), timeout=5)
     finally:
         writer.join()
-    assert not store.wait(store.resource_version(), timeout=0.01)
+    assert not store.wait(Cursor.now(store), timeout=0.01)
 
 
 def test_blocking_watch_sees_new_events(store: StoreEngine) -> None:
@@ -137,7 +137,7 @@ def test_other_threads_never_see_half_a_transaction(store: StoreEngine) -> None:
 
 def test_wait_inside_a_transaction_is_an_error(store: StoreEngine) -> None:
     with pytest.raises(RuntimeError, match="inside a transaction"), store.transaction():
-        store.wait(0, timeout=0.01)
+        store.wait(Cursor(), timeout=0.01)
 
 
 def test_resume_ahead_of_the_store_is_expired(store: StoreEngine) -> None:
@@ -149,10 +149,11 @@ def test_resume_ahead_of_the_store_is_expired(store: StoreEngine) -> None:
 def test_poll_resumes_past_the_kinds_it_does_not_watch(store: StoreEngine) -> None:
     store.create(vcjob("a"))
     store.create(flow("f", "a"))
-    found, resume = poll(store, 0, (VCJob,))
+    found, resume = store.poll_events(Cursor(), (VCJob,))
     assert [(e.model, e.name) for e in found] == [(VCJob, "a")]
-    assert resume == store.resource_version() == 2  # the flow's event is not read again
-    assert poll(store, resume, (VCJob,)) == ([], 2)
+    assert resume.rv == store.resource_version() == 2  # the flow's event is not read again
+    found, resume = store.poll_events(resume, (VCJob,))
+    assert found == [] and resume.rv == 2
     store.create(vcjob("b"))
-    found, resume = poll(store, resume, (VCJob,))
-    assert [e.name for e in found] == ["b"] and resume == 3
+    found, resume = store.poll_events(resume, (VCJob,))
+    assert [e.name for e in found] == ["b"] and resume.rv == 3

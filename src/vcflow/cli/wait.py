@@ -29,7 +29,7 @@ import typer
 from vcflow.api.errors import NotFound, VcflowError
 from vcflow.api.meta import Resource
 from vcflow.cli import jsonpath, kinds, options, remote
-from vcflow.store.base import Selector, Store
+from vcflow.store.base import Cursor, Selector, Store
 
 ForOption = Annotated[
     str,
@@ -122,7 +122,7 @@ def _until(
     deadline: float,
 ) -> None:
     while True:
-        since = store.resource_version()
+        since = Cursor.now(store)
         for kind, name in list(pending):
             try:
                 obj: Resource | None = store.get(kind.model, namespace, name)

@@ -17,7 +17,7 @@ from vcflow.controller.jobflow import FlowController
 from vcflow.controller.jobtemplate import TemplateController
 from vcflow.controller.observer import Observer
 from vcflow.controller.options import ControllerOptions
-from vcflow.store.base import Expired, Store, WatchEvent, batched, poll
+from vcflow.store.base import Cursor, Expired, Store, WatchEvent, batched
 
 
 class Controller(Protocol):
@@ -52,13 +52,13 @@ class Manager:
         self.controllers: list[Controller] = [self.flows, self.templates]
         # only these kinds are read (and parsed) from the watch: pods and Events are many
         self.kinds = tuple(dict.fromkeys(k for c in self.controllers for k in c.watches))
-        self.rv = 0
+        self.cursor = Cursor()
         self.started = False
         self.observer.attach(self.queue_depths)
 
     def start(self) -> None:
         """Full resync: every flow and template is queued; events are read from now on."""
-        self.rv = self.store.resource_version()
+        self.cursor = Cursor.now(self.store)
         for controller in self.controllers:
             controller.resync()
         self.started = True
@@ -66,15 +66,14 @@ class Manager:
     def pump(self) -> int:
         """Hand every store event since the last call to the controllers."""
         try:
-            events, resume = poll(self.store, self.rv, self.kinds)
+            events, cursor = self.store.poll_events(self.cursor, self.kinds)
         except Expired:
             self.start()
             return 0
         for event in events:
             for controller in self.controllers:
                 controller.handle(event)
-            self.rv = event.resource_version
-        self.rv = resume
+        self.cursor = cursor
         return len(events)
 
     def step(self, *, flush: bool = True) -> bool:
@@ -162,5 +161,5 @@ class Manager:
             due = self.next_due()
             wait = poll if due is None else min(poll, due - self.clock.monotonic())
             if wait > 0:
-                self.store.wait(self.rv, wait)
+                self.store.wait(self.cursor, wait)
         self.settle()

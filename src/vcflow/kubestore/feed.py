@@ -12,7 +12,7 @@ from vcflow.api.jobflow import JobFlow
 from vcflow.api.meta import Resource
 from vcflow.kubestore import watching
 from vcflow.kubestore.calls import Calls
-from vcflow.store.base import Expired, WatchEvent
+from vcflow.store.base import Cursor, Expired, WatchEvent
 
 #: seconds a kind's one-off stream may stay silent before it is taken as caught up (reads
 #: from before the persistent watches began)
@@ -84,24 +84,26 @@ class Feed:
         return found, latest
 
     def poll_events(
-        self, since_rv: int, kinds: Iterable[type[Resource]]
-    ) -> tuple[list[WatchEvent], int]:
-        """What arrived on the persistent watches of `kinds` since the poll that returned
-        `since_rv` (the store's own writes waited for, no request made), as an informer
-        sees it: another client's write comes when its event does."""
+        self, cursor: Cursor, kinds: Iterable[type[Resource]]
+    ) -> tuple[list[WatchEvent], Cursor]:
+        """What arrived on the persistent watches of `kinds` after `cursor` (the store's own
+        writes waited for, no request made), as an informer sees it: another client's
+        write comes when its event does. Where a watch does not reach back that far, the
+        events are read from one-off streams, from the earliest of the kinds' positions."""
         watched = self.calls.watched(kinds)
-        polled = self.calls.informer.poll(watched, since_rv, own_writes=not self.calls.cached)
+        polled = self.calls.informer.poll(watched, cursor, own_writes=not self.calls.cached)
         if polled is not None:
             return self._in_scope(polled[0]), polled[1]
-        found, latest = self._caught_up(since_rv, watched, None)
-        resume = max(latest, found[-1].resource_version if found else since_rv)
-        return self._in_scope(found), resume
+        start = min(cursor.position(w.info.model) for w in watched)
+        found, latest = self._caught_up(start, watched, None)
+        found = [e for e in found if e.resource_version > cursor.position(e.model)]
+        return self._in_scope(found), cursor.past(found, latest)
 
-    def wait(self, since_rv: int, timeout: float) -> bool:
-        """True once an event after `since_rv` arrives on the persistent watches (of the
-        kinds read so far; every kind when none was), or this store wrote after it; False
-        after `timeout`."""
-        return self.calls.informer.wait(self.calls.watched(None), since_rv, timeout)
+    def wait(self, cursor: Cursor, timeout: float) -> bool:
+        """True once an event after `cursor` arrives on the persistent watches (of the kinds
+        read so far; every kind when none was), or this store wrote after it; False after
+        `timeout`."""
+        return self.calls.informer.wait(self.calls.watched(None), cursor, timeout)
 
     def watch(
         self,

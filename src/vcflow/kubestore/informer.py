@@ -8,10 +8,10 @@ by `calls` and `feed`; stopped by `KubeStore.close()`.
 - A 410 (the resourceVersion is compacted) is raised as `Expired` by the next read, and
   every watch is dropped: the caller lists again and the watches start over from there.
 - A kind's events are complete up to its stream's resourceVersion, which is all a stream
-  says: `poll` keeps, per resume point it hands out (as far as the store has seen, other
-  kinds included), how far each kind was delivered (`_cursors`), so a kind whose stream
-  lags another's loses no event and repeats none. (A resume point no longer kept is read
-  by resourceVersion alone: a lagging stream's events before it would be missed.)
+  says: the `base.Cursor` a `poll` hands out is as far as the store has seen (other kinds
+  included) but for each kind it polled whose stream is behind that, which it holds at
+  its own position; so a kind whose stream lags another's loses no event and repeats
+  none, and the informer keeps nothing per watcher.
 - Read-your-writes: a read waits (a little) until each kind's stream has passed the
   store's own last write of it (`written`) and brought the DELETED event of each of its
   deletes the server answered with a Status, which has no resourceVersion (`deleting`:
@@ -28,7 +28,6 @@ from __future__ import annotations
 import bisect
 import json
 import threading
-from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
@@ -38,15 +37,13 @@ from vcflow.api.meta import Resource
 from vcflow.kubestore.cache import Key, KindCache
 from vcflow.kubestore.client import KubeClient, Unreachable
 from vcflow.kubestore.watching import READ_TIMEOUT, STREAM_SECONDS, Watched, frames
-from vcflow.store.base import EventType, Expired, WatchEvent
+from vcflow.store.base import Cursor, EventType, Expired, WatchEvent
 
 #: seconds a read waits for the streams to bring the store's own writes
 OWN_WRITES_WAIT = 10.0
 #: bytes of events kept per kind; past it the older half is dropped (reads from before
 #: it open a stream of their own, as without a watch)
 KEPT_BYTES = 64 * 1024 * 1024
-#: resume points whose per-kind positions are kept (one per watcher is enough)
-CURSORS = 64
 #: seconds between two tries of a stream that could not connect (doubling up to the last)
 BACKOFF = (0.1, 5.0)
 
@@ -102,7 +99,6 @@ class Informer:
         #: DELETED event has not arrived yet: what a read waits for besides `written`
         self.deleting: dict[type[Resource], dict[Key, str]] = {}
         self._feeds: dict[type[Resource], _Feed] = {}
-        self._cursors: OrderedDict[tuple[tuple[str, ...], int], Positions] = OrderedDict()
         self._changed = threading.Condition()
         self._generation = 0  # bumped when every watch is dropped (410, close)
         self._stopped = False
@@ -125,7 +121,7 @@ class Informer:
         `latest` (the server's resourceVersion), first waits up to `idle` seconds for every
         kind's stream to pass it: a quiet kind's stream says nothing until a bookmark."""
         with self._changed:
-            feeds = self._ready(kinds, since_rv)
+            feeds = self._ready(kinds, Cursor(since_rv))
             if feeds is None:
                 return None
             if latest:
@@ -137,56 +133,42 @@ class Informer:
         return _sorted(found, namespace)
 
     def poll(
-        self, kinds: Sequence[Watched], since_rv: int, *, own_writes: bool = True
-    ) -> tuple[list[WatchEvent], int] | None:
-        """`Store.poll_events`: the events of `kinds` after `since_rv` and the resume point,
-        each kind from where the previous poll that handed out `since_rv` left it. Not
-        `own_writes`: what has arrived, without waiting for the store's own writes (the
-        cache has them; their events come at a later poll)."""
-        key = tuple(sorted(f"{k.info.api_version}/{k.info.kind}" for k in kinds))
+        self, kinds: Sequence[Watched], cursor: Cursor, *, own_writes: bool = True
+    ) -> tuple[list[WatchEvent], Cursor] | None:
+        """`Store.poll_events`: the events of `kinds` after `cursor` (each kind after its own
+        position) and the next cursor; None when some kind's watch does not reach back
+        that far. Not `own_writes`: what has arrived, without waiting for the store's own
+        writes (the cache has them; their events come at a later poll)."""
         with self._changed:
-            feeds = self._ready(kinds, since_rv, own_writes=own_writes)
+            feeds = self._ready(kinds, cursor, own_writes=own_writes)
             if feeds is None:
                 return None
-            at = self._cursors.get((key, since_rv), {})
             found: list[WatchEvent] = []
             positions: Positions = {}
             for feed in feeds:
-                model = feed.kind.info.model
-                start = at.get(model, since_rv)
-                if start < feed.floor:
-                    return None
+                start = cursor.position(feed.kind.info.model)
                 found.extend(feed.after(start))
-                positions[model] = max(start, feed.progress)
+                positions[feed.kind.info.model] = max(start, feed.progress)
             # as far as this store has seen (other kinds too: their events are not read
-            # again); each kind resumes from its own position, kept under that point
+            # again); a polled kind whose stream is behind that keeps its own position
             seen = [f.progress for f in self._feeds.values()]
-            resume = max([since_rv, *positions.values(), *seen, *self.written.values()])
-            self._cursors[(key, resume)] = positions
-            self._cursors.move_to_end((key, resume))
-            while len(self._cursors) > CURSORS:
-                self._cursors.popitem(last=False)
-        return _sorted(found, None), resume
+            rv = max([cursor.rv, *positions.values(), *seen, *self.written.values()])
+        return _sorted(found, None), Cursor.per_kind(rv, positions)
 
-    def wait(self, kinds: Sequence[Watched], since_rv: int, timeout: float) -> bool:
-        """True once an event after `since_rv` arrived on any watch (the kinds read so far;
-        `kinds` when none is) — after where a poll that handed out `since_rv` left that
-        kind, if one did — or the store wrote after it; False after `timeout`."""
+    def wait(self, kinds: Sequence[Watched], cursor: Cursor, timeout: float) -> bool:
+        """True once an event arrived on any watch (the kinds read so far; `kinds` when none
+        is) after `cursor`'s position for its kind, or the store wrote after `cursor`;
+        False after `timeout`."""
         with self._changed:
-            if max(self.written.values(), default=0) > since_rv:
+            if max(self.written.values(), default=0) > cursor.rv:
                 return True
             if not self._feeds:
-                self._start(kinds, since_rv)
-            left: Positions = {}
-            for (_, resume), positions in self._cursors.items():
-                if resume == since_rv:
-                    for model, rv in positions.items():
-                        left[model] = min(rv, left.get(model, rv))
+                self._start(kinds, cursor)
 
             def arrived() -> bool:
                 return self._stopped or any(
                     f.error is not None
-                    or bool(f.rvs and f.rvs[-1] > left.get(f.kind.info.model, since_rv))
+                    or bool(f.rvs and f.rvs[-1] > cursor.position(f.kind.info.model))
                     for f in self._feeds.values()
                 )
 
@@ -247,7 +229,7 @@ class Informer:
                         self._drop()  # (410: every watch starts over, this one from the list)
                         feed = None
                     if feed is None:
-                        self._start([kind], rv)
+                        self._start([kind], Cursor(rv))
                     elif feed.floor > rv:
                         continue  # events between the list and the watch are missing
                     else:
@@ -304,15 +286,14 @@ class Informer:
                 cache.removed(key, uid)
 
     def _ready(
-        self, kinds: Sequence[Watched], since_rv: int, *, own_writes: bool = True
+        self, kinds: Sequence[Watched], cursor: Cursor, *, own_writes: bool = True
     ) -> list[_Feed] | None:
-        """The feeds of `kinds` (started from `since_rv` if new), once each has passed the
-        store's own last write of its kind; None if one starts after `since_rv`. Raises
-        the error that ended a watch (Expired: every watch is dropped). Holds the lock."""
-        self._start(kinds, since_rv)
+        """The feeds of `kinds` (started from `cursor` if new), once each has passed the
+        store's own last write of its kind; None if one starts after `cursor`'s position
+        for its kind. Raises the error that ended a watch (Expired: every watch is
+        dropped). Holds the lock."""
+        self._start(kinds, cursor)
         feeds = [self._feeds[k.info.model] for k in kinds]
-        if any(since_rv < feed.floor for feed in feeds):
-            return None
 
         def caught_up() -> bool:
             return all(
@@ -326,6 +307,8 @@ class Informer:
 
         if own_writes:
             self._changed.wait_for(caught_up, OWN_WRITES_WAIT)
+        if any(cursor.position(f.kind.info.model) < f.floor for f in feeds):
+            return None  # (checked after the wait: the events kept may be cut meanwhile)
         self._raise(feeds)
         return feeds
 
@@ -340,11 +323,13 @@ class Informer:
 
     # --- the watches ------------------------------------------------------------------
 
-    def _start(self, kinds: Iterable[Watched], since_rv: int) -> None:
+    def _start(self, kinds: Iterable[Watched], cursor: Cursor) -> None:
+        """A watch of each kind of `kinds` that has none, from `cursor`'s position for it."""
         for kind in kinds:
             if kind.info.model in self._feeds or self._stopped:
                 continue
-            feed = _Feed(kind, floor=since_rv, progress=since_rv)
+            at = cursor.position(kind.info.model)
+            feed = _Feed(kind, floor=at, progress=at)
             self._feeds[kind.info.model] = feed
             thread = threading.Thread(
                 target=self._pump,
@@ -410,7 +395,6 @@ class Informer:
         self._feeds.clear()
         self.deleting.clear()  # (the watches that would bring their events are gone)
         self._caches.clear()
-        self._cursors.clear()
         self._changed.notify_all()
 
     def stop(self) -> None:

@@ -76,6 +76,7 @@ from vcflow.kubestore.informer import Informer
 from vcflow.store import wire
 from vcflow.store.base import (
     ApplyResult,
+    Cursor,
     Defaulter,
     KindInfo,
     KindRegistry,
@@ -527,14 +528,14 @@ class KubeStore:
         return self._feed.events_since(since_rv, kinds=kinds, namespace=namespace, limit=limit)
 
     def poll_events(
-        self, since_rv: int, kinds: Iterable[type[Resource]]
-    ) -> tuple[builtins.list[WatchEvent], int]:
-        """What arrived on the persistent watches of `kinds` since `since_rv` (`feed`)."""
-        return self._feed.poll_events(since_rv, kinds)
+        self, cursor: Cursor, kinds: Iterable[type[Resource]]
+    ) -> tuple[builtins.list[WatchEvent], Cursor]:
+        """What arrived on the persistent watches of `kinds` after `cursor` (`feed`)."""
+        return self._feed.poll_events(cursor, kinds)
 
-    def wait(self, since_rv: int, timeout: float) -> bool:
-        """True once an event after `since_rv` arrives, False after `timeout` (`feed`)."""
-        return self._feed.wait(since_rv, timeout)
+    def wait(self, cursor: Cursor, timeout: float) -> bool:
+        """True once an event after `cursor` arrives, False after `timeout` (`feed`)."""
+        return self._feed.wait(cursor, timeout)
 
     def watch(
         self,

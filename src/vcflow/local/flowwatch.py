@@ -16,7 +16,7 @@ from vcflow.api import names
 from vcflow.api.errors import NotFound
 from vcflow.api.jobflow import JobFlow
 from vcflow.api.phases import FlowPhase
-from vcflow.store.base import Expired, Store, poll
+from vcflow.store.base import Cursor, Expired, Store
 
 FLOW_ENDED = frozenset({FlowPhase.SUCCEED, FlowPhase.FAILED})
 
@@ -28,11 +28,11 @@ class FlowWatch:
         self.phases: dict[names.ObjectKey, str] = {}
         #: the watched flows written since the last `refresh` before this one
         self.touched: set[names.ObjectKey] = set()
-        self.rv = 0
+        self.cursor = Cursor()
         self._relist()
 
     def _relist(self) -> None:
-        self.rv = self.store.resource_version()
+        self.cursor = Cursor.now(self.store)
         found = [f for f in self.store.list(JobFlow) if f.key in self.wanted]
         self.phases = {flow.key: flow.phase for flow in found}
 
@@ -40,11 +40,10 @@ class FlowWatch:
         """Take in the flow changes since the last call; True if a flow's phase changed
         (or a flow went away)."""
         try:
-            found, resume = poll(self.store, self.rv, (JobFlow,))
+            found, self.cursor = self.store.poll_events(self.cursor, (JobFlow,))
         except Expired:
             self._relist()
             return True
-        self.rv = resume
         touched = dict.fromkeys(e.key for e in found if e.key in self.wanted)
         self.touched = set(touched)
         changed = False

@@ -20,7 +20,7 @@ from vcflow.api.vcjob import VCJob
 from vcflow.local.progress import Progress
 from vcflow.local.result import RunResult, build
 from vcflow.runtime.run import Ending
-from vcflow.store.base import EventType, Expired, Store
+from vcflow.store.base import Cursor, EventType, Expired, Store
 
 #: seconds between two reads of why the flows' entries wait
 WAITING_REFRESH = 1.0
@@ -48,7 +48,7 @@ class Follow:
         self, *, stop: Callable[[], bool] = _never, on_tick: Callable[[], None] | None = None
     ) -> RunResult:
         started = time.monotonic()
-        rv = self._relist()
+        cursor = self._relist()
         ending = Ending.DONE
         while not self._done():
             if stop():
@@ -58,9 +58,9 @@ class Follow:
                 ending = Ending.TIMEOUT
                 break
             try:
-                found, rv = self.store.poll_events(rv, (JobFlow, VCJob))
+                found, cursor = self.store.poll_events(cursor, (JobFlow, VCJob))
             except Expired:
-                rv = self._relist()
+                cursor = self._relist()
                 continue
             phases: dict[names.ObjectKey, str] = {}
             for event in found:
@@ -85,9 +85,9 @@ class Follow:
             on_tick()
         return build(self.progress, self.store, self.state_dir, ending, 0)
 
-    def _relist(self) -> int:
+    def _relist(self) -> Cursor:
         """Everything read again (at the start, and when the events expired)."""
-        rv = self.store.resource_version()
+        cursor = Cursor.now(self.store)
         for namespace in sorted({f.namespace for f in self.progress.flows.values()}):
             for job in self.store.list(VCJob, namespace):
                 self.progress.observe(job, False)
@@ -103,7 +103,7 @@ class Follow:
             except NotFound:
                 self.progress.flow_deleted(key)
         self.progress.update_flows(phases)
-        return rv
+        return cursor
 
     def _refresh_waiting(self, *, force: bool = False) -> None:
         now = time.monotonic()

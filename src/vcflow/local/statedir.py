@@ -37,7 +37,7 @@ from vcflow.podserver import ownership
 from vcflow.runtime import teardown
 from vcflow.runtime.pods import PodRunner
 from vcflow.store import DB_FILE, MemoryStore, SqliteStore, Store
-from vcflow.store.base import EventType, Expired, poll
+from vcflow.store.base import Cursor, EventType, Expired
 
 ENV_VAR = "VCFLOW_STATE_DIR"
 DEFAULT = Path(".vcflow")
@@ -238,7 +238,7 @@ def reconcile(
                 return ran
             manager = Manager(store)
             manager.settle()
-            seen = manager.rv
+            seen = manager.cursor.rv
             if since is not None:
                 _finish_deletions(store, state_dir, since, pods)
                 since = seen
@@ -253,7 +253,7 @@ def _finish_deletions(
     """The Terminating pods among those written since `since` and `named`, finished."""
     keys = dict.fromkeys(named)
     try:
-        found, _ = poll(store, since, (Pod,))
+        found, _ = store.poll_events(Cursor(since), (Pod,))
     except Expired:
         found = []
     keys.update(

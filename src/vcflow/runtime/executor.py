@@ -63,7 +63,7 @@ from vcflow.runtime.podcache import PodCache, job_key_of
 from vcflow.runtime.retired import Retired
 from vcflow.runtime.retiring import Retiring
 from vcflow.runtime.runner import H, Runner
-from vcflow.store.base import EventType, Expired, Store, WatchEvent, batched, poll
+from vcflow.store.base import Cursor, EventType, Expired, Store, WatchEvent, batched
 from vcflow.store.events import Recorder
 
 Key = names.ObjectKey
@@ -111,7 +111,7 @@ class Executor(Generic[H]):
         self.creating: dict[Key, deque[Pod]] = {}
         self.cut = False  # end the open transaction now (a batch of pods was created)
         self.seq = 0
-        self.rv = 0
+        self.cursor = Cursor()
         self.started = False
 
     def _job(self, key: Key) -> VCJob | None:
@@ -124,7 +124,7 @@ class Executor(Generic[H]):
         """Resync from the store: every vcjob gets a sync request, every placed pod that
         has not ended is tracked or adopted (or launched, if it never was), every Command is
         run."""
-        self.rv = self.store.resource_version()
+        self.cursor = Cursor.now(self.store)
         for pod in self.store.list(Pod):
             self.pods.put(pod)
         for job in self.store.list(VCJob):
@@ -143,22 +143,20 @@ class Executor(Generic[H]):
     def pump(self) -> int:
         """Turn the store's events since the last call into requests."""
         try:
-            found, resume = poll(self.store, self.rv, WATCHED)
+            found, cursor = self.store.poll_events(self.cursor, WATCHED)
         except Expired:
             self._reset()
             return 1
         for event in found:
             self._event(event)
-            self.rv = event.resource_version
-        self.rv = resume
+        self.cursor = cursor
         return len(found)
 
     def _wrote(self, obj: W) -> W:
         # The watch resumes after a write of ours that directly follows what it has read:
         # the write is applied already (the cache is written through), and its event would
         # be read back only to be skipped (a pump per request, ~a dozen per job).
-        if rv(obj) == self.rv + 1:
-            self.rv += 1
+        self.cursor = self.cursor.own(rv(obj))
         return obj
 
     def _reset(self) -> None:

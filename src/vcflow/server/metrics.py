@@ -33,7 +33,7 @@ from vcflow.api.pod import Pod
 from vcflow.api.vcjob import VCJob
 from vcflow.controller.observer import Observer
 from vcflow.kubeapi import resources
-from vcflow.store.base import EventType, Expired, Store
+from vcflow.store.base import Cursor, EventType, Expired, Store
 from vcflow.telemetry.controllers import ControllerMetrics
 
 #: API latency buckets (seconds): kube-apiserver's, up to one minute
@@ -83,7 +83,7 @@ class _Phases:
     def __init__(self, store: Store) -> None:
         self.store = store
         self.lock = threading.Lock()
-        self.since: int | None = None
+        self.since: Cursor | None = None
         self.phases: dict[_Key, str] = {}
 
     def counts(self) -> dict[type[Resource], Counter[str]]:
@@ -110,7 +110,7 @@ class _Phases:
                     else:
                         self.phases[key] = _phase(key[0], json.loads(event.raw))
                 return
-        since = self.store.resource_version()  # (a change after it is read again: no loss)
+        since = Cursor.now(self.store)  # (a change after it is read again: no loss)
         self.phases = {
             (kind, obj.namespace, obj.name): _model_phase(obj)
             for kind in _COUNTED
@@ -119,7 +119,7 @@ class _Phases:
         self.since = since
 
     def _behind(self) -> int:
-        return self.store.resource_version() - (self.since or 0)
+        return self.store.resource_version() - (self.since.rv if self.since else 0)
 
 
 def _model_phase(obj: Resource) -> str:

@@ -28,7 +28,7 @@ from vcflow.kubeapi.resources import APIResource
 from vcflow.server.listing import snapshot
 from vcflow.server.requests import ListOptions
 from vcflow.server.status import ApiError
-from vcflow.store.base import EventType, Expired, Store, WatchEvent
+from vcflow.store.base import Cursor, EventType, Expired, Store, WatchEvent
 
 POLL = 0.1  # seconds between two looks at the store when nothing came
 PAGE = 1_000  # events read from the store at once
@@ -134,13 +134,11 @@ def _page(
 ) -> tuple[list[WatchEvent], int]:
     """The next events (at most PAGE: a burst of writes is read in bounded steps, each a
     short hold of the store's lock) and the resourceVersion to read on from: past the
-    other kinds' and namespaces' events too once the page is not full (the store's version
-    is taken before the events are read, so a later write is in the page or after it)."""
+    other kinds' and namespaces' events too once the page is not full (`Cursor.past`: the
+    store's version is taken before the events are read)."""
     latest = store.resource_version()
     found = store.events_since(since, kinds=kinds, namespace=namespace, limit=PAGE)
-    if len(found) == PAGE:
-        return found, found[-1].resource_version
-    return found, max(latest, found[-1].resource_version if found else since)
+    return found, Cursor(since).past(found, latest if len(found) < PAGE else 0).rv
 
 
 class _View:

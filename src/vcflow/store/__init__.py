@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from vcflow.store.base import (
     ApplyResult,
+    Cursor,
     EmbeddedStore,
     EventType,
     Expired,
@@ -31,6 +32,7 @@ from vcflow.store.sqlite import DB_FILE, SqliteStore
 __all__ = [
     "DB_FILE",
     "ApplyResult",
+    "Cursor",
     "EmbeddedStore",
     "EventType",
     "Expired",

@@ -29,6 +29,7 @@ from vcflow.api.clock import Clock, SystemClock
 from vcflow.api.errors import NotFound, StoreError
 from vcflow.api.meta import Resource
 from vcflow.store.base import (
+    Cursor,
     Defaulter,
     EventType,
     Expired,
@@ -307,11 +308,12 @@ class Backend(ABC):
         return self._events_after(since_rv, kinds, namespace, limit)[0]
 
     def poll_events(
-        self, since_rv: int, kinds: Iterable[type[Resource]]
-    ) -> tuple[builtins.list[WatchEvent], int]:
-        """`base.poll`: with one look at the counters (not a `resource_version()` first)."""
-        found, latest = self._events_after(since_rv, kinds, None, None)
-        return found, max(latest, found[-1].resource_version if found else since_rv)
+        self, cursor: Cursor, kinds: Iterable[type[Resource]]
+    ) -> tuple[builtins.list[WatchEvent], Cursor]:
+        """`base.Feed.poll_events`, with one look at the counters: the latest resourceVersion
+        is taken before the events are read (`Cursor.past`)."""
+        found, latest = self._events_after(cursor.rv, kinds, None, None)
+        return found, cursor.past(found, latest)
 
     def _events_after(
         self,
@@ -347,9 +349,12 @@ class Backend(ABC):
             ]
             return found, latest
 
-    def wait(self, since_rv: int, timeout: float) -> bool:
-        """Block until a write after `since_rv` is committed (True) or `timeout` seconds of
+    def wait(self, cursor: Cursor, timeout: float) -> bool:
+        """Block until a write after `cursor` is committed (True) or `timeout` seconds of
         real time pass (False). Not inside a transaction."""
+        return self._wait_past(cursor.rv, timeout)
+
+    def _wait_past(self, since_rv: int, timeout: float) -> bool:
         deadline = time.monotonic() + timeout
         with self._cond:
             if self._depth:
@@ -383,7 +388,10 @@ class Backend(ABC):
             if events:
                 continue
             rv = max(rv, latest)
-            if not self.wait(rv, _FOREVER if timeout is None else timeout) and timeout is not None:
+            if (
+                not self._wait_past(rv, _FOREVER if timeout is None else timeout)
+                and timeout is not None
+            ):
                 return
 
 

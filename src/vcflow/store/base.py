@@ -12,7 +12,7 @@ import builtins
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
@@ -346,6 +346,68 @@ def check_unique(objects: Sequence[Resource], infos: Sequence[KindInfo]) -> None
         raise ValidationFailed(errors)
 
 
+# --- where a watcher stands --------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Cursor:
+    """Where a watcher stands in a `Feed`: handed out by `poll_events` with the events, and
+    passed back to the next `poll_events` and to `wait`. Callers make one only to start —
+    `Cursor(rv)`: after resourceVersion `rv` (`Cursor.now(store)`: after the last write) —
+    and read nothing of it but `rv`, how far it is store-wide.
+
+    Every kind is read up to `rv` but the kinds `behind`, each up to its own position: a
+    store over per-kind watch streams (`KubeStore`) has a kind's events only as far as its
+    stream has come, so a kind whose stream lags another's resumes from where it was, and
+    loses no event and repeats none however many polls pass. An embedded store has one
+    counter: its cursors have no kind behind. A cursor follows the kinds it was polled
+    for: a kind it was not polled for is at `rv` (its events before it are not read)."""
+
+    rv: int = 0
+    behind: tuple[tuple[type[Resource], int], ...] = ()
+
+    @classmethod
+    def now(cls, store: Feed) -> Cursor:
+        """After the store's last write: the events from now on."""
+        return cls(store.resource_version())
+
+    @classmethod
+    def per_kind(cls, rv: int, positions: Mapping[type[Resource], int]) -> Cursor:
+        """Every kind at `rv` but those of `positions`, each at its own (if behind `rv`)."""
+        behind = sorted(
+            ((kind, at) for kind, at in positions.items() if at < rv),
+            key=lambda pair: (pair[0].__module__, pair[0].__qualname__),
+        )
+        return cls(rv, tuple(behind))
+
+    def position(self, kind: type[Resource]) -> int:
+        """The resourceVersion after which `kind`'s next event is read."""
+        for model, at in self.behind:
+            if model is kind:
+                return at
+        return self.rv
+
+    def past(self, found: Sequence[WatchEvent], upto: int = 0) -> Cursor:
+        """This cursor after reading `found` (its events after it, in one resourceVersion
+        order across kinds: a store-wide counter's) and, with `upto` (a resourceVersion
+        taken before they were read, so that a later write is in `found` or after it),
+        past every kind's events up to `upto`: the one resume rule of a counter."""
+        upto = max(upto, found[-1].resource_version if found else 0)
+        rv = max(self.rv, upto)
+        if rv == self.rv and not self.behind:
+            return self
+        return Cursor.per_kind(rv, {kind: max(at, upto) for kind, at in self.behind})
+
+    def own(self, rv: int) -> Cursor:
+        """Past the watcher's own write at `rv` when it directly follows the cursor (an
+        embedded store's counter): its event would only be read back to be skipped."""
+        return replace(self, rv=rv) if rv == self.rv + 1 else self
+
+    def __repr__(self) -> str:
+        kinds = "".join(f", {kind.__name__}={at}" for kind, at in self.behind)
+        return f"Cursor({self.rv}{kinds})"
+
+
 # --- the protocol ------------------------------------------------------------------------
 
 #: fieldValidation: what a reviewed write does with unknown fields (kube's query parameter)
@@ -456,12 +518,14 @@ class Feed(Protocol):
         """Events after `since_rv`, non-blocking; Expired when it cannot resume there."""
 
     def poll_events(
-        self, since_rv: int, kinds: Iterable[type[Resource]]
-    ) -> tuple[builtins.list[WatchEvent], int]:
-        """`poll` (below), which a store may answer with fewer reads."""
+        self, cursor: Cursor, kinds: Iterable[type[Resource]]
+    ) -> tuple[builtins.list[WatchEvent], Cursor]:
+        """The events of `kinds` after `cursor`, by resourceVersion, and the cursor to poll
+        from next: past the other kinds' events too, so a watcher of few kinds does not
+        scan the others again. Raises Expired as `events_since` does."""
 
-    def wait(self, since_rv: int, timeout: float) -> bool:
-        """Block until a write after `since_rv` commits (True) or `timeout` passes."""
+    def wait(self, cursor: Cursor, timeout: float) -> bool:
+        """Block until a write after `cursor` commits (True) or `timeout` passes."""
 
     def watch(
         self,
@@ -512,15 +576,3 @@ def batched(store: object) -> AbstractContextManager[None]:
     if isinstance(store, Transactional):
         return store.transaction()
     return nullcontext()
-
-
-def poll(
-    store: Feed, since_rv: int, kinds: Iterable[type[Resource]]
-) -> tuple[list[WatchEvent], int]:
-    """The events of `kinds` after `since_rv`, and the resourceVersion to poll from next: past
-    the other kinds' events too, so a watcher of few kinds does not scan the others again.
-    Raises Expired as `events_since` does.
-
-    As `resource_version()` then `events_since`: the latest resourceVersion is taken before
-    the events are read, so a write after it is in `found` or after the resume point."""
-    return store.poll_events(since_rv, kinds)

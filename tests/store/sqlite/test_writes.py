@@ -17,7 +17,7 @@ from vcflow.api.clock import FakeClock
 from vcflow.api.errors import Conflict, StoreError
 from vcflow.api.vcjob import VCJob
 from vcflow.store import SqliteStore
-from vcflow.store.base import poll
+from vcflow.store.base import Cursor
 from vcflow.store.sqliteschema import SCHEMA_VERSION
 
 from ..conftest import vcjob
@@ -208,9 +208,9 @@ def test_a_commit_writes_no_counter(store: SqliteStore) -> None:
 def test_an_idle_poll_is_one_statement(store: SqliteStore, other: SqliteStore) -> None:
     store.create(vcjob("a"))
     other.create(vcjob("b"))
-    assert [e.name for e in poll(store, 1, [VCJob])[0]] == ["b"]
+    assert [e.name for e in store.poll_events(Cursor(1), [VCJob])[0]] == ["b"]
     with traced(store) as seen:
-        assert poll(store, 2, [VCJob]) == ([], 2)
+        assert store.poll_events(Cursor(2), [VCJob]) == ([], Cursor(2))
     assert seen == ["PRAGMA data_version"]
 
 
