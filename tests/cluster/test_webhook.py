@@ -115,6 +115,8 @@ def test_a_running_flow_and_its_templates_are_not_deleted_until_it_is_stopped(
     namespace = scene.namespace
     scene.apply(template("long", run_seconds=600), jobflow("busy", "long"))
     scene.wait(lambda: scene.job_phase("busy-long") == "Running", "vcjob busy-long Running")
+    # (the webhook names the phase the flow's status shows, which follows its vcjob's)
+    scene.wait_phase("busy", "Running")
     refused = scene.kubectl.run("-n", namespace, "delete", "jf", "busy")
     assert refused.returncode == 1
     assert refused.stderr.strip() == (

@@ -3,11 +3,11 @@ written at once; the other dirty flows wait for their interval. Found by
 `bench/kube_bench.py --real`: each status patch took ~0.1 s on a loaded kube-apiserver, and
 every phase change of any of 100 flows wrote the status of every dirty flow, one patch
 after another on the controllers' thread — about one patch per vcjob instead of 0.2, and
-seconds of blocked syncs at a time."""
+seconds of blocked syncs at a time. The timing is the controller's clock's (a FakeClock
+here): nothing in these tests sleeps."""
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from vcflow.api.clock import FakeClock
@@ -47,11 +47,12 @@ def recorded(store: MemoryStore, flow_name: str, job: str) -> str:
 
 
 class SlowStore(MemoryStore):
-    """A JobFlow status write takes 20 ms, as a patch to a busy API server takes longer."""
+    """A JobFlow status write takes 20 ms of the clock, as a patch to a busy API server
+    takes longer."""
 
     def update_status_data(self, kind: Any, *args: Any, **kwargs: Any) -> Any:
         if kind is JobFlow:
-            time.sleep(0.02)
+            self._clock.advance(0.02)  # type: ignore[attr-defined]
         return super().update_status_data(kind, *args, **kwargs)
 
 
@@ -99,7 +100,7 @@ def test_a_status_without_a_phase_change_waits_for_its_interval() -> None:
     assert recorded(store, "chain", "chain-a") == "Running"
     wait = manager.flows.flush_wait()
     assert wait is not None and 0 < wait <= 1.0
-    time.sleep(wait)
+    manager.clock.advance(wait)  # type: ignore[attr-defined]
     manager.settle(flush=False)
     assert recorded(store, "chain", "chain-a") == "Completed"
     assert manager.flows.flush_wait() is None

@@ -170,7 +170,7 @@ def test_a_status_the_store_refuses_as_too_large_is_retried_not_fatal() -> None:
     key = next(iter(manager.flows.indexes))
     index = manager.flows.indexes[key]
     index.last_retry = "x" * spec_bytes
-    manager.flows.dirty[key] = None
+    manager.flows.status_due.mark(key, phase_changed=False)
     manager.flows.flush()
     assert manager.flows.last_error is not None and "1.5 MiB" in manager.flows.last_error
     assert store.get(JobFlow, "default", "f").status is not None

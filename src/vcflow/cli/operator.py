@@ -12,7 +12,7 @@ import typer
 
 from vcflow.api.errors import InputError
 from vcflow.cli import options
-from vcflow.kubestore.ratelimit import DEFAULT_BURST, DEFAULT_QPS
+from vcflow.operator.limits import DEFAULT_BURST, DEFAULT_QPS
 from vcflow.serving import logs, signals
 from vcflow.serving.logs import LogLevel
 

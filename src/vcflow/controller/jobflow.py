@@ -10,13 +10,11 @@ at its next settle, after the runtime has run the pods of those created.
 Status writes are coalesced: a sync marks its flow dirty and `flush()` renders and writes
 the status (O(flow)). The manager flushes when it is idle — so `settle()` ends with every
 status written — and during long bursts whenever `flush_due()`: a flow whose phase changed
-(what `vcflow run` and users wait for) at once, alone; every dirty flow `status_interval`
-seconds after one became dirty, or 50x the last such flush's cost if that is longer, so
-writing statuses stays a small part of the work (the measured cost leaves out the commit,
-the watchers' reads and SQLite's checkpoint of the write, about as much again; on a busy
-kube-apiserver a flow's status patch takes ~0.1 s, so a phase change must not bring every
-other dirty flow's write forward). A flow is flushed only
-between its syncs, and a vcjob ADDED event (which never triggers a sync: Volcano has no Add
+soon, alone (a phase change must not bring every other dirty flow's write forward: on a busy
+kube-apiserver a status patch is a slow request); every dirty flow once its interval is up
+(`statusdue`). A flow whose vcjob finished is synced ahead of the flows queued before it,
+so a burst of new flows does not hold back the status of those ending. A flow is flushed
+only between its syncs, and a vcjob ADDED event (which never triggers a sync: Volcano has no Add
 handler) reaches the index at the flow's next sync or event, so every status written is
 the one a sync saw. Retryable problems requeue with backoff; nothing is dropped
 (compatibility row 9).
@@ -32,43 +30,33 @@ their deadline terminated (`flowactions`), probe rounds run (`prober`).
 from __future__ import annotations
 
 import contextlib
-import time
-from collections.abc import Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
 from vcflow.api import clock as clocks
 from vcflow.api import names
-from vcflow.api.errors import (
-    AlreadyExists,
-    Conflict,
-    InputError,
-    NotFound,
-    StoreError,
-    ValidationFailed,
-)
+from vcflow.api.errors import AlreadyExists, Conflict, NotFound, StoreError, ValidationFailed
 from vcflow.api.jobflow import Condition, JobFlow
 from vcflow.api.jobtemplate import JobTemplate
 from vcflow.api.meta import Resource
+from vcflow.api.phases import FINISHED_JOB_PHASES
 from vcflow.api.vcjob import VCJob
 from vcflow.controller import flowactions
+from vcflow.controller.createpool import CreatePool, Refusal
 from vcflow.controller.events import NORMAL, WARNING, Recorder
 from vcflow.controller.observer import Observer
 from vcflow.controller.options import ControllerOptions
 from vcflow.controller.prober import Prober, SocketProber
 from vcflow.controller.queue import WorkQueue
+from vcflow.controller.statusdue import StatusDue
 from vcflow.reconcile import flow as reconcile
 from vcflow.reconcile import jobs as jobbuild
 from vcflow.store.base import EventType, Store, WatchEvent, batched
 
-#: what refused a vcjob's create (an outcome of the sync, not its failure)
-_Refusal = AlreadyExists | InputError
 #: Consecutive failures after which a flow gets a Warning event and a condition.
 WARN_AFTER = 16
-#: A flush may take this fraction of the time between flushes, at most.
-_FLUSH_SHARE = 0.02
 
 
 @dataclass(frozen=True)
@@ -120,7 +108,7 @@ class FlowController:
         #: one after another; their answers are taken in plan order), at most
         #: `create_batch` per sync, and so on (`ControllerOptions`)
         self.options = options
-        self._pool: ThreadPoolExecutor | None = None
+        self.creates = CreatePool(store, options.create_workers)
         self.clock = clock
         self.recorder = recorder
         self.observer = options.observer or Observer()
@@ -143,14 +131,12 @@ class FlowController:
         #: flows whose last sync stopped at `create_batch`, synced again at `requeue_deferred`
         self.deferred: dict[FlowKey, None] = {}
         self.retrying: set[FlowKey] = set()
-        #: flows synced since their status was last written
-        self.dirty: dict[FlowKey, None] = {}
-        #: the dirty flows whose phase changed: written at the next flush, alone
-        self.urgent: dict[FlowKey, None] = {}
+        #: the flows whose status waits to be written, and when each is due
+        self.status_due: StatusDue[FlowKey] = StatusDue(
+            clock, options.status_interval, options.phase_interval
+        )
         #: the status each flow has in the store, as we wrote it, and that write's rv
         self.written: dict[FlowKey, tuple[int, dict[str, Any]]] = {}
-        self._interval = options.status_interval
-        self._flush_at: float | None = None
 
     # -- event routing -----------------------------------------------------------------------
 
@@ -241,8 +227,7 @@ class FlowController:
         self.deferred.pop(key, None)
         self.cache.pop(key, None)
         self.added.pop(key, None)
-        self.dirty.pop(key, None)
-        self.urgent.pop(key, None)
+        self.status_due.drop(key)
         self.written.pop(key, None)
         self.met_at.pop(key, None)
         self.seen_at.pop(key, None)
@@ -254,12 +239,10 @@ class FlowController:
         self.deferred.clear()
         self.cache.clear()
         self.added.clear()
-        self.dirty.clear()
-        self.urgent.clear()
+        self.status_due.clear()
         self.written.clear()
         self.met_at.clear()
         self.seen_at.clear()
-        self._flush_at = None
 
     def _request_changed(self, key: FlowKey, flow: JobFlow) -> bool:
         """A stop or a `vcflow retry` was asked for (or the flow is new to us)."""
@@ -297,6 +280,7 @@ class FlowController:
                 self.tombstones.setdefault(ref.uid, {})[job.name] = job.phase
             self.queue.add(key)
             return
+        ended = False
         if index is not None:
             self._catch_up(key, index)
             before = flowactions.phase_seen(index, job.name)
@@ -304,7 +288,10 @@ class FlowController:
             if index.flow.metadata.uid == ref.uid:
                 self._note_met(key, index, job.name)
                 flowactions.attempt_failed(self.recorder, index, job, before)
-        self.queue.add(key)
+                ended = job.phase in FINISHED_JOB_PHASES and before != job.phase
+        # a vcjob that finished moves its flow ahead of the flows waiting: its successors'
+        # creates, or its new phase, do not wait behind a burst of new flows
+        self.queue.add(key, first=ended)
 
     def _note_met(self, key: FlowKey, index: reconcile.FlowIndex, job: str) -> None:
         """Remember when the successors this job's change made ready were met: O(its
@@ -373,11 +360,7 @@ class FlowController:
         self._arm(key, index)
         if plan.more:
             self.deferred[key] = None
-        self.dirty[key] = None
-        if str(index.phase) != flow.phase:
-            self.urgent[key] = None  # a new phase is written at once
-        elif self._flush_at is None:
-            self._flush_at = time.perf_counter() + self._interval
+        self.status_due.mark(key, phase_changed=str(index.phase) != flow.phase)
 
     def _full_plan(
         self, flow: JobFlow, templates: Mapping[str, JobTemplate], key: FlowKey
@@ -412,7 +395,7 @@ class FlowController:
                     self.queue.add_after(key, flowactions.POD_WAIT)
                     continue
                 ready.append(job)
-            for job, refused in self._post(ready):
+            for job, refused in self.creates.post(ready):
                 retry |= not self._created(index, job, flow, refused)
             for name in plan.terminate:
                 flowactions.terminate_for_deadline(
@@ -458,42 +441,12 @@ class FlowController:
             wait = (due - self.clock.now()).total_seconds()
             self.queue.add_after(key, max(wait, 0.0))
 
-    def _post(self, jobs: Sequence[VCJob]) -> Iterator[tuple[VCJob, _Refusal | None]]:
-        """Each vcjob created, in plan order, with the AlreadyExists or InputError that
-        refused it (None: created). With `create_workers`, the creates of one sync run at
-        once and every one is answered before any is taken (a store error is raised at its
-        place, as one after another)."""
-        if self.options.create_workers <= 1 or len(jobs) <= 1:
-            for job in jobs:
-                yield job, _try_create(self.store, job)
-            return
-        if self._pool is None:
-            self._pool = ThreadPoolExecutor(self.options.create_workers, "vcflow-create")
-        futures = [self._pool.submit(_try_create, self.store, job) for job in jobs]
-        outcomes: list[_Refusal | None] = []
-        error: BaseException | None = None
-        for future in futures:
-            try:
-                outcomes.append(future.result())
-            except BaseException as exc:
-                error = error or exc
-                break
-        if error is not None:
-            for future in futures:  # (none left running when the sync gives up)
-                with contextlib.suppress(BaseException):
-                    future.result()
-        yield from zip(jobs, outcomes, strict=False)
-        if error is not None:
-            raise error
-
     def close(self) -> None:
         """Stop the create workers (if any)."""
-        if self._pool is not None:
-            self._pool.shutdown()
-            self._pool = None
+        self.creates.close()
 
     def _created(
-        self, index: reconcile.FlowIndex, job: VCJob, flow: JobFlow, refused: _Refusal | None
+        self, index: reconcile.FlowIndex, job: VCJob, flow: JobFlow, refused: Refusal | None
     ) -> bool:
         """Note one vcjob's create; False when it must be retried (CreateFailed, row 9)."""
         if isinstance(refused, AlreadyExists):
@@ -531,42 +484,30 @@ class FlowController:
     # -- status ------------------------------------------------------------------------------
 
     def flush_due(self) -> bool:
-        """A flow's phase changed, or a dirty status has waited its interval (the manager
-        then flushes mid-burst: `flush(due_only=True)`)."""
-        return bool(self.urgent) or self._interval_up()
+        """Some dirty status is due (the manager then flushes mid-burst:
+        `flush(due_only=True)`)."""
+        return self.status_due.due()
 
     def flush_wait(self) -> float | None:
-        """Seconds until a dirty status is due (None: none is dirty)."""
-        if self.urgent:
-            return 0.0
-        return None if self._flush_at is None else self._flush_at - time.perf_counter()
-
-    def _interval_up(self) -> bool:
-        return self._flush_at is not None and time.perf_counter() >= self._flush_at
+        """Seconds until a dirty status is due (None: none is dirty), on the clock."""
+        return self.status_due.wait()
 
     def flush(self, *, due_only: bool = False) -> bool:
         """Write the status of every dirty flow not waiting to sync (when the manager is
-        idle, none is) — with `due_only`, before the interval is up, only of those whose
-        phase changed; True if anything was written."""
-        start = time.perf_counter()
-        every = not due_only or self._interval_up()
+        idle, none is) — with `due_only`, of those that are due; True if anything was
+        written."""
+        began = self.clock.monotonic()
+        keys, every = self.status_due.to_write(due_only=due_only)
         wrote = False
-        for key in list(self.dirty if every else self.urgent):
+        for key in keys:
             if self.queue.is_ready(key):
                 continue  # its next sync comes first: the index is ahead of any sync
-            del self.dirty[key]
-            self.urgent.pop(key, None)
+            self.status_due.written(key)
             try:
                 wrote |= self._write_status(key)
             except (Conflict, StoreError, ValidationFailed) as exc:  # (too large: refused)
                 self._failed(key, exc)
-        now = time.perf_counter()
-        if every and wrote:
-            self._interval = max(self.options.status_interval, (now - start) / _FLUSH_SHARE)
-        if not self.dirty:
-            self._flush_at = None
-        elif every or self._flush_at is None:  # (the latter: only urgent flows were dirty)
-            self._flush_at = now + self._interval
+        self.status_due.flushed(every=every, wrote=wrote, began=began)
         return wrote
 
     def _write_status(self, key: FlowKey) -> bool:
@@ -628,15 +569,6 @@ class FlowController:
                 self.store.update_status(flow)
         except (StoreError, ValidationFailed):
             pass  # the store itself is failing (or refuses the status); the retry goes on
-
-
-def _try_create(store: Store, job: VCJob) -> _Refusal | None:
-    """Create `job`; the AlreadyExists or InputError that refused it, else None."""
-    try:
-        store.create(job)
-    except (AlreadyExists, InputError) as exc:
-        return exc
-    return None
 
 
 def _rv(obj: JobFlow) -> int:

@@ -3,7 +3,10 @@ from each template that exist now (compatibility rows 14, 15).
 
 A template's vcjobs are listed once (its first sync after a start or resync), then kept
 from the vcjob events: a template that 10,000 items of a `for` use is not listed again at
-every sync (docs/flow-features.md section 19)."""
+every sync (docs/flow-features.md section 19). With a `delay` (the operator's) a
+template's write waits that long after the first vcjob event that called for it and
+carries every change that came meanwhile: a burst of flows made from one template costs a
+write per `delay`, not one per vcjob."""
 
 from __future__ import annotations
 
@@ -18,9 +21,10 @@ from vcflow.store.base import EventType, Store, WatchEvent
 
 
 class TemplateController:
-    def __init__(self, store: Store, clock: clocks.Clock) -> None:
+    def __init__(self, store: Store, clock: clocks.Clock, *, delay: float = 0.0) -> None:
         self.store = store
         self.queue: WorkQueue[tuple[str, str]] = WorkQueue(clock)
+        self.delay = delay
         #: each template's vcjobs (by name) since it was listed: what its next sync writes
         self.known: dict[tuple[str, str], set[str]] = {}
 
@@ -54,7 +58,10 @@ class TemplateController:
                     names.add(job.name)
                 elif names is not None:
                     names.discard(job.name)
-                self.queue.add(owner)
+                if self.delay > 0:
+                    self.queue.add_after(owner, self.delay)
+                else:
+                    self.queue.add(owner)
 
     def process_one(self) -> bool:
         key = self.queue.get()

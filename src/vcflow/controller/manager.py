@@ -48,7 +48,7 @@ class Manager:
         self.flows = FlowController(
             store, self.clock, self.recorder, replace(options, observer=self.observer)
         )
-        self.templates = TemplateController(store, self.clock)
+        self.templates = TemplateController(store, self.clock, delay=options.template_delay)
         self.controllers: list[Controller] = [self.flows, self.templates]
         # only these kinds are read (and parsed) from the watch: pods and Events are many
         self.kinds = tuple(dict.fromkeys(k for c in self.controllers for k in c.watches))
@@ -145,7 +145,7 @@ class Manager:
         if self.flows.deferred:
             return self.clock.monotonic()
         dues = [d for d in (self.flows.queue.next_due(), self.templates.queue.next_due()) if d]
-        flush_in = self.flows.flush_wait()  # (wall-clock seconds)
+        flush_in = self.flows.flush_wait()
         if flush_in is not None:
             dues.append(self.clock.monotonic() + flush_in)
         return min(dues) if dues else None

@@ -36,3 +36,10 @@ class ControllerOptions:
     #: the least seconds a flow's status waits to be written during a burst
     #: (`FlowController`)
     status_interval: float = STATUS_INTERVAL
+    #: seconds a flow's new phase waits to be written, so that its next changes ride
+    #: along (`statusdue`; 0: at once, as `vcflow run` and the server write it)
+    phase_interval: float = 0.0
+    #: seconds a template's `jobDependsOnList` waits to be written after one of its vcjobs
+    #: was created or deleted, so that one write carries many (`TemplateController`; 0: at
+    #: once)
+    template_delay: float = 0.0

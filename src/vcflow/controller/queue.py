@@ -27,10 +27,13 @@ class WorkQueue(Generic[K]):
         self._failures: dict[K, int] = {}
         self._seq = 0
 
-    def add(self, key: K) -> None:
-        """Queue `key` now (no-op if it is already waiting to run)."""
+    def add(self, key: K, *, first: bool = False) -> None:
+        """Queue `key` now (no-op if it is already waiting to run); with `first`, ahead of
+        every key ready now (moved there if it was waiting behind them)."""
         self._due.pop(key, None)
         self._ready[key] = None
+        if first:
+            self._ready.move_to_end(key, last=False)
 
     def add_after(self, key: K, delay: float) -> None:
         """Queue `key` after `delay` seconds, unless it is queued sooner already."""

@@ -31,9 +31,9 @@ from vcflow.controller.options import ControllerOptions
 from vcflow.controller.prober import SocketProber
 from vcflow.kubestore import KubeClient, KubeStore
 from vcflow.kubestore.client import DEFAULT_TIMEOUT
-from vcflow.kubestore.ratelimit import DEFAULT_BURST, DEFAULT_QPS
 from vcflow.operator.election import Elector, Timing
 from vcflow.operator.endpoints import Health, Metrics, metrics_guard, parse_address, served
+from vcflow.operator.limits import DEFAULT_BURST, DEFAULT_QPS, PHASE_INTERVAL, TEMPLATE_DELAY
 from vcflow.operator.podhosts import PodHosts
 from vcflow.operator.podlabels import PodLabeler, jobs_of
 from vcflow.serving.endpoints import Listener
@@ -233,6 +233,8 @@ def _run(
             observer=metrics.controllers.observer if metrics is not None else None,
             create_workers=CREATE_WORKERS,
             platform=Platform.CLUSTER,  # PodHosts: each check goes to the pods' own IPs
+            phase_interval=PHASE_INTERVAL,
+            template_delay=TEMPLATE_DELAY,
         )
         manager = Manager(store, options=options)
         labeler = None
