@@ -1,9 +1,9 @@
-"""`vcflow operator` over the Kubernetes API: API requests per job and dependency-met →
-vcjob-created latency, for one flow alone and for many flows at once, on an emulated and
-(--real) a real control plane, in one run.
+"""`vcflow operator` over the Kubernetes API: API requests per job and per flow, flows a
+minute, dependency-met → vcjob-created and last-Completed → flow-Succeed latency, for one
+flow alone and for many flows at once, on an emulated and (--real) a real control plane.
 
-The emulator (always run): a bare `vcflow server --runtime none --controllers off` as the
-API server and, in this process, a fake Volcano job controller
+The emulator (unless --no-emulator): a bare `vcflow server --runtime none --controllers off`
+as the API server and, in this process, a fake Volcano job controller
 (tests/operator/fakevolcano.py: each vcjob status-patched Pending → Running → Completed at
 once).
 
@@ -14,30 +14,41 @@ controller and scheduler, and kwok nodes that run each pod for its
 deploy/crds and deploy/rbac/operator.yaml applied by the admin, the operator run as the
 `vcflow-operator` ServiceAccount's user. Built (or found in ~/.cache/vcflow-cluster) and
 started in this run's temp dir, stopped however the run ends (Ctrl-C and SIGTERM included).
-kube-apiserver also writes an audit log of the operator's and Volcano's requests.
+kube-apiserver also writes an audit log of the operator's and Volcano's requests. With
+`--volcano fake` the cluster starts as it is, then its vc-controller-manager and
+vc-scheduler are stopped and the emulator's fake Volcano (step 0, as the admin: not in the
+audit log) plays the job controller against kube-apiserver: the operator's throughput on
+a real API server, not Volcano's (3-4 vcjobs a second on 2 cores).
 
-In both: 20 JobTemplates (one task, one replica, Volcano's scheduler and queue spelled
-out, the pod annotated), one `vcflow operator` (leader election on; client QPS limit off
-unless --qps; each phase starts once its /readyz says leader and synced), and
+In both: one JobTemplate per entry of the flow (one task, one replica, Volcano's scheduler
+and queue spelled out, the pod annotated), one `vcflow operator` (leader election on;
+--qps N passes --kube-api-qps N, 0 being no limit, the default; `--qps default` passes
+nothing: the operator's own default; each phase starts once its /readyz says leader and
+synced), and
 
   alone  one flow;
-  load   --flows flows (default 100) created at once.
+  load   --flows flows (default 100) created at once (one POST after another).
 
-A flow is 5 layers of 4 entries, each entry targeting all 4 of the layer before. This
-process watches the vcjobs and the flows (one clock, its own): an entry's dependencies were
-met when the watch showed the last of its targets Completed (the flow's create answered,
-for the first layer), its vcjob was created when the watch showed it, Volcano's share is
-from then to its Completed, and a flow's time splits exactly into the operator's share
-(per layer, its last target Completed → its last vcjob created, plus the last Completed →
-the flow `Succeed`) and Volcano's (the rest). Beside it, the mean of the operator's own
-`vcflow_dependency_met_to_vcjob_created_seconds` (upstream change handled → create
-answered). API requests: on the emulator the server's /metrics counts less the fake's and
-this bench's own; on the real API server the audit log (a watch counted when it starts).
-CPU seconds of every process from /proc. bench/README.md has the details.
+A flow (--shape): `layered` (default), 5 layers of 4 entries, each entry targeting all 4 of
+the layer before (bench/layered20.py); `single`, one entry, no dependencies. Either keeps
+its vcjobs (jobRetainPolicy retain). This process watches the vcjobs and the flows (one
+clock, its own): an entry's dependencies were met when the watch showed the last of its
+targets Completed (the flow's create answered, for the first layer), its vcjob was created
+when the watch showed it, Volcano's share is from then to its Completed, and a flow's time
+splits exactly into the operator's share (per layer, its last target Completed → its last
+vcjob created, plus the last Completed → the flow `Succeed`) and Volcano's (the rest); for
+`single`: created → vcjob created (operator), → Completed (Volcano), → Succeed (operator).
+Beside it, the mean of the operator's own `vcflow_dependency_met_to_vcjob_created_seconds`
+(upstream change handled → create answered). API requests, per vcjob and per flow: on the
+emulator the server's /metrics counts less the fake's and this bench's own; on the real API
+server the audit log (a watch counted when it starts). CPU seconds of every process from
+/proc. bench/README.md has the details.
 
     .venv/bin/python bench/kube_bench.py                 # emulator, 100 flows x 20 jobs
     .venv/bin/python bench/kube_bench.py --real          # the emulator, then the real one
     .venv/bin/python bench/kube_bench.py --real --flows 20 --qps 50 --json /tmp/kube.json
+    .venv/bin/python bench/kube_bench.py --real --no-emulator --volcano fake --shape single \\
+        --flows 1000 --qps default                      # issue 26's 1,000-flow burst
 """
 
 from __future__ import annotations
@@ -70,7 +81,8 @@ import httpx
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from layered20 import ENTRIES, FLOW, LAYERS, WIDTH, flow, targets_of
+import layered20
+from layered20 import FLOW
 from tests.operator.fakevolcano import FakeVolcano
 
 REPO = Path(__file__).resolve().parents[1]
@@ -103,6 +115,54 @@ _VERBS = {
     "deletecollection": "DELETECOLLECTION",
 }
 _TICK = os.sysconf("SC_CLK_TCK")
+
+
+@dataclass(frozen=True)
+class Shape:
+    """A flow the bench runs: its entries in layers, each entry after every entry of the
+    layer before (none for the first), one JobTemplate per entry, named as the entry."""
+
+    name: str
+    layers: tuple[tuple[str, ...], ...]
+
+    @property
+    def entries(self) -> list[str]:
+        return [entry for layer in self.layers for entry in layer]
+
+    def targets_of(self, entry: str) -> list[str]:
+        for index, layer in enumerate(self.layers):
+            if entry in layer:
+                return list(self.layers[index - 1]) if index else []
+        raise KeyError(entry)
+
+    def flow(self, name: str) -> dict[str, Any]:
+        flows: list[dict[str, Any]] = []
+        for entry in self.entries:
+            item: dict[str, Any] = {"name": entry}
+            if self.targets_of(entry):
+                item["dependsOn"] = {"targets": self.targets_of(entry)}
+            flows.append(item)
+        return {
+            "apiVersion": "flow.volcano.sh/v1alpha1",
+            "kind": "JobFlow",
+            "metadata": {"name": name},
+            "spec": {"jobRetainPolicy": "retain", "flows": flows},
+        }
+
+
+SHAPES = {
+    #: bench/layered20.py's flow: 5 layers of 4 entries
+    "layered": Shape(
+        "layered",
+        tuple(
+            tuple(f"t{layer}{i}" for i in range(layered20.WIDTH))
+            for layer in range(layered20.LAYERS)
+        ),
+    ),
+    #: one entry, one vcjob, no dependencies
+    "single": Shape("single", (("job",),)),
+}
+assert SHAPES["layered"].flow("x") == layered20.flow("x")
 
 
 def template(name: str, run_seconds: str) -> dict[str, Any]:
@@ -343,10 +403,13 @@ class Plane:
 
 
 def _operator_command(args: argparse.Namespace, kubeconfig: Path, *extra: str) -> list[str]:
+    """The operator's command line: --kube-api-qps only when --qps is a number (with
+    `--qps default`, the operator's own default)."""
+    qps = [] if args.qps is None else ["--kube-api-qps", str(args.qps)]
     return [
         args.vcflow, "operator", "--kubeconfig", str(kubeconfig),
         "--health-addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0",
-        "--kube-api-qps", str(args.qps), "--log-level", "info", *extra,
+        *qps, "--log-level", "info", *extra,
     ]  # fmt: skip
 
 
@@ -372,7 +435,7 @@ class Emulator(Plane):
             time.sleep(0.05)
         self.url = str(json.loads((state / "server.json").read_text())["url"])
         self.client = stack.enter_context(httpx.Client(base_url=self.url, timeout=60))
-        for name in ENTRIES:
+        for name in SHAPES[args.shape].entries:
             body = template(name, args.run_seconds)
             self.client.post(f"{FLOW}/jobtemplates", json=body).raise_for_status()
         command = _operator_command(args, state / "kubeconfig")
@@ -566,6 +629,21 @@ class Real(Plane):
         for name, flags in extra.items():
             if not set(flags) <= set(self.cluster.processes[name].command):
                 raise SystemExit(f"{name} started without {flags}: kubecluster changed")
+        #: components the bench stopped (--volcano fake): not in pids()
+        self.stopped: set[str] = set()
+        self.fake: FakeVolcano | None = None
+        if args.volcano == "fake":
+            for name in ("vc-controller-manager", "vc-scheduler"):
+                self._stop_component(name)
+            # the admin's requests: not in the audit log (AUDIT_POLICY), so not the operator's
+            self.fake = stack.enter_context(
+                FakeVolcano(
+                    self.cluster.url,
+                    step=0.0,
+                    token=self.cluster.admin_token,
+                    ca_file=str(self.cluster.ca_path),
+                )
+            )
         self.audit = AuditLog(log)
         self.own = Counter()
         self.client = stack.enter_context(
@@ -577,13 +655,25 @@ class Real(Plane):
             )
         )
         self._install()
-        for name in ENTRIES:
+        for name in SHAPES[args.shape].entries:
             body = template(name, args.run_seconds)
             self.client.post(f"{FLOW}/jobtemplates", json=body).raise_for_status()
         kubeconfig = self.cluster.kubeconfig_for("vcflow-operator")
         command = _operator_command(args, kubeconfig, "--lease-namespace", "vcflow-system")
         self.operator = Process(command, root / "operator.log")
         stack.callback(self.operator.stop)
+
+    def _stop_component(self, name: str) -> None:
+        """SIGTERM one of kubecluster's processes (SIGKILL after 10 s) and wait for it:
+        cluster.stop() later finds it exited and closes its log."""
+        process = self.cluster.processes[name]
+        process.signal_group(signal.SIGTERM)
+        try:
+            process.popen.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.signal_group(signal.SIGKILL)
+            process.popen.wait(timeout=10)
+        self.stopped.add(name)
 
     def _install(self) -> None:
         """vcflow-system, deploy/crds (Established), deploy/rbac/operator.yaml (in force)."""
@@ -652,13 +742,17 @@ class Real(Plane):
     def pids(self) -> dict[str, int]:
         found = {"operator": self.operator.proc.pid}
         for name, process in self.cluster.processes.items():
-            if process.popen is not None:
+            if process.popen is not None and name not in self.stopped:
                 found[name] = process.popen.pid
-        found["bench (watches)"] = os.getpid()
+        found["bench (fake Volcano, watches)" if self.fake else "bench (watches)"] = os.getpid()
         return found
 
     def describe(self) -> dict[str, Any]:
-        return {"versions": dict(self.cluster.versions), "start_s": self.cluster.timings}
+        return {
+            "versions": dict(self.cluster.versions),
+            "start_s": self.cluster.timings,
+            "volcano": "fake" if self.fake else "real",
+        }
 
 
 # --------------------------------------------------------------------------------------------
@@ -692,7 +786,9 @@ def wait_ready(operator: Process, timeout: float = 120) -> None:
     raise SystemExit(f"vcflow operator not ready after {timeout:.0f} s")
 
 
-def phase(plane: Plane, observer: Observer, names: list[str], timeout: float) -> dict[str, Any]:
+def phase(
+    plane: Plane, observer: Observer, shape: Shape, names: list[str], timeout: float
+) -> dict[str, Any]:
     seen_before = operator_waits(plane.operator)
     asked_before = plane.requests()
     durations_before = plane.durations()
@@ -703,8 +799,9 @@ def phase(plane: Plane, observer: Observer, names: list[str], timeout: float) ->
     created_at: dict[str, float] = {}
     for name in names:
         plane.own["POST", "jobflows"] += 1
-        plane.client.post(f"{FLOW}/jobflows", json=flow(name)).raise_for_status()
+        plane.client.post(f"{FLOW}/jobflows", json=shape.flow(name)).raise_for_status()
         created_at[name] = time.monotonic()
+    posted = time.monotonic() - began
     pending = observer.wait_flows(set(names), began + timeout)
     wall, clock_ended = time.monotonic() - began, time.time()
     time.sleep(0.5)  # (the last requests' audit entries, the operator's last writes)
@@ -726,29 +823,30 @@ def phase(plane: Plane, observer: Observer, names: list[str], timeout: float) ->
     waits, volcano, running = [], [], []
     final = []  # the flow's last vcjob Completed → the flow shown Succeed
     operator_share, volcano_share = [], []
+    entries = shape.entries
     for name in names:
-        first = {e: jobs[f"{name}-{e}"][0] for e in ENTRIES if f"{name}-{e}" in jobs}
+        first = {e: jobs[f"{name}-{e}"][0] for e in entries if f"{name}-{e}" in jobs}
         done = {e: s.phases.get("Completed") for e, s in first.items()}
         for entry, job in first.items():
             if "Completed" in job.phases:
                 volcano.append(job.phases["Completed"] - job.added)
             if "Running" in job.phases:
                 running.append(job.phases["Running"] - job.added)
-            targets = targets_of(entry)
+            targets = shape.targets_of(entry)
             met: float | None = created_at[name]
             if targets:
                 times = [done.get(t) for t in targets]
                 met = None if None in times else max(t for t in times if t is not None)
             if met is not None:
                 waits.append(max(0.0, job.added - met))
-        if len(first) < len(ENTRIES) or None in done.values() or name not in ended:
+        if len(first) < len(entries) or None in done.values() or name not in ended:
             continue
         # the flow's time, split exactly: per layer, met → last vcjob created (operator),
-        # then → last vcjob Completed (Volcano); the last Completed → Succeed (operator)
+        # then → last vcjob Completed (Volcano); the last Completed → Succeed (operator).
+        # (One entry: created → vcjob created, → Completed, → Succeed.)
         ours = theirs = 0.0
         met_at = created_at[name]
-        for layer in range(LAYERS):
-            layer_entries = [f"t{layer}{i}" for i in range(WIDTH)]
+        for layer_entries in shape.layers:
             created = max(first[e].added for e in layer_entries)
             completed = max(done[e] or 0.0 for e in layer_entries)
             ours += max(0.0, created - met_at)
@@ -759,12 +857,15 @@ def phase(plane: Plane, observer: Observer, names: list[str], timeout: float) ->
         ours += max(0.0, succeed - met_at)
         operator_share.append(ours)
         volcano_share.append(theirs)
-    created = sum(1 for name in names for e in ENTRIES if f"{name}-{e}" in jobs)
+    created = sum(1 for name in names for e in entries if f"{name}-{e}" in jobs)
     total = sum(v for v in asked.values() if v > 0)
     seen_sum, seen_count = seen_after[0] - seen_before[0], seen_after[1] - seen_before[1]
     failed = sorted(n for n in names if ended.get(n, ("", 0.0))[0] == "Failed")
+    rate_mean, rate_busiest = plane.rates("operator", clock_began, clock_ended)
     others = {}
     for actor, counts in sorted(by_actor.items()):
+        if not counts:
+            continue  # (stopped before the phase: --volcano fake)
         mean, busiest = plane.rates(actor, clock_began, clock_ended)
         others[actor] = {
             "requests": sum(counts.values()),
@@ -777,13 +878,18 @@ def phase(plane: Plane, observer: Observer, names: list[str], timeout: float) ->
         }
     return {
         "flows": len(names),
+        "jobs_per_flow": len(entries),
         "jobs": created,
+        "posted_s": posted,
         "wall_s": wall,
         "flows_per_minute": len(names) / wall * 60 if not pending else float("nan"),
         "not_finished": sorted(pending),
         "failed": failed,
         "requests": total,
         "requests_per_job": total / created if created else float("nan"),
+        "requests_per_flow": total / len(names),
+        "requests_per_second_mean": rate_mean,  # (the real plane's audit log only)
+        "requests_per_second_busiest_10s": rate_busiest,
         "all_requests_per_job": everyone / created if created else float("nan"),
         "by_verb": {
             f"{verb} {resource or '-'}": n
@@ -818,14 +924,16 @@ def run_plane(
         observer = stack.enter_context(Observer(plane.client, plane.own))
         wait_ready(plane.operator)
         print(f"[kube_bench] {kind.name}: one flow alone", file=sys.stderr, flush=True)
-        alone = phase(plane, observer, ["alone"], args.timeout)
+        shape = SHAPES[args.shape]
+        alone = phase(plane, observer, shape, ["alone"], args.timeout)
         many = [f"load-{i:03d}" for i in range(args.flows)]
         print(f"[kube_bench] {kind.name}: {args.flows} flows", file=sys.stderr, flush=True)
-        load = phase(plane, observer, many, args.timeout)
+        load = phase(plane, observer, shape, many, args.timeout)
         twice = sorted(n for n, seen in observer.jobs.items() if len(seen) > 1)
         errors = list(observer.errors)
-        if isinstance(plane, Emulator):
-            errors += [repr(e) for e in plane.fake.errors]
+        fake: FakeVolcano | None = getattr(plane, "fake", None)
+        if fake is not None:
+            errors += [repr(e) for e in fake.errors]
         denied = plane.audit.denied if isinstance(plane, Real) else 0
         log = plane.operator.log.read_text(errors="replace").splitlines()
         complaints = [line for line in log if re.search(r" (WARNING|ERROR|CRITICAL) ", line)]
@@ -854,9 +962,27 @@ def _stop_on_sigterm(signum: int, frame: FrameType | None) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
-    parser.add_argument("--flows", type=int, default=100)
-    parser.add_argument("--qps", type=float, default=0.0, help="operator --kube-api-qps")
+    parser.add_argument("--flows", type=int, default=100, help="flows in the load phase")
+    parser.add_argument(
+        "--shape",
+        choices=sorted(SHAPES),
+        default="layered",
+        help="a flow: 5 layers of 4 jobs (layered) or one job (single)",
+    )
+    parser.add_argument(
+        "--qps",
+        type=_qps,
+        default=0.0,
+        help="the operator's --kube-api-qps (0, the default: no limit), or `default`: the flag "
+        "not passed, the operator's own default",
+    )
     parser.add_argument("--real", action="store_true", help="also on the real control plane")
+    parser.add_argument(
+        "--volcano",
+        choices=("real", "fake"),
+        default="real",
+        help="on the real plane: Volcano's controller and scheduler, or the fake in the bench",
+    )
     parser.add_argument(
         "--no-emulator", action="store_true", help="only the real control plane (with --real)"
     )
@@ -874,13 +1000,18 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true", help="keep the temp dir (logs)")
     parser.add_argument("--vcflow", default=str(Path(sys.executable).with_name("vcflow")))
     args = parser.parse_args()
+    if args.no_emulator and not args.real:
+        parser.error("--no-emulator needs --real")
+    if args.volcano == "fake" and not args.real:
+        parser.error("--volcano fake is for the real plane: needs --real")
     signal.signal(signal.SIGTERM, _stop_on_sigterm)
     root = Path(tempfile.mkdtemp(prefix="vcflow-kube-bench-"))
     report: dict[str, Any] = {
         "machine": f"{platform.node()} {platform.machine()} {os.cpu_count()} cpus",
         "cpu": _cpu_model(),
         "date": time.strftime("%Y-%m-%d %H:%M"),
-        "qps": args.qps,
+        "qps": "default" if args.qps is None else args.qps,
+        "shape": args.shape,
         "run_seconds": args.run_seconds,
         "flows": args.flows,
     }
@@ -891,6 +1022,7 @@ def main() -> None:
             ok = ok and good
         if args.real:
             report["nodes"] = f"{args.nodes} x {args.node_pods} pods"
+            report["volcano"] = args.volcano
             report["real"], good = run_plane(Real, args, root / "real")
             ok = ok and good
     except KeyboardInterrupt:
@@ -905,6 +1037,11 @@ def main() -> None:
     if args.json:
         args.json.write_text(json.dumps(report, indent=2, default=str))
     sys.exit(0 if ok else 1)
+
+
+def _qps(text: str) -> float | None:
+    """--qps: a number, or `default` (None: the flag not passed)."""
+    return None if text == "default" else float(text)
 
 
 def _cpu_model() -> str:
@@ -927,10 +1064,13 @@ def print_report(report: dict[str, Any]) -> None:
     planes = [p for p in ("emulator", "real") if p in report]
     columns = [(p, phase) for p in planes for phase in ("alone", "load")]
     qps = report["qps"] or "off"
+    plays = {"real": "Volcano", "fake": "the bench's fake Volcano"}
     print(
         f"vcflow operator bench, {report['date']}, {report['machine']} ({report['cpu']}), "
-        f"client QPS {qps}, pods run {report['run_seconds']} s"
+        f"{report.get('shape', 'layered')} flows, client QPS {qps}, "
+        f"pods run {report['run_seconds']} s"
         + (f", {report['nodes']} kwok nodes" if "nodes" in report else "")
+        + (f", real plane with {plays[report['volcano']]}" if "volcano" in report else "")
     )
     for plane in planes:
         found = report[plane]
@@ -938,8 +1078,9 @@ def print_report(report: dict[str, Any]) -> None:
             one = found[label]
             load = ", ".join(f"{x:.1f}" for x in one["load"])
             print(
-                f"{plane} {label}: {one['flows']} flows x {len(ENTRIES)} jobs, "
-                f"{one['wall_s']:.1f} s, {len(one['not_finished'])} not finished, "
+                f"{plane} {label}: {one['flows']} flows x {one['jobs_per_flow']} jobs, "
+                f"{one['wall_s']:.1f} s (created in {one['posted_s']:.1f} s), "
+                f"{len(one['not_finished'])} not finished, "
                 f"{len(one['failed'])} failed; load average {load}"
             )
         print(
@@ -967,8 +1108,16 @@ def print_report(report: dict[str, Any]) -> None:
     row("a flow's time: operator's share, mean", lambda f: _ms(f["operator_share_mean"]))
     row("a flow's time: Volcano's share, mean", lambda f: _ms(f["volcano_share_mean"]))
     row("all flows Succeed after", lambda f: f"{f['wall_s']:.1f} s")
+    row("  flows created (by the bench, one at a time) in", lambda f: f"{f['posted_s']:.1f} s")
     row("flows per minute", lambda f: f"{f['flows_per_minute']:.0f}")
+    row("operator API requests per flow", lambda f: f"{f['requests_per_flow']:.2f}")
     row("operator API requests per vcjob", lambda f: f"{f['requests_per_job']:.2f}")
+
+    def rate(f: dict[str, Any]) -> str:
+        mean, busiest = f.get("requests_per_second_mean"), f.get("requests_per_second_busiest_10s")
+        return f"{mean:.0f}/s, busiest 10 s {busiest:.0f}/s" if mean else "-"
+
+    row("operator API requests a second (real: audit log)", rate)
     row("all clients' API requests per vcjob", lambda f: f"{f['all_requests_per_job']:.1f}")
     row("operator CPU per vcjob", lambda f: _ms(f["cpu_s"]["operator"] / f["jobs"]))
     for verb, resource in TIMED:
