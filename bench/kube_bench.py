@@ -71,6 +71,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -786,8 +787,28 @@ def wait_ready(operator: Process, timeout: float = 120) -> None:
     raise SystemExit(f"vcflow operator not ready after {timeout:.0f} s")
 
 
+def post_flows(plane: Plane, shape: Shape, names: list[str], clients: int) -> dict[str, float]:
+    """Create the flows from `clients` threads at once (a burst as many users or a CI
+    system make it, not paced by one client's round trips); when each create was answered."""
+    created_at: dict[str, float] = {}
+    plane.own["POST", "jobflows"] += len(names)
+
+    def post(name: str) -> None:
+        plane.client.post(f"{FLOW}/jobflows", json=shape.flow(name)).raise_for_status()
+        created_at[name] = time.monotonic()
+
+    with ThreadPoolExecutor(max(1, clients)) as pool:
+        list(pool.map(post, names))
+    return created_at
+
+
 def phase(
-    plane: Plane, observer: Observer, shape: Shape, names: list[str], timeout: float
+    plane: Plane,
+    observer: Observer,
+    shape: Shape,
+    names: list[str],
+    timeout: float,
+    clients: int = 1,
 ) -> dict[str, Any]:
     seen_before = operator_waits(plane.operator)
     asked_before = plane.requests()
@@ -796,11 +817,7 @@ def phase(
     cpu_before = plane.cpu()
     load_before = os.getloadavg()[0]
     began, clock_began = time.monotonic(), time.time()
-    created_at: dict[str, float] = {}
-    for name in names:
-        plane.own["POST", "jobflows"] += 1
-        plane.client.post(f"{FLOW}/jobflows", json=shape.flow(name)).raise_for_status()
-        created_at[name] = time.monotonic()
+    created_at = post_flows(plane, shape, names, clients)
     posted = time.monotonic() - began
     pending = observer.wait_flows(set(names), began + timeout)
     wall, clock_ended = time.monotonic() - began, time.time()
@@ -928,7 +945,7 @@ def run_plane(
         alone = phase(plane, observer, shape, ["alone"], args.timeout)
         many = [f"load-{i:03d}" for i in range(args.flows)]
         print(f"[kube_bench] {kind.name}: {args.flows} flows", file=sys.stderr, flush=True)
-        load = phase(plane, observer, shape, many, args.timeout)
+        load = phase(plane, observer, shape, many, args.timeout, args.clients)
         twice = sorted(n for n, seen in observer.jobs.items() if len(seen) > 1)
         errors = list(observer.errors)
         fake: FakeVolcano | None = getattr(plane, "fake", None)
@@ -995,6 +1012,12 @@ def main() -> None:
         default=0,
         help="vc-controller-manager --kube-api-qps (burst twice that; default: Volcano's 50/100)",
     )
+    parser.add_argument(
+        "--clients",
+        type=int,
+        default=1,
+        help="threads the load phase's flows are created from (default 1: one after another)",
+    )
     parser.add_argument("--timeout", type=float, default=1800)
     parser.add_argument("--json", type=Path)
     parser.add_argument("--keep", action="store_true", help="keep the temp dir (logs)")
@@ -1014,6 +1037,7 @@ def main() -> None:
         "shape": args.shape,
         "run_seconds": args.run_seconds,
         "flows": args.flows,
+        "clients": args.clients,
     }
     ok = True
     try:
@@ -1067,7 +1091,8 @@ def print_report(report: dict[str, Any]) -> None:
     plays = {"real": "Volcano", "fake": "the bench's fake Volcano"}
     print(
         f"vcflow operator bench, {report['date']}, {report['machine']} ({report['cpu']}), "
-        f"{report.get('shape', 'layered')} flows, client QPS {qps}, "
+        f"{report.get('shape', 'layered')} flows created by {report.get('clients', 1)} "
+        f"client(s), the operator's client QPS {qps}, "
         f"pods run {report['run_seconds']} s"
         + (f", {report['nodes']} kwok nodes" if "nodes" in report else "")
         + (f", real plane with {plays[report['volcano']]}" if "volcano" in report else "")

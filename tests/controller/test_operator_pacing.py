@@ -12,8 +12,10 @@ from __future__ import annotations
 from typing import Any
 
 from vcflow.api.clock import FakeClock
+from vcflow.api.errors import StoreError
 from vcflow.api.jobflow import JobFlow
 from vcflow.api.jobtemplate import JobTemplate
+from vcflow.api.vcjob import VCJob
 from vcflow.controller.jobflow import FlowKey
 from vcflow.controller.manager import Manager
 from vcflow.controller.options import ControllerOptions
@@ -109,3 +111,81 @@ def test_a_vcjob_that_changes_without_finishing_keeps_its_flow_in_line() -> None
     set_phase(store, "old-c", "Running")
     manager.pump()
     assert manager.flows.queue.get() == FlowKey("default", "new0")
+
+
+class Untransacted:
+    """A store's calls without its transactions, as KubeStore has none: the controller
+    then syncs flows together and makes its requests from its workers."""
+
+    def __init__(self, inner: MemoryStore) -> None:
+        self._inner = inner
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "transaction":
+            raise AttributeError(name)
+        return getattr(self._inner, name)
+
+
+class RefusingStore(CountingStore):
+    """A store whose create of one vcjob fails (the API server answered 500)."""
+
+    def __init__(self, clock: FakeClock, refuse: str) -> None:
+        super().__init__(clock)
+        self.refuse = refuse
+
+    def create(self, obj: Any, **kwargs: Any) -> Any:
+        if obj.name == self.refuse:
+            raise StoreError(f"create {obj.name}: the server failed")
+        return super().create(obj, **kwargs)
+
+
+def test_flows_synced_together_post_their_creates_at_once_and_fail_alone() -> None:
+    clock = FakeClock(START)
+    store = RefusingStore(clock, refuse="f1-c")
+    store.apply([template("c")])
+    options = ControllerOptions(sync_batch=3, create_workers=2)
+    manager = Manager(Untransacted(store), clock, options=options)
+    manager.start()
+    store.apply([flow(f"f{i}", [{"name": "c"}]) for i in range(4)])
+    manager.pump()
+    assert manager.flows.process_one()  # three flows, their creates together
+    assert sorted(j.name for j in store.list(VCJob)) == ["f0-c", "f2-c"]
+    assert manager.flows.queue.failures(FlowKey("default", "f1")) == 1  # (retried)
+    assert not manager.flows.queue.failures(FlowKey("default", "f2"))
+    assert manager.flows.process_one()  # the fourth
+    assert sorted(j.name for j in store.list(VCJob)) == ["f0-c", "f2-c", "f3-c"]
+    store.refuse = ""
+    clock.advance(1.0)  # (f1's backoff)
+    manager.settle()
+    assert sorted(j.name for j in store.list(VCJob)) == ["f0-c", "f1-c", "f2-c", "f3-c"]
+    assert manager.flows.last_error is None
+    assert {f.name: f.phase for f in store.list(JobFlow)} == {f"f{i}": "Pending" for i in range(4)}
+    manager.flows.close()
+
+
+def test_a_flush_writes_its_statuses_from_the_workers() -> None:
+    clock = FakeClock(START)
+    store = CountingStore(clock)
+    store.apply([template("c")])
+    options = ControllerOptions(create_workers=4, sync_batch=4)
+    manager = Manager(Untransacted(store), clock, options=options)
+    store.apply([flow(f"f{i}", [{"name": "c"}]) for i in range(6)])
+    manager.settle()
+    for i in range(6):
+        set_phase(store, f"f{i}-c", "Completed")
+    manager.settle()
+    assert {f.name: f.phase for f in store.list(JobFlow)} == {f"f{i}": "Succeed" for i in range(6)}
+    assert sorted(n for k, n in store.writes if k == "JobFlow") == sorted(
+        [f"f{i}" for i in range(6)] * 2
+    )
+    manager.flows.close()
+
+
+def test_an_embedded_store_syncs_one_flow_at_a_time_whatever_the_options() -> None:
+    """Its transaction holds its lock across a sync: no worker could write meanwhile."""
+    _, store, manager = started(sync_batch=4, create_workers=4)
+    manager.start()
+    store.apply([flow(f"f{i}", [{"name": "c"}]) for i in range(3)])
+    manager.pump()
+    assert manager.flows.process_one()
+    assert [j.name for j in store.list(VCJob)] == ["f0-c"]

@@ -1,54 +1,39 @@
-"""The vcjob creates of one flow sync, one after another or `workers` at a time: on a real
-API server a create is a round trip of tens of milliseconds, and the operator's store
-(KubeStore) takes calls from several threads; the embedded stores take them one by one."""
+"""The JobFlow controller's API requests that may run at once — the vcjob creates of the
+flows synced together, the status writes of one flush — one after another or `workers` at a
+time: on a real API server each is a round trip of tens of milliseconds, and the operator's
+store (KubeStore) takes calls from several threads; the embedded stores take them one by
+one (`workers` 1)."""
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
 
 from vcflow.api.errors import AlreadyExists, InputError
-from vcflow.api.vcjob import VCJob
-from vcflow.store.base import Store
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 #: what refused a vcjob's create (an outcome of the sync, not its failure)
 Refusal = AlreadyExists | InputError
 
 
 class CreatePool:
-    def __init__(self, store: Store, workers: int) -> None:
-        self._store = store
+    def __init__(self, workers: int) -> None:
         self._workers = workers
         self._pool: ThreadPoolExecutor | None = None
 
-    def post(self, jobs: Sequence[VCJob]) -> Iterator[tuple[VCJob, Refusal | None]]:
-        """Each vcjob created, in plan order, with the AlreadyExists or InputError that
-        refused it (None: created). With several workers the creates run at once and every
-        one is answered before any is taken (a store error is raised at its place, as one
-        after another)."""
-        if self._workers <= 1 or len(jobs) <= 1:
-            for job in jobs:
-                yield job, try_create(self._store, job)
-            return
+    def each(self, call: Callable[[T], R], items: Sequence[T]) -> list[R | Exception]:
+        """`call` of every item, in order: its answer, or the error it raised. Every item
+        is answered before any is taken: the caller decides, in order, what an error means
+        (a sync stops at its first store error, as one after another)."""
+        if self._workers <= 1 or len(items) <= 1:
+            return [_answer(call, item) for item in items]
         if self._pool is None:
-            self._pool = ThreadPoolExecutor(self._workers, "vcflow-create")
-        futures = [self._pool.submit(try_create, self._store, job) for job in jobs]
-        outcomes: list[Refusal | None] = []
-        error: BaseException | None = None
-        for future in futures:
-            try:
-                outcomes.append(future.result())
-            except BaseException as exc:
-                error = error or exc
-                break
-        if error is not None:
-            for future in futures:  # (none left running when the sync gives up)
-                with contextlib.suppress(BaseException):
-                    future.result()
-        yield from zip(jobs, outcomes, strict=False)
-        if error is not None:
-            raise error
+            self._pool = ThreadPoolExecutor(self._workers, "vcflow-requests")
+        futures = [self._pool.submit(_answer, call, item) for item in items]
+        return [future.result() for future in futures]
 
     def close(self) -> None:
         """Stop the workers (if any were started)."""
@@ -57,10 +42,8 @@ class CreatePool:
             self._pool = None
 
 
-def try_create(store: Store, job: VCJob) -> Refusal | None:
-    """Create `job`; the AlreadyExists or InputError that refused it, else None."""
+def _answer(call: Callable[[T], R], item: T) -> R | Exception:
     try:
-        store.create(job)
-    except (AlreadyExists, InputError) as exc:
+        return call(item)
+    except Exception as exc:  # (handed to the caller, which raises what it does not expect)
         return exc
-    return None

@@ -1,9 +1,11 @@
 """The JobFlow controller: routes store events to per-flow indexes and syncs flows.
 
-`sync(key)`: the flow from the controller's cache (kept from the watch, as an informer's
-lister is) → (first sight: a full `reconcile.flow.plan`; after: the index's incremental
-`decide`) → create/delete vcjobs. A vcjob's change costs O(its edges) (`FlowIndex.observe`),
-and nothing in a sync is O(flow) after the first. With `create_batch` (`vcflow run`) a sync
+A sync (`_syncing`): the flow from the controller's cache (kept from the watch, as an
+informer's lister is) → (first sight: a full `reconcile.flow.plan`; after: the index's
+incremental `decide`) → create/delete vcjobs. A vcjob's change costs O(its edges)
+(`FlowIndex.observe`), and nothing in a sync is O(flow) after the first. With `sync_batch`
+(the operator) several flows are synced together and their creates posted at once, and a
+flush writes its statuses at once (`createpool`). With `create_batch` (`vcflow run`) a sync
 creates at most that many vcjobs and leaves the flow `deferred`: the manager syncs it again
 at its next settle, after the runtime has run the pods of those created.
 
@@ -30,7 +32,7 @@ their deadline terminated (`flowactions`), probe rounds run (`prober`).
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Generator, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
@@ -43,7 +45,7 @@ from vcflow.api.jobtemplate import JobTemplate
 from vcflow.api.meta import Resource
 from vcflow.api.phases import FINISHED_JOB_PHASES
 from vcflow.api.vcjob import VCJob
-from vcflow.controller import flowactions
+from vcflow.controller import flowactions, statuswrite
 from vcflow.controller.createpool import CreatePool, Refusal
 from vcflow.controller.events import NORMAL, WARNING, Recorder
 from vcflow.controller.observer import Observer
@@ -51,12 +53,17 @@ from vcflow.controller.options import ControllerOptions
 from vcflow.controller.prober import Prober, SocketProber
 from vcflow.controller.queue import WorkQueue
 from vcflow.controller.statusdue import StatusDue
+from vcflow.controller.templates import Templates
 from vcflow.reconcile import flow as reconcile
 from vcflow.reconcile import jobs as jobbuild
-from vcflow.store.base import EventType, Store, WatchEvent, batched
+from vcflow.store.base import EventType, Store, Transactional, WatchEvent, batched
 
 #: Consecutive failures after which a flow gets a Warning event and a condition.
 WARN_AFTER = 16
+#: a vcjob and its create's answer: the vcjob created, or the error the store raised
+_Answered = tuple[VCJob, object]
+#: a flow's sync in two steps: it yields the vcjobs to create and is sent their answers
+_Sync = Generator[list[VCJob], list[_Answered], None]
 
 
 @dataclass(frozen=True)
@@ -66,33 +73,6 @@ class FlowKey:
 
     def __str__(self) -> str:
         return f"{self.namespace}/{self.name}"
-
-
-class _Templates(Mapping[str, JobTemplate]):
-    """JobTemplates of one namespace, read from the store on demand (no full list per sync),
-    each once per sync: the items of a `for` share one template."""
-
-    def __init__(self, store: Store, namespace: str) -> None:
-        self._store = store
-        self._ns = namespace
-        self._read: dict[str, JobTemplate | None] = {}
-
-    def __getitem__(self, name: str) -> JobTemplate:
-        if name not in self._read:
-            try:
-                self._read[name] = self._store.get(JobTemplate, self._ns, name)
-            except NotFound:
-                self._read[name] = None
-        found = self._read[name]
-        if found is None:
-            raise KeyError(name)
-        return found
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(t.name for t in self._store.list(JobTemplate, self._ns))
-
-    def __len__(self) -> int:
-        return len(self._store.list(JobTemplate, self._ns))
 
 
 class FlowController:
@@ -108,7 +88,11 @@ class FlowController:
         #: one after another; their answers are taken in plan order), at most
         #: `create_batch` per sync, and so on (`ControllerOptions`)
         self.options = options
-        self.creates = CreatePool(store, options.create_workers)
+        # An embedded store's transaction (a sync's writes, one commit) holds its lock
+        # across the sync: its calls run one by one, one sync at a time.
+        alone = isinstance(store, Transactional)
+        self.creates = CreatePool(1 if alone else options.create_workers)
+        self._sync_batch = 1 if alone else options.sync_batch
         self.clock = clock
         self.recorder = recorder
         self.observer = options.observer or Observer()
@@ -320,29 +304,55 @@ class FlowController:
     # -- sync ------------------------------------------------------------------------------
 
     def process_one(self) -> bool:
-        """Sync the next ready flow; False when none is ready."""
-        key = self.queue.get()
-        if key is None:
+        """Sync the next ready flows — up to `sync_batch` of them, the vcjobs they create
+        posted together; False when none is ready."""
+        keys: list[FlowKey] = []
+        while len(keys) < self._sync_batch and (key := self.queue.get()) is not None:
+            keys.append(key)
+        if not keys:
             return False
-        try:
-            self.sync(key)
-        except (Conflict, StoreError) as exc:
-            self._failed(key, exc)
-        else:
-            self.last_error = None
-            if key in self.retrying:  # CreateFailed: retried with a growing backoff (row 9)
-                self.retrying.discard(key)
-                self.queue.add_rate_limited(key)
-            else:
-                self.queue.forget(key)
+        started = []
+        for key in keys:
+            steps = self._syncing(key)
+            ready = self._step(key, steps, None)
+            if ready is not None:
+                started.append((key, steps, ready))
+        jobs = [job for _, _, ready in started for job in ready]
+        answers = iter(self.creates.each(self.store.create, jobs))
+        for key, steps, ready in started:
+            self._step(key, steps, [(job, next(answers)) for job in ready])
         return True
 
-    def sync(self, key: FlowKey) -> None:
+    def _step(
+        self, key: FlowKey, steps: _Sync, answers: list[_Answered] | None
+    ) -> list[VCJob] | None:
+        """A step of a flow's sync (`_syncing`): its start (`answers` None), which gives the
+        vcjobs to create, or its rest once they were answered; its end or failure noted."""
+        try:
+            return next(steps) if answers is None else steps.send(answers)
+        except StopIteration:
+            self._synced(key)
+        except (Conflict, StoreError) as exc:
+            self._failed(key, exc)
+        return None
+
+    def _synced(self, key: FlowKey) -> None:
+        self.last_error = None
+        if key in self.retrying:  # CreateFailed: retried with a growing backoff (row 9)
+            self.retrying.discard(key)
+            self.queue.add_rate_limited(key)
+        else:
+            self.queue.forget(key)
+
+    def _syncing(self, key: FlowKey) -> _Sync:
+        """A flow's sync, in two steps: it yields the vcjobs to create, is sent each one's
+        answer (the vcjob created, or the error its create raised), and carries on — so the
+        creates of several flows' syncs are posted together (`process_one`)."""
         flow = self.cache.get(key)
         if flow is None:  # deleted (its DELETED event dropped it from the cache)
             self.indexes.pop(key, None)
             return
-        templates = _Templates(self.store, key.namespace)
+        templates = Templates(self.store, key.namespace)
         index = self.indexes.get(key)
         if index is None or index.flow.metadata.uid != flow.metadata.uid:
             self.added.pop(key, None)  # the full plan lists the vcjobs itself
@@ -352,7 +362,21 @@ class FlowController:
             index.flow = flow
             self._read_outputs(index)
             plan = index.decide(templates, self.options.create_batch, now=self.clock.now())
-        self._apply(index, plan, flow)
+        retry = False
+        with batched(self.store):
+            answers = yield self._ready(index, plan, key)
+            for job, answer in answers:
+                if isinstance(answer, Exception) and not isinstance(answer, Refusal):
+                    raise answer  # (a store error: the sync fails here, as one by one)
+                refused = answer if isinstance(answer, Refusal) else None
+                retry |= not self._created(index, job, flow, refused)
+            for name in plan.terminate:
+                flowactions.terminate_for_deadline(
+                    self.store, self.recorder, flow, name, self.clock.now()
+                )
+        if retry:
+            self.retrying.add(key)
+        self._remove(index, plan, flow)
         if self._read_outputs(index):
             self.queue.add(key)  # entries that waited for these outputs may be created now
         if self._probe(index):
@@ -384,23 +408,21 @@ class FlowController:
         self.indexes[key] = index
         return index, plan
 
-    def _apply(self, index: reconcile.FlowIndex, plan: reconcile.Plan, flow: JobFlow) -> None:
-        retry = False
-        key = FlowKey(flow.namespace, flow.name)
-        with batched(self.store):
-            ready = []
-            for job in plan.create:
-                if flowactions.pods_remain(self.store, job):
-                    index.defer_create(job.name, flowactions.PODS_REMAIN)
-                    self.queue.add_after(key, flowactions.POD_WAIT)
-                    continue
-                ready.append(job)
-            for job, refused in self.creates.post(ready):
-                retry |= not self._created(index, job, flow, refused)
-            for name in plan.terminate:
-                flowactions.terminate_for_deadline(
-                    self.store, self.recorder, flow, name, self.clock.now()
-                )
+    def _ready(self, index: reconcile.FlowIndex, plan: reconcile.Plan, key: FlowKey) -> list[VCJob]:
+        """The vcjobs of the plan to create now: not those whose earlier attempt's pods
+        remain (they wait)."""
+        ready = []
+        for job in plan.create:
+            if flowactions.pods_remain(self.store, job):
+                index.defer_create(job.name, flowactions.PODS_REMAIN)
+                self.queue.add_after(key, flowactions.POD_WAIT)
+                continue
+            ready.append(job)
+        return ready
+
+    def _remove(self, index: reconcile.FlowIndex, plan: reconcile.Plan, flow: JobFlow) -> None:
+        """Delete the vcjobs the plan removes: its retained-no-more and its failed attempts
+        whose retry is due."""
         for name in plan.delete:
             phase = flowactions.delete_job(self.store, index, flow.namespace, name)
             if phase is not None:
@@ -408,8 +430,6 @@ class FlowController:
         for name in plan.replace:  # a failed attempt whose retry is due
             phase = flowactions.delete_job(self.store, index, flow.namespace, name)
             index.forget(name, phase or "", self.clock.now())
-        if retry:
-            self.retrying.add(key)
 
     def _read_outputs(self, index: reconcile.FlowIndex) -> bool:
         """Give the index the outputs of the entries that completed since it last asked
@@ -442,7 +462,7 @@ class FlowController:
             self.queue.add_after(key, max(wait, 0.0))
 
     def close(self) -> None:
-        """Stop the create workers (if any)."""
+        """Stop the request workers (if any)."""
         self.creates.close()
 
     def _created(
@@ -494,26 +514,41 @@ class FlowController:
 
     def flush(self, *, due_only: bool = False) -> bool:
         """Write the status of every dirty flow not waiting to sync (when the manager is
-        idle, none is) — with `due_only`, of those that are due; True if anything was
-        written."""
+        idle, none is) — with `due_only`, of those that are due — the writes at once where
+        the store takes them so; True if anything was written."""
         began = self.clock.monotonic()
         keys, every = self.status_due.to_write(due_only=due_only)
-        wrote = False
+        writes: list[tuple[FlowKey, JobFlow, dict[str, Any]]] = []
         for key in keys:
             if self.queue.is_ready(key):
                 continue  # its next sync comes first: the index is ahead of any sync
             self.status_due.written(key)
-            try:
-                wrote |= self._write_status(key)
-            except (Conflict, StoreError, ValidationFailed) as exc:  # (too large: refused)
-                self._failed(key, exc)
+            write = self._status_to_write(key)
+            if write is not None:
+                writes.append((key, *write))
+        answers = self.creates.each(
+            lambda w: statuswrite.put_status(self.store, w[1], w[2]), writes
+        )
+        wrote = False
+        for (key, _, data), answer in zip(writes, answers, strict=True):
+            if isinstance(answer, (Conflict, StoreError, ValidationFailed)):  # (too large)
+                self._failed(key, answer)
+            elif isinstance(answer, Exception):
+                raise answer
+            elif answer is not None:
+                wrote = True
+                self.cache[key] = answer
+                self.indexes[key].flow = answer
+                self.written[key] = (statuswrite.resource_version(answer), data)
         self.status_due.flushed(every=every, wrote=wrote, began=began)
         return wrote
 
-    def _write_status(self, key: FlowKey) -> bool:
+    def _status_to_write(self, key: FlowKey) -> tuple[JobFlow, dict[str, Any]] | None:
+        """The flow and the status to write for it; None when the store holds that status
+        already (or another flow of that name is cached: its sync builds its index first)."""
         index, flow = self.indexes.get(key), self.cache.get(key)
         if index is None or flow is None or index.flow.metadata.uid != flow.metadata.uid:
-            return False  # (another flow of that name: its sync builds its index first)
+            return None
         data = index.status_data()
         known = self.written.get(key)
         if known is None:
@@ -521,29 +556,8 @@ class FlowController:
             known = (_rv(flow), stored) if stored is not None else None
         if known is not None and known[1] == data:
             self.written[key] = known
-            return False
-        try:
-            written = self._put_status(flow, data)
-        except Conflict:  # changed since we cached it; the status is ours to write
-            fresh = self.store.get(JobFlow, key.namespace, key.name)
-            if fresh.metadata.uid != flow.metadata.uid:
-                return False  # deleted and created again: its own events will follow
-            written = self._put_status(fresh, data)
-        self.cache[key] = index.flow = written
-        self.written[key] = (_rv(written), data)
-        return True
-
-    def _put_status(self, flow: JobFlow, data: dict[str, Any]) -> JobFlow:
-        meta = flow.metadata
-        return self.store.update_status_data(
-            JobFlow,
-            meta.namespace,
-            meta.name,
-            data,
-            resource_version=meta.resource_version,
-            uid=meta.uid,
-            base=flow,  # (the stored flow: only the status is validated)
-        )
+            return None
+        return flow, data
 
     def _failed(self, key: FlowKey, exc: Exception) -> None:
         """A failed sync: retried with backoff, never dropped; after WARN_AFTER failures in a

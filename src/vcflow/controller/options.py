@@ -30,6 +30,11 @@ class ControllerOptions:
     #: the vcjobs of one flow sync are created that many at a time (a store whose calls may
     #: run on several threads: the operator's KubeStore)
     create_workers: int = 1
+    #: up to that many ready flows are synced together, their vcjob creates posted at
+    #: once (`create_workers` at a time): a burst of one-job flows is not one round trip
+    #: after another. Both apply to a store without transactions only (the operator's
+    #: KubeStore): an embedded store syncs one flow at a time, its calls one by one
+    sync_batch: int = 1
     #: where the pods run: on `Platform.CLUSTER` (the operator) the prober reaches each pod
     #: at its own IP, so jobs with their own network (svc plugin) are probed too
     platform: Platform = Platform.LOCAL

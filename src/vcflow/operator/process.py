@@ -46,8 +46,11 @@ SERVICE_ACCOUNT_NAMESPACE = "/var/run/secrets/kubernetes.io/serviceaccount/names
 RESTART_WAIT = 1.0
 #: the process's exit code when it lost the Lease
 LOST = 1
-#: the vcjobs of one flow sync are created this many at a time
-CREATE_WORKERS = 4
+#: the vcjobs of the flows synced together are created, and a flush's statuses written,
+#: this many at a time
+CREATE_WORKERS = 8
+#: ready flows synced together
+SYNC_BATCH = 8
 
 
 @dataclass(frozen=True)
@@ -232,6 +235,7 @@ def _run(
             prober=SocketProber(hosts=PodHosts(store)),
             observer=metrics.controllers.observer if metrics is not None else None,
             create_workers=CREATE_WORKERS,
+            sync_batch=SYNC_BATCH,
             platform=Platform.CLUSTER,  # PodHosts: each check goes to the pods' own IPs
             phase_interval=PHASE_INTERVAL,
             template_delay=TEMPLATE_DELAY,
