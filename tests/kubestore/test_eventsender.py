@@ -144,14 +144,16 @@ def test_kubestore_returns_before_the_post_and_close_flushes(
     store = KubeStore(KubeClient.for_url(backend.served.url, timeout=10), async_events=True)
     job = store.create(vcjob("j"))
     gate = threading.Event()
-    request = store.client.request
+    events_client = store._event_client
+    assert events_client is not None
+    request = events_client.request
 
     def held(method: str, path: str, **kwargs: Any) -> Any:
         if "/events" in path:
             gate.wait(10)
         return request(method, path, **kwargs)
 
-    monkeypatch.setattr(store.client, "request", held)
+    monkeypatch.setattr(events_client, "request", held)
     recorder = Recorder(store, FakeClock())
     began = time.monotonic()
     for i in range(5):
@@ -162,3 +164,19 @@ def test_kubestore_returns_before_the_post_and_close_flushes(
     store.close()
     messages = [e.message for e in backend.engine.list(Event)]
     assert sorted(messages) == [f"create {i}" for i in range(5)]
+
+
+def test_events_go_through_a_client_with_a_rate_limit_of_their_own(backend: KubeBackend) -> None:
+    """As kube-scheduler's: the Events of a burst do not take the controllers' tokens. The
+    same server, user, qps and burst."""
+    client = KubeClient.for_url(backend.served.url, timeout=10, qps=7, burst=3)
+    store = KubeStore(client, async_events=True)
+    events = store._event_client
+    assert events is not None and events is not client
+    assert events.limiter is not client.limiter
+    assert (events.limiter.qps, events.limiter.burst) == (7, 3)
+    assert events.url == client.url
+    job = store.create(vcjob("j"))
+    Recorder(store, FakeClock()).record(job, "Normal", "Created", "through its own client")
+    store.close()
+    assert [e.message for e in backend.engine.list(Event)] == ["through its own client"]

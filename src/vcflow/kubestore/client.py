@@ -74,6 +74,17 @@ class KubeClient:
         self._streams_lock = threading.Lock()
         self._closed = False
 
+    def sibling(self) -> KubeClient:
+        """A client of the same server and user with connections and a rate limit of its
+        own (the same qps and burst), as Kubernetes' own components send their Events: so
+        the Events of a burst do not take the controllers' share of the limit."""
+        return KubeClient(
+            self.configuration,
+            timeout=self.timeout,
+            qps=self.limiter.qps,
+            burst=self.limiter.burst,
+        )
+
     @classmethod
     def for_url(
         cls,

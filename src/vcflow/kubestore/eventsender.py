@@ -23,8 +23,9 @@ log = logging.getLogger("vcflow.kubestore.events")
 
 #: Events queued at most (client-go's broadcaster: 1,000)
 QUEUE_SIZE = 1000
-#: seconds `close` waits for the queue to be sent: a full queue at the operator's default
-#: rate limit (`ratelimit`: QPS 50 after a burst of 100) takes about 18 s, and a pod has 30 s
+#: seconds `close` waits for the queue to be sent: a full queue at KubeClient's default
+#: rate limit (`ratelimit`: QPS 50 after a burst of 100; the operator's is twice that)
+#: takes about 18 s, and a pod has 30 s
 #: from SIGTERM to SIGKILL by default (`terminationGracePeriodSeconds`, deploy/operator). A
 #: few seconds were too few: a rate-limited burst left hundreds of Events queued at SIGTERM.
 FLUSH_SECONDS = 25.0

@@ -15,7 +15,8 @@ from collections.abc import Callable
 #: vcjobs it creates, one status patch) and a 100-flow x 20-job start is thousands of
 #: them, minutes at 5/s. 50/100 is what busy controllers configure (kube-controller-manager
 #: runs with --kube-api-qps=50 --kube-api-burst=100 on large clusters); API Priority and
-#: Fairness on the server shares it out among clients beyond that.
+#: Fairness on the server shares it out among clients beyond that. (`vcflow operator` sets its
+#: own: operator/limits.py.)
 DEFAULT_QPS = 50.0
 DEFAULT_BURST = 100
 

@@ -44,7 +44,9 @@ Opt-ins of the operator (client-go's informer caches and EventBroadcaster):
   direct. `poll_events` then does not wait for the watches to bring the store's own writes
   back (the cache has them): their events come at a later poll.
 - `async_events`: Events are queued to a sender thread (`eventsender`): `create` of an
-  Event returns at once, the Event as given.
+  Event returns at once, the Event as given. The sender has a client of its own
+  (`KubeClient.sibling`: its own connections and rate limit), as kube-scheduler and
+  kube-controller-manager send theirs: a burst's Events do not slow the controllers.
 - `namespaces` (`vcflow operator --namespace NS ...`; none: all): a list of all namespaces
   is one list per namespace, and events of other namespaces are dropped (`events_since`,
   `poll_events`, `watch`); other calls are as without. The informer still watches each
@@ -117,8 +119,11 @@ class KubeStore:
         self._calls = calls.Calls(client, self.kinds, self.informer, self.cached)
         self._feed = feed.Feed(self._calls, self.namespaces)
         self.events: EventSender | None = None
-        if async_events:
-            self.events = EventSender(lambda event: self._create(event).object)
+        self._event_client: KubeClient | None = None
+        if async_events:  # (through a client of their own: `KubeClient.sibling`)
+            self._event_client = client.sibling()
+            via = calls.Calls(self._event_client, self.kinds, self.informer, self.cached)
+            self.events = EventSender(lambda event: self._create(event, via=via).object)
 
     def __enter__(self) -> KubeStore:
         return self
@@ -129,6 +134,8 @@ class KubeStore:
     def close(self) -> None:
         if self.events is not None:
             self.events.close()
+        if self._event_client is not None:
+            self._event_client.close()
         self.informer.stop()
         self.client.close()
 
@@ -231,18 +238,21 @@ class KubeStore:
         `Warning` headers) returned. A status given is dropped, as for a client."""
         return self._create(obj, [("fieldValidation", validation.api)])
 
-    def _create(self, obj: R, query: Sequence[tuple[str, str]] = ()) -> Written[R]:
+    def _create(
+        self, obj: R, query: Sequence[tuple[str, str]] = (), *, via: calls.Calls | None = None
+    ) -> Written[R]:
         info = self.kinds.of(obj)
         namespace = obj.namespace or apinames.DEFAULT_NAMESPACE
         body = self._outgoing(info, wire.incoming(obj))
         body.setdefault("metadata", {})["namespace"] = namespace
         for key in wire.SERVER_FIELDS:
             body["metadata"].pop(key, None)
-        path = self._calls.resource(info).path(namespace)
-        response = self._calls.call(
+        through = via or self._calls
+        path = through.resource(info).path(namespace)
+        response = through.call(
             info, "POST", path, namespace=namespace, name=obj.name, query=query, body=body
         )
-        created = cast(R, self._calls.model(info, response.json()))
+        created = cast(R, through.model(info, response.json()))
         return Written(created, calls.warnings(info, response, namespace, created.name))
 
     def update(self, obj: R, *, admit: bool = True) -> R:
