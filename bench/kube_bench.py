@@ -137,18 +137,7 @@ class Shape:
         raise KeyError(entry)
 
     def flow(self, name: str) -> dict[str, Any]:
-        flows: list[dict[str, Any]] = []
-        for entry in self.entries:
-            item: dict[str, Any] = {"name": entry}
-            if self.targets_of(entry):
-                item["dependsOn"] = {"targets": self.targets_of(entry)}
-            flows.append(item)
-        return {
-            "apiVersion": "flow.volcano.sh/v1alpha1",
-            "kind": "JobFlow",
-            "metadata": {"name": name},
-            "spec": {"jobRetainPolicy": "retain", "flows": flows},
-        }
+        return layered20.flow(name, self.entries, self.targets_of)
 
 
 SHAPES = {
@@ -442,7 +431,7 @@ class Emulator(Plane):
         command = _operator_command(args, state / "kubeconfig")
         self.operator = Process(command, root / "operator.log")
         stack.callback(self.operator.stop)
-        self.fake = stack.enter_context(FakeVolcano(self.url, step=0.0))
+        self.fake = stack.enter_context(FakeVolcano(self.url, step=0.0, workers=args.fake_workers))
 
     def _counts(self) -> Counter[tuple[str, str]]:
         """The server's request counts so far, by (verb, resource)."""
@@ -641,6 +630,7 @@ class Real(Plane):
                 FakeVolcano(
                     self.cluster.url,
                     step=0.0,
+                    workers=args.fake_workers,
                     token=self.cluster.admin_token,
                     ca_file=str(self.cluster.ca_path),
                 )
@@ -1013,6 +1003,12 @@ def main() -> None:
         help="vc-controller-manager --kube-api-qps (burst twice that; default: Volcano's 50/100)",
     )
     parser.add_argument(
+        "--fake-workers",
+        type=int,
+        default=4,
+        help="threads the fake Volcano patches vcjob statuses from (default 4)",
+    )
+    parser.add_argument(
         "--clients",
         type=int,
         default=1,
@@ -1038,6 +1034,7 @@ def main() -> None:
         "run_seconds": args.run_seconds,
         "flows": args.flows,
         "clients": args.clients,
+        "fake_workers": args.fake_workers,
     }
     ok = True
     try:

@@ -3,6 +3,7 @@ entry after every entry of the layer before (`t00` … `t43`)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Any
 
 FLOW = "/apis/flow.volcano.sh/v1alpha1/namespaces/default"
@@ -15,12 +16,18 @@ def targets_of(entry: str) -> list[str]:
     return [] if layer == 0 else [f"t{layer - 1}{i}" for i in range(WIDTH)]
 
 
-def flow(name: str) -> dict[str, Any]:
+def flow(
+    name: str,
+    entries: Sequence[str] = ENTRIES,
+    targets: Callable[[str], list[str]] = targets_of,
+) -> dict[str, Any]:
+    """The JobFlow `name` of `entries`, each after its `targets` (by default this 20-job
+    flow; kube_bench.py gives its other shapes)."""
     flows: list[dict[str, Any]] = []
-    for entry in ENTRIES:
+    for entry in entries:
         item: dict[str, Any] = {"name": entry}
-        if targets_of(entry):
-            item["dependsOn"] = {"targets": targets_of(entry)}
+        if targets(entry):
+            item["dependsOn"] = {"targets": targets(entry)}
         flows.append(item)
     return {
         "apiVersion": "flow.volcano.sh/v1alpha1",
