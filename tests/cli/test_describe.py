@@ -8,6 +8,9 @@ from pathlib import Path
 
 from typer.testing import Result
 
+from vcflow.api.jobflow import JobFlow
+from vcflow.cli import sections
+
 Vc = Callable[..., Result]
 Phase = Callable[[str, str], Result]
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "jobflow"
@@ -91,3 +94,16 @@ def test_every_object_of_the_kind_and_missing_names(example: Result, vc: Vc) -> 
     assert missing.stderr == (
         'Error from server (NotFound): jobtemplates.flow.volcano.sh "nope" not found\n'
     )
+
+
+def test_flow_queue_and_priority_class_shown_when_set() -> None:
+    def described(spec: dict[str, object]) -> list[str]:
+        flow = JobFlow.from_dict({"metadata": {"name": "f"}, "spec": {"flows": [], **spec}})
+        text = sections.Text()
+        sections.flow_sections(flow, text)
+        return squeezed("\n".join(text.lines))
+
+    lines = described({"queue": "team-a", "priorityClassName": "team-a-prod"})
+    assert "Queue: team-a" in lines and "Priority Class Name: team-a-prod" in lines
+    plain = described({})
+    assert not any(line.startswith(("Queue", "Priority Class")) for line in plain)

@@ -1,7 +1,8 @@
 """JobFlow admission: Volcano's DAG webhook (reference §6.1), the CRD schema (§6.3) and
 vcflow's fixes (compatibility rows 1, 2, 4, 10, 11, 13); the flow features' own checks (row 20:
 retries, deadlines, outcomes, probes) are `flowfeatures`, the arguments' (row 22) `arguments`,
-`when`/`switch`/`onExit`'s `language`.
+`when`/`switch`/`onExit`'s `language`; `spec.queue` and `spec.priorityClassName` are object
+names (docs/scheduling.md).
 
 Checks run in the order the conformance cases assume — spec-update refusal, unique names,
 unknown targets, cycles — and every problem is reported, none raised. Pure.
@@ -55,6 +56,7 @@ def validate_jobflow(
         errors.append(FieldError(SPEC_UPDATE, "spec"))
     flows = flow.flows
     errors += _schema(flows)
+    errors += _scheduling(flow)
     errors += _unique_names(flows)
     errors += _dag(flows)
     errors += _probes(flows)
@@ -103,16 +105,33 @@ def _schema(flows: Sequence[Flow]) -> list[FieldError]:
     return errors
 
 
+def _scheduling(flow: JobFlow) -> list[FieldError]:
+    """`spec.queue` and `spec.priorityClassName` (docs/scheduling.md) name a Queue and a
+    PriorityClass: object names, as the vcjob's own fields are; empty is refused, as an
+    entry's `template` is (absent means: the template's, else Volcano's `default` queue)."""
+    spec = flow.spec
+    if spec is None:
+        return []
+    return _object_name(spec.queue, "spec.queue") + _object_name(
+        spec.priority_class_name, "spec.priorityClassName"
+    )
+
+
 def _template_name(template: str | None, path: str) -> list[FieldError]:
     """An entry's `template` names a JobTemplate: an object name (a DNS-1123 subdomain)."""
-    if template is None:
+    return _object_name(template, path)
+
+
+def _object_name(value: str | None, path: str) -> list[FieldError]:
+    """`value`, when given, must be an object name (a DNS-1123 subdomain), not empty."""
+    if value is None:
         return []
-    if not template:
+    if not value:
         message = f'Invalid value: "": {path} in body should be at least 1 chars long'
         return [FieldError(message, path)]
     return [
-        FieldError(f"Invalid value: {printable.quoted(template)}: {problem}", path)
-        for problem in names.dns1123_subdomain_errors(template)
+        FieldError(f"Invalid value: {printable.quoted(value)}: {problem}", path)
+        for problem in names.dns1123_subdomain_errors(value)
     ]
 
 

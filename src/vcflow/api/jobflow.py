@@ -3,8 +3,9 @@
 Wire names are Volcano's, typos included (`unKnowJobs`). vcflow's additive fields
 (`spec.arguments`, an entry's `template`, `dependsOn.strategy` and `outcome`, `retryPolicy`
 with the names of Volcano's retry design, `activeDeadlineSeconds`, status condition
-`reason`/`message`, the retry bookkeeping of `jobStatusList`) are optional, so every Volcano
-manifest means what it meant (compatibility rows 5, 18, 20, 21, 22; docs/flow-features.md).
+`reason`/`message`, the retry bookkeeping of `jobStatusList`, `spec.queue` and
+`spec.priorityClassName`) are optional, so every Volcano manifest means what it meant
+(compatibility rows 5, 18, 20, 21, 22, 25; docs/flow-features.md, docs/scheduling.md).
 """
 
 from __future__ import annotations
@@ -190,6 +191,10 @@ class JobFlowSpec(WireModel):
     job_retain_policy: Annotated[phases.RetainPolicy, LaxEnum] | None = None
     retry_policy: RetryPolicy | None = None
     active_deadline_seconds: int | None = None
+    #: vcflow: the `queue` and `priorityClassName` of every vcjob of the flow (an entry's
+    #: patch still wins; docs/scheduling.md)
+    queue: str | None = None
+    priority_class_name: str | None = None
 
 
 class JobRunningHistory(WireModel):

@@ -75,6 +75,10 @@ def flow_sections(flow: JobFlow, text: Text, now: datetime | None = None) -> Non
         pairs.append(("Retry Policy", retry_text(spec.retry_policy)))
     if spec is not None and spec.active_deadline_seconds:
         pairs.append(("Active Deadline Seconds", str(spec.active_deadline_seconds)))
+    if spec is not None and spec.queue is not None:
+        pairs.append(("Queue", spec.queue))
+    if spec is not None and spec.priority_class_name is not None:
+        pairs.append(("Priority Class Name", spec.priority_class_name))
     if flow.exit_handlers:
         pairs.append(("On Exit", ", ".join(flow.exit_handlers)))
     text.fields(pairs, 1)

@@ -63,13 +63,14 @@ def build_job(
 ) -> VCJob:
     """`<flow>-<entry>` with Volcano's two labels and annotations (the template's: the
     entry's `template`, else its name), the template's spec
-    (as stored, CRD defaults included) with the entry's patch applied, and no status; the
+    (as stored, CRD defaults included) with the flow's `queue` and `priorityClassName`
+    (`scheduled`) then the entry's patch applied, and no status; the
     working directory the flow (else the template) was applied from (`api.workdir`). An
     attempt after the first (a retry, docs/flow-features.md) carries its number in the
     annotation `vcflow.io/attempt`. A flow that uses the flow language gives every container
     the variables `env` (found here unless given: `VCFLOW_ARGS`) and `VCFLOW_OUTPUTS`, its
     termination-message path (`add_env`, docs/flow-features.md section 11); any other
-    flow's spec is its template's. `case`: the `switch` case that picked `template`;
+    flow's vcjobs get no variable. `case`: the `switch` case that picked `template`;
     `values`: the arguments and the targets' outputs its `${{ }}` references are replaced
     by (`substituted`; SubstitutionError for one that cannot be). `item`: (index, value) of
     an item of a `for` entry (section 19): the vcjob is `<flow>-<entry>-<index>`, with
@@ -96,7 +97,7 @@ def build_job(
     if directory is not None:
         job.metadata.annotations[workdir.ANNOTATION] = directory
     if template.spec is not None:
-        spec = template.spec.clone()
+        spec = scheduled(template.spec.clone(), flow)
         if entry.patch is not None and entry.patch.job_spec is not None:
             spec = merge.patched_spec(spec, entry.patch.job_spec)
         if values is not None:
@@ -115,6 +116,18 @@ def build_job(
             add_env(spec, outputs.ENV_OUTPUTS, outputs.outputs_path, init=False)
         job.spec = spec
     return job
+
+
+def scheduled(spec: JobSpec, flow: JobFlow) -> JobSpec:
+    """`spec` (changed in place: a copy) with the flow's `spec.queue` and
+    `spec.priorityClassName` where the flow sets them (docs/scheduling.md): they replace the
+    template's; an entry's patch, applied after, still wins."""
+    if flow.spec is not None:
+        if flow.spec.queue is not None:
+            spec.queue = flow.spec.queue
+        if flow.spec.priority_class_name is not None:
+            spec.priority_class_name = flow.spec.priority_class_name
+    return spec
 
 
 #: what `${{ }}` references are replaced by: the flow's arguments, the targets' outputs
