@@ -136,6 +136,9 @@ class Flow(WireModel):
     patch: Patch | None = None
     retry_policy: RetryPolicy | None = None
     active_deadline_seconds: int | None = None
+    #: Volcano's vcjob field (a Go duration): ranks the entry on the critical path
+    #: (docs/scheduling.md)
+    running_estimate: str | None = None
 
     @property
     def template_name(self) -> str:
@@ -182,6 +185,23 @@ class Argument(WireModel):
     description: str | None = None
 
 
+class Handover(WireModel):
+    #: hold a finished job's resources for its successors this long (0 = off)
+    hold_seconds: int | None = None
+
+
+class SchedulingPolicy(WireModel):
+    """vcflow: how the flow's jobs meet the scheduler (docs/scheduling.md)."""
+
+    #: `Flow`: a job queues with its flow's age; `Job` (default): with its own
+    age_from: str | None = None
+    #: `CriticalPath`: ready jobs rank by their longest remaining path; `FlowOrder` (default)
+    job_order: str | None = None
+    handover: Handover | None = None
+    #: `Hold`: a flow a stage of which can never fit stays Pending; `Ignore` (default)
+    admission: str | None = None
+
+
 class JobFlowSpec(WireModel):
     flows: list[Flow] | None = None
     #: vcflow: the flow's arguments (docs/flow-features.md section 10)
@@ -195,6 +215,7 @@ class JobFlowSpec(WireModel):
     #: patch still wins; docs/scheduling.md)
     queue: str | None = None
     priority_class_name: str | None = None
+    scheduling_policy: SchedulingPolicy | None = None
 
 
 class JobRunningHistory(WireModel):
