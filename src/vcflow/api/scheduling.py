@@ -11,12 +11,12 @@ seconds, `jobOrder: CriticalPath`) and `HANDOVER` (JSON `{"holdSeconds": N, "nee
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from vcflow.api.meta import Resource, WireModel
 
-SCHEDULING_API_VERSION = "scheduling.volcano.sh/v1beta1"
-PRIORITY_API_VERSION = "scheduling.k8s.io/v1"
+SCHEDULING_API_VERSION: Final = "scheduling.volcano.sh/v1beta1"
+PRIORITY_API_VERSION: Final = "scheduling.k8s.io/v1"
 
 #: the queue every vcjob without one is in; it exists whether or not it is stored
 DEFAULT_QUEUE = "default"
