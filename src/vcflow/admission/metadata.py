@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from vcflow.api import names
+from vcflow.api import clusterscope, names
 from vcflow.api.errors import FieldError
 from vcflow.api.meta import Resource
 from vcflow.api.printable import quoted
@@ -22,7 +22,8 @@ def validate_metadata(obj: Resource) -> list[FieldError]:
         for problem in names.dns1123_subdomain_errors(meta.name):
             message = f"Invalid value: {quoted(meta.name)}: {problem}"
             errors.append(FieldError(message, "metadata.name"))
-    for problem in names.dns1123_label_errors(meta.namespace):
+    namespaced = not clusterscope.is_cluster_scoped(type(obj))  # (a Queue has none)
+    for problem in names.dns1123_label_errors(meta.namespace) if namespaced else ():
         errors.append(
             FieldError(f"Invalid value: {quoted(meta.namespace)}: {problem}", "metadata.namespace")
         )

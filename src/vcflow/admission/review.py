@@ -10,12 +10,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from vcflow.admission import configdata, jobflow, jobtemplate, local, metadata, unknown
+from vcflow.admission import configdata, jobflow, jobtemplate, local, metadata, queues, unknown
 from vcflow.api.errors import FieldError
 from vcflow.api.jobflow import JobFlow
 from vcflow.api.jobtemplate import JobTemplate
 from vcflow.api.meta import Resource
 from vcflow.api.platform import Platform
+from vcflow.api.scheduling import PriorityClass
 from vcflow.api.vcjob import VCJob
 
 
@@ -46,6 +47,8 @@ class Context:
     #: Where the pods run: locally, say what vcflow's local runtime cannot give
     #: (`local.warnings`); not where Volcano runs them (the webhook of a cluster).
     platform: Platform = Platform.LOCAL
+    #: the stored PriorityClasses, for one being made the globalDefault
+    priority_classes: Sequence[PriorityClass] = ()
 
 
 def review(
@@ -77,6 +80,7 @@ def review(
         if ctx.unknown_fields:
             found += unknown.unknown_fields(obj)
         found += configdata.validate(obj)
+        found += queues.validate(obj, old, ctx.priority_classes)
         if ctx.platform.runs_pods_here:
             found += local.warnings(obj, ctx.isolation)
     return [e.with_object(kind=obj.kind, namespace=obj.namespace, name=obj.name) for e in found]
@@ -95,4 +99,4 @@ def _review_delete(obj: Resource, ctx: Context) -> list[FieldError]:
         return jobflow.validate_delete(obj)
     if isinstance(obj, JobTemplate):
         return jobflow.validate_template_delete(obj, ctx.flows)
-    return []
+    return queues.validate_delete(obj)

@@ -66,6 +66,10 @@ class Cause(StrEnum):
     UNKNOWN_FIELD = "FieldValueUnknown"
 
 
+#: the kinds of no namespace (`api.clusterscope`), named without one in messages
+CLUSTER_KINDS = frozenset({"Queue", "PriorityClass"})
+
+
 @dataclass(frozen=True)
 class FieldError:
     """One problem with one object, in one field; `str()` is the one-line user message.
@@ -118,7 +122,9 @@ class FieldError:
             parts.append(where)
         if self.kind:
             obj = self.kind
-            if self.name:
+            if self.name and self.kind in CLUSTER_KINDS:
+                obj += f" {self.name}"
+            elif self.name:
                 obj += f" {self.namespace or 'default'}/{self.name}"
             parts.append(obj)
         if self.path:

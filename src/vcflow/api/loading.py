@@ -22,7 +22,7 @@ from typing import Any
 import pydantic
 import yaml
 
-from vcflow.api import bounds, config, jsontext, names
+from vcflow.api import bounds, config, jsontext, names, scheduling
 from vcflow.api.errors import FieldError, Origin, ParseError
 from vcflow.api.jobflow import JobFlow
 from vcflow.api.jobtemplate import JobTemplate
@@ -40,6 +40,8 @@ MODELS: dict[tuple[str, str], type[Resource]] = {
     (names.BATCH_API_VERSION, "Job"): VCJob,
     ("v1", "ConfigMap"): config.ConfigMap,
     ("v1", "Secret"): config.Secret,
+    (scheduling.SCHEDULING_API_VERSION, "Queue"): scheduling.Queue,
+    (scheduling.PRIORITY_API_VERSION, "PriorityClass"): scheduling.PriorityClass,
 }
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
-from vcflow.api.meta import ObjectMeta
+from vcflow.api.clusterscope import ClusterObjectMeta
 from vcflow.api.scheduling import DEFAULT_QUEUE, OPEN, PriorityClass, Queue, QueueSpec, QueueStatus
 
 
@@ -16,7 +16,7 @@ def implicit_default() -> Queue:
     """Volcano creates `default` (weight 1, Open, no capability); vcflow does not store it
     until someone applies one, so it is made up here."""
     return Queue(
-        metadata=ObjectMeta(name=DEFAULT_QUEUE, namespace=""),
+        metadata=ClusterObjectMeta(name=DEFAULT_QUEUE),
         spec=QueueSpec(weight=1),
         status=QueueStatus(state=OPEN),
     )

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from typing import Any, Final, Literal
 
-from vcflow.api.meta import Resource, WireModel
+from vcflow.api.clusterscope import ClusterResource
+from vcflow.api.meta import WireModel
 
 SCHEDULING_API_VERSION: Final = "scheduling.volcano.sh/v1beta1"
 PRIORITY_API_VERSION: Final = "scheduling.k8s.io/v1"
@@ -50,7 +51,7 @@ class QueueStatus(WireModel):
     state: str | None = None
 
 
-class Queue(Resource):
+class Queue(ClusterResource):
     api_version: Literal["scheduling.volcano.sh/v1beta1"] = SCHEDULING_API_VERSION
     kind: Literal["Queue"] = "Queue"
     spec: QueueSpec | None = None
@@ -69,13 +70,35 @@ class Queue(Resource):
         return status.state if status is not None and status.state else OPEN
 
 
-class PriorityClass(Resource):
+class PriorityClass(ClusterResource):
     api_version: Literal["scheduling.k8s.io/v1"] = PRIORITY_API_VERSION
     kind: Literal["PriorityClass"] = "PriorityClass"
     value: int = 0
     global_default: bool | None = None
     description: str | None = None
     preemption_policy: str | None = None
+
+
+def defaults(obj: object) -> bool:
+    """What the API server fills in (the store's defaulter; False: nothing changed): a
+    Queue's weight 1 and reclaimable (Volcano's CRD and mutating webhook), a
+    PriorityClass's preemptionPolicy PreemptLowerPriority (Kubernetes)."""
+    if isinstance(obj, PriorityClass):
+        if obj.preemption_policy is not None:
+            return False
+        obj.preemption_policy = "PreemptLowerPriority"
+        return True
+    if not isinstance(obj, Queue):
+        return False
+    spec = obj.spec
+    if spec is not None and spec.weight is not None and spec.reclaimable is not None:
+        return False
+    spec = spec if spec is not None else QueueSpec()
+    spec.weight = 1 if spec.weight is None else spec.weight
+    spec.reclaimable = True if spec.reclaimable is None else spec.reclaimable
+    obj.spec = spec
+    return True
+
 
 #: `spec.schedulingPolicy` values (api.jobflow.SchedulingPolicy)
 AGE_FROM_FLOW, AGE_FROM_JOB = "Flow", "Job"

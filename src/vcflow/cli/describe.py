@@ -23,7 +23,7 @@ from vcflow.api.jobtemplate import JobTemplate
 from vcflow.api.meta import Resource
 from vcflow.api.pod import Pod
 from vcflow.api.vcjob import VCJob
-from vcflow.cli import configsections, kinds, options, podsections, remote, sections
+from vcflow.cli import configsections, kinds, options, podsections, remote, schedsections, sections
 from vcflow.cli.sections import NONE, Text
 from vcflow.store import Store
 
@@ -50,7 +50,8 @@ def describe(
     if texts:
         typer.echo("\n\n".join(text.rstrip("\n") for text in texts))
     if not objects and not names:
-        typer.echo(f"No resources found in {namespace} namespace.", err=True)
+        where = f" in {namespace} namespace" if resolved.namespaced else ""
+        typer.echo(f"No resources found{where}.", err=True)
     if missing:
         raise NotFound("\n".join(str(resolved.not_found(name)) for name in missing))
 
@@ -87,6 +88,7 @@ def render(obj: Resource, events: Sequence[Event], now: datetime) -> str:
     elif isinstance(obj, Pod):
         podsections.pod_sections(obj, text)
     configsections.config_sections(obj, text)
+    schedsections.scheduling_sections(obj, text)
     _event_table(events, text, now)
     return text.render()
 
@@ -96,7 +98,7 @@ def _header(obj: Resource, text: Text, now: datetime) -> None:
     created = meta.creation_timestamp
     pairs: list[tuple[str, str | Sequence[str]]] = [
         ("Name", obj.name),
-        ("Namespace", obj.namespace),
+        *([("Namespace", obj.namespace)] if obj.namespace else []),  # (not a Queue's)
         ("Labels", sections.pairs_of(meta.labels)),
         ("Annotations", sections.pairs_of(meta.annotations)),
         ("API Version", obj.api_version),

@@ -143,7 +143,8 @@ def get(
             elif every or fmt.format is not output.Format.NAME:
                 output.serialized(every, fmt, single=single, out=sys.stdout)
         if not every and not named and fmt.tabular:
-            where = "" if all_namespaces else f" in {namespace} namespace"
+            cluster = not any(t.kind.namespaced for t in targets)
+            where = "" if all_namespaces or cluster else f" in {namespace} namespace"
             typer.echo(f"No resources found{where}.", err=True)
         if missing and not watch:
             raise NotFound("\n".join(str(error) for error in missing))
@@ -157,7 +158,8 @@ def get(
                 and matches(obj)
             )
             header = fmt.tabular and not every and not no_headers  # (kubectl's, on the first row)
-            _watch(store, target.kind, scope, accepts, since, fmt, all_namespaces, header)
+            where_ = scope if target.kind.namespaced else None
+            _watch(store, target.kind, where_, accepts, since, fmt, all_namespaces, header)
 
 
 def _label_selector(text: str | None) -> Selector:
@@ -253,7 +255,8 @@ def _table(
     if fmt.format is output.Format.CUSTOM_COLUMNS:
         rows = [output.custom_cells(obj.to_dict(), fmt.columns) for obj in objects]
         return [col.header for col in fmt.columns], rows
-    cols = columns.columns(kind, wide=fmt.format is output.Format.WIDE, namespaced=all_ns)
+    wide = fmt.format is output.Format.WIDE
+    cols = columns.columns(kind, wide=wide, namespaced=all_ns and kind.namespaced)
     rows = columns.rows(objects, cols, clock.SystemClock().now())
     if prefixed:
         at = next(i for i, col in enumerate(cols) if col.format == "name")

@@ -14,7 +14,7 @@ from typing import TypeVar
 
 import typer
 
-from vcflow.api import config, names
+from vcflow.api import clusterscope, config, names, scheduling
 from vcflow.api.errors import NotFound, VcflowError
 from vcflow.api.jobflow import JobFlow
 from vcflow.api.jobtemplate import JobTemplate
@@ -65,6 +65,11 @@ class Kind:
                 missing.append(name)
         return found, missing
 
+    @property
+    def namespaced(self) -> bool:
+        """False for a Queue or PriorityClass: `-n` is ignored for it, as kubectl does."""
+        return not clusterscope.is_cluster_scoped(self.model)
+
     def names(self) -> set[str]:
         """Every accepted spelling (compared lower-case)."""
         spelled = {self.singular, self.plural, *self.aliases}
@@ -80,7 +85,11 @@ VCJOB = Kind(VCJob, "job", "jobs", names.GROUP_BATCH, ("vcjob", "vcjobs", "vj"))
 POD = Kind(Pod, "pod", "pods", "", ("po",))
 CONFIGMAP = Kind(config.ConfigMap, "configmap", "configmaps", "", ("cm",))
 SECRET = Kind(config.Secret, "secret", "secrets", "", ())
-ALL = (JOBFLOW, JOBTEMPLATE, VCJOB, POD, CONFIGMAP, SECRET)
+QUEUE = Kind(scheduling.Queue, "queue", "queues", "scheduling.volcano.sh", ("q", "queue-v1beta1"))
+PRIORITYCLASS = Kind(
+    scheduling.PriorityClass, "priorityclass", "priorityclasses", "scheduling.k8s.io", ("pc",)
+)
+ALL = (JOBFLOW, JOBTEMPLATE, VCJOB, POD, CONFIGMAP, SECRET, QUEUE, PRIORITYCLASS)
 
 
 def act_on_each(
@@ -107,7 +116,8 @@ def act_on_each(
 #: What `--help` says a KIND argument may be.
 HELP = (
     "jobflow (jf), jobtemplate (jt), vcjob (vj; also job, meaning the Volcano batch job), "
-    "pod (po), configmap (cm) or secret; singular, plural or full (jobflows.flow.volcano.sh)"
+    "pod (po), configmap (cm), secret, queue (q) or priorityclass (pc); singular, plural or "
+    "full (jobflows.flow.volcano.sh)"
 )
 
 _BY_NAME = {spelling: kind for kind in ALL for spelling in kind.names()}

@@ -11,6 +11,8 @@ the server's meta.k8s.io Table responses (server/tables.py). Pure: the time is a
 - pod: Name, Ready (ready/total containers), Status (phase, or the waiting or terminated
   reason of a container, or `Terminating`), Restarts, Age; wide adds Node;
 - configmap: Name, Data, Age; secret: Name, Type, Data, Age;
+- queue: Name, PARENT (Volcano's CRD); priorityclass: Name, Value, Global-Default, Age,
+  PreemptionPolicy (kube's);
 - event (the server's tables only: `kubectl get events`): Last Seen, Type, Reason, Object
   (`jobflow/test`), Message; wide adds Source, First Seen, Count, Name — kube's columns;
 - other kinds: Name, Age.
@@ -24,7 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from vcflow.api import ages, config, names
+from vcflow.api import ages, config, names, scheduling
 from vcflow.api.event import Event
 from vcflow.api.jobflow import JobFlow
 from vcflow.api.lease import Lease
@@ -152,6 +154,25 @@ def _lease_holder(obj: Resource, now: datetime) -> str:
     return (spec.holder_identity or "") if spec is not None else ""
 
 
+def _queue_parent(obj: Resource, now: datetime) -> str:
+    spec = obj.spec if isinstance(obj, scheduling.Queue) else None
+    return (spec.parent or "") if spec is not None else ""
+
+
+def _class_value(obj: Resource, now: datetime) -> str:
+    return str(obj.value) if isinstance(obj, scheduling.PriorityClass) else ""
+
+
+def _class_default(obj: Resource, now: datetime) -> str:
+    default = obj.global_default if isinstance(obj, scheduling.PriorityClass) else None
+    return "true" if default else "false"
+
+
+def _class_preemption(obj: Resource, now: datetime) -> str:
+    policy = obj.preemption_policy if isinstance(obj, scheduling.PriorityClass) else None
+    return policy or ""
+
+
 def _event_field(read: Callable[[Event], str]) -> Cell:
     def cell(obj: Resource, now: datetime) -> str:
         return read(obj) if isinstance(obj, Event) else ""
@@ -242,6 +263,15 @@ _COLUMNS: dict[resources.APIResource, tuple[Column, ...]] = {
         AGE,
     ),
     resources.LEASES: (NAME, Column("Holder", _lease_holder), AGE),
+    # (Volcano's CRD names one printer column, so kube-apiserver prints no Age)
+    resources.QUEUES: (NAME, Column("PARENT", _queue_parent, description="spec.parent")),
+    resources.PRIORITY_CLASSES: (
+        NAME,
+        Column("Value", _class_value, type="integer", description="The class's priority."),
+        Column("Global-Default", _class_default, type="boolean"),
+        AGE,
+        Column("PreemptionPolicy", _class_preemption),
+    ),
 }
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from vcflow.api import config, names
+from vcflow.api import config, names, scheduling
 from vcflow.api.command import Command
 from vcflow.api.event import Event
 from vcflow.api.jobflow import JobFlow
@@ -48,8 +48,10 @@ class APIResource:
         return f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
 
     def path(self, namespace: str | None, name: str = "", subresource: str = "") -> str:
-        """`/apis/G/V/namespaces/NS/PLURAL[/NAME[/SUB]]` (all namespaces when None)."""
-        scope = f"/namespaces/{namespace}" if namespace is not None else ""
+        """`/apis/G/V/namespaces/NS/PLURAL[/NAME[/SUB]]` (all namespaces when None);
+        `/apis/G/V/PLURAL[/NAME[/SUB]]` for a cluster-scoped resource, whatever the
+        namespace."""
+        scope = f"/namespaces/{namespace}" if namespace is not None and self.namespaced else ""
         url = f"{self.prefix}{scope}/{self.plural}"
         if name:
             url += f"/{name}"
@@ -81,6 +83,27 @@ EVENTS_V1 = APIResource(EventV1, "events.k8s.io", "v1", "Event", "events", ("ev"
 CONFIGMAPS = APIResource(config.ConfigMap, "", "v1", "ConfigMap", "configmaps", ("cm",))
 SECRETS = APIResource(config.Secret, "", "v1", "Secret", "secrets")
 LEASES = APIResource(Lease, "coordination.k8s.io", "v1", "Lease", "leases")
+#: cluster-scoped (stored under namespace `""`, `api.clusterscope`); short names as
+#: Volcano's CRD and kube-apiserver give them
+QUEUES = APIResource(
+    scheduling.Queue,
+    "scheduling.volcano.sh",
+    "v1beta1",
+    "Queue",
+    "queues",
+    ("q", "queue-v1beta1"),
+    ("status",),
+    namespaced=False,
+)
+PRIORITY_CLASSES = APIResource(
+    scheduling.PriorityClass,
+    "scheduling.k8s.io",
+    "v1",
+    "PriorityClass",
+    "priorityclasses",
+    ("pc",),
+    namespaced=False,
+)
 
 ALL: tuple[APIResource, ...] = (
     JOBFLOWS,
@@ -93,6 +116,8 @@ ALL: tuple[APIResource, ...] = (
     SECRETS,
     EVENTS_V1,
     LEASES,
+    QUEUES,
+    PRIORITY_CLASSES,
 )
 _BY_MODEL = {resource.model: resource for resource in ALL}
 #: resources served from another resource's storage (their routes are their own)

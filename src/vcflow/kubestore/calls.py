@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar, cast
 
+from vcflow.api import clusterscope
 from vcflow.api import names as apinames
 from vcflow.api.errors import AlreadyExists, Conflict, FieldError, NotFound, StoreError
 from vcflow.api.event import Event
@@ -160,6 +161,7 @@ class Calls:
 
     def cached_get(self, info: KindInfo, namespace: str, name: str) -> str:
         """The cached object's JSON; NotFound as the API server says it."""
+        namespace = clusterscope.scoped(info.model, namespace)  # (cached under "")
         found = self._from_cache(info, lambda cache: cache.get(namespace, name))
         if found is None:
             resource = self.resource(info)
@@ -171,6 +173,8 @@ class Calls:
         self, info: KindInfo, namespace: str | None, label_selector: SelectorLike
     ) -> list[tuple[tuple[str, str], str]]:
         selector = Selector.coerce(label_selector)
+        if clusterscope.is_cluster_scoped(info.model):
+            namespace = None
         return self._from_cache(info, lambda cache: cache.list(namespace, selector))
 
     # --- direct reads -------------------------------------------------------------------

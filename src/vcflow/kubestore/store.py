@@ -60,6 +60,7 @@ import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, cast
 
+from vcflow.api import clusterscope
 from vcflow.api import names as apinames
 from vcflow.api.errors import Conflict, StoreError, ValidationFailed
 from vcflow.api.event import Event
@@ -162,8 +163,9 @@ class KubeStore:
     def list(
         self, kind: type[R], namespace: str | None = None, label_selector: SelectorLike = None
     ) -> builtins.list[R]:
-        """Objects sorted by (namespace, name); with `namespaces`, of those only."""
-        if not self.namespaces:
+        """Objects sorted by (namespace, name); with `namespaces`, of those only (a
+        cluster-scoped kind's all: its objects are of no namespace)."""
+        if not self.namespaces or clusterscope.is_cluster_scoped(kind):
             return self._list(kind, namespace, label_selector)
         wanted = self.namespaces if namespace is None else (namespace,)
         return [

@@ -271,10 +271,10 @@ def _said(warnings: tuple[FieldError, ...]) -> tuple[str, ...]:
 def _check_namespace(data: Any, namespace: str) -> None:
     """400 when the body names another namespace than the URL, with kube's message; a body
     that names none gets the URL's (read from the body: the model defaults it to
-    `default`)."""
+    `default`). A cluster-scoped object's (namespace `""`) is dropped, as kube's is."""
     meta = data.get("metadata") if isinstance(data, dict) else None
     given = meta.get("namespace") if isinstance(meta, dict) else None
-    if given and given != namespace:
+    if given and namespace and given != namespace:
         raise ApiError(
             400,
             "the namespace of the provided object does not match the namespace sent on the request",

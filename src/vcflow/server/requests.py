@@ -44,10 +44,10 @@ def path_names(request: Request) -> tuple[str | None, str]:
 
 
 def object_names(request: Request) -> tuple[str, str]:
-    """(namespace, name) of a request on one object, whose route holds both."""
+    """(namespace, name) of a request on one object: its route holds both, or only the
+    name for a cluster-scoped object (stored under namespace `""`)."""
     namespace, name = path_names(request)
-    assert namespace is not None
-    return namespace, name
+    return namespace or "", name
 
 
 def check_name(what: str, value: str, problems: list[str]) -> None:

@@ -1,8 +1,11 @@
 """The Kubernetes-API routes of the served resources, made from the resource table
 (`kubeapi.resources`): for each, the all-namespace list, the namespaced collection (list,
 watch, create), the object (get, update, patch, delete) and its subresources (`status`;
-a pod's `log` and `binding`). Each route turns the request into a call of `objects`, `listing`,
-`watching` or `podlogs`, run in a worker thread, and any error into a Status object.
+a pod's `log` and `binding`). A cluster-scoped resource (Queue) has only the collection
+without a namespace, its objects stored under namespace `""`; its namespaced URLs are
+not routes (404, as kube-apiserver answers). Each route turns the request into a call of
+`objects`, `listing`, `watching` or `podlogs`, run in a worker thread, and any error into
+a Status object.
 `create_app` mounts them; `Api` holds what they share.
 """
 
@@ -69,8 +72,9 @@ def resource_routes(api: Api, served: Sequence[APIResource]) -> list[BaseRoute]:
     for resource in served:
         if resource in resources.STORED_AS:
             continue  # (its own routes: `eventsv1`)
-        collection = f"{resource.prefix}/namespaces/{{namespace}}/{resource.plural}"
-        found.append(_route(api, resource, f"{resource.prefix}/{resource.plural}", _collection))
+        collection = resource.path("{namespace}")  # (no namespace: cluster-scoped)
+        if resource.namespaced:
+            found.append(_route(api, resource, resource.path(None), _collection))
         found.append(_route(api, resource, collection, _collection))
         found.append(_route(api, resource, collection + "/{name}", _item))
         if "status" in resource.subresources:
@@ -113,6 +117,8 @@ async def _collection(request: Request, resource: APIResource, api: Api) -> Resp
         _verb(request, "list")
         body = await run_in_threadpool(listing.list_body, api.reader, resource, namespace, options)
         return await run_in_threadpool(_view, request, resource, api, body)
+    if not resource.namespaced:
+        namespace = None if request.method == "GET" else ""  # (list all; create in "")
     if request.method == "POST" and namespace is not None:
         _verb(request, "create")
         wanted = requests.write_options(request)

@@ -22,6 +22,7 @@ from vcflow.api.jobflow import JobFlow
 from vcflow.api.jobtemplate import JobTemplate
 from vcflow.api.meta import Resource
 from vcflow.api.platform import Platform
+from vcflow.api.scheduling import PriorityClass
 from vcflow.kubeapi import fieldvalidation
 from vcflow.kubeapi.fieldvalidation import Validation
 
@@ -52,6 +53,8 @@ class Batch:
     def __init__(self, store: Lister, objects: Sequence[Resource] = ()) -> None:
         self._store = store
         self._given: dict[str, dict[str, JobTemplate]] = {}
+        #: the batch's PriorityClasses (one globalDefault among them and the stored)
+        self.classes = [obj for obj in objects if isinstance(obj, PriorityClass)]
         for obj in objects:
             if isinstance(obj, JobTemplate):
                 self._given.setdefault(obj.namespace, {})[obj.name] = obj
@@ -158,4 +161,8 @@ def _context(obj: Resource, operation: Operation, store: Lister, batch: Batch) -
         return review.Context(templates=batch.templates_for(obj), resolve_templates=True)
     if isinstance(obj, JobTemplate) and operation is Operation.DELETE:
         return review.Context(flows=store.list(JobFlow, ns))
+    if isinstance(obj, PriorityClass) and obj.global_default and operation is not Operation.DELETE:
+        given = {c.name: c for c in batch.classes}
+        stored = [c for c in store.list(PriorityClass) if c.name not in given]
+        return review.Context(priority_classes=[*stored, *given.values()])
     return review.Context()

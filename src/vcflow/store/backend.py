@@ -24,7 +24,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Self, cast
 
-from vcflow.api import gcpause
+from vcflow.api import clusterscope, gcpause
 from vcflow.api.clock import Clock, SystemClock
 from vcflow.api.errors import NotFound, StoreError
 from vcflow.api.meta import Resource
@@ -231,7 +231,9 @@ class Backend(ABC):
         self.kinds.register(model, defaulter=defaulter)
 
     def get(self, kind: type[R], namespace: str, name: str) -> R:
+        """A cluster-scoped kind's object is found whatever `namespace` says."""
         info = self.kinds.of_model(kind)
+        namespace = clusterscope.scoped(kind, namespace)
         with self._cond:
             self._check_usable()
             row = self._load(info.id, namespace, name)
@@ -244,9 +246,11 @@ class Backend(ABC):
     ) -> builtins.list[R]:
         """Objects of a kind, sorted by (namespace, name); all namespaces when None.
 
-        A selector with a `key=value` term is answered from the label index.
+        A selector with a `key=value` term is answered from the label index. A
+        cluster-scoped kind's objects are listed whatever `namespace` says.
         """
         info = self.kinds.of_model(kind)
+        namespace = None if clusterscope.is_cluster_scoped(kind) else namespace
         selector = Selector.coerce(label_selector)
         with gcpause.paused():
             with self._cond:

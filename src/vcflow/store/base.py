@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
-from vcflow.api import config, loading, names
+from vcflow.api import config, loading, names, scheduling
 from vcflow.api.command import Command
 from vcflow.api.errors import Expired as Expired  # (its home; the store's callers import it here)
 from vcflow.api.errors import FieldError, InputError, ValidationFailed
@@ -234,7 +234,8 @@ class KindInfo:
         return f"{self.api_version}/{self.kind}"
 
     def describe(self, namespace: str, name: str) -> str:
-        return f"{self.kind} {namespace}/{name}"
+        """`Kind ns/name`; `Kind name` for a cluster-scoped object (stored under `""`)."""
+        return f"{self.kind} {namespace}/{name}" if namespace else f"{self.kind} {name}"
 
 
 @dataclass
@@ -310,12 +311,14 @@ def _secret_defaults(obj: Resource) -> bool:
 _DEFAULTERS: dict[type[Resource], Defaulter] = {
     JobTemplate: _template_defaults,
     config.Secret: _secret_defaults,
+    scheduling.Queue: scheduling.defaults,
+    scheduling.PriorityClass: scheduling.defaults,
 }
 
 
 def default_kinds() -> KindRegistry:
-    """The kinds of `loading.MODELS`, with JobTemplate's CRD defaults and a Secret's
-    `stringData` merge."""
+    """The kinds of `loading.MODELS`, with JobTemplate's CRD defaults, a Secret's
+    `stringData` merge and the Queue and PriorityClass defaults."""
     registry = KindRegistry()
     for model in loading.MODELS.values():
         registry.register(model, defaulter=_DEFAULTERS.get(model))

@@ -51,7 +51,7 @@ from typing import Any, cast
 
 import pydantic
 
-from vcflow.api import bounds, modelerrors, names
+from vcflow.api import bounds, clusterscope, modelerrors, names
 from vcflow.api.clock import rfc3339
 from vcflow.api.errors import AlreadyExists, Conflict, FieldError, NotFound, ValidationFailed
 from vcflow.api.meta import Resource
@@ -211,6 +211,7 @@ class StoreEngine(Backend):
         Runs the DELETE review (compatibility row 11) unless `force`. Returns the last state.
         """
         info = self.kinds.of_model(kind)
+        namespace = clusterscope.scoped(kind, namespace)
         with self._atomic():
             row = self._require(info, namespace, name)
             if resource_version and resource_version != str(row.rv):
@@ -252,7 +253,9 @@ class StoreEngine(Backend):
         meta = data.setdefault("metadata", {})
         for key in wire.SERVER_FIELDS:
             meta.pop(key, None)
-        meta["namespace"] = meta.get("namespace") or names.DEFAULT_NAMESPACE
+        meta["namespace"] = clusterscope.scoped(
+            info.model, meta.get("namespace") or names.DEFAULT_NAMESPACE
+        )
         meta["name"] = meta.get("name") or generated_name(meta.get("generateName"))
         meta["uid"] = str(uuid.uuid4())
         meta["generation"] = 1
@@ -411,7 +414,10 @@ def _validated(info: KindInfo, data: Data) -> tuple[Resource, Data]:
     """The model of wire data, with the kind's defaults applied (data re-dumped if so)."""
     model = _model_of(info, data)
     if info.defaulter is not None and info.defaulter(model) is not False:
+        namespace = (data.get("metadata") or {}).get("namespace")
         data = model.to_dict()
+        if namespace is not None:  # (a cluster-scoped model does not dump its `""`)
+            data.setdefault("metadata", {})["namespace"] = namespace
     return model, data
 
 
