@@ -33,6 +33,10 @@ SIZE = (
     "takes 3 MiB and etcd refuses objects over 1.5 MiB"
 )
 SELECTOR = "kmock ignores labelSelector on lists"
+CLUSTER_SCOPE = (
+    "kmock finds no cluster-scoped object by its URL (`/apis/G/V/queues/NAME`): it keys "
+    "every object by a namespace"
+)
 SLOW = "2,000 creates take minutes on kmock (every create scans every object)"
 
 KMOCK_CANNOT: dict[str, str] = {
@@ -110,4 +114,12 @@ KMOCK_CANNOT: dict[str, str] = {
     "test_watch_skips_other_kinds_without_spinning": RV,
     "test_an_event_is_not_parsed_until_its_object_is_read": RV,
     "test_each_poll_builds_its_own_events": RV,
+    # test_cluster_scoped.py
+    "test_a_queue_round_trips_without_a_namespace": CLUSTER_SCOPE,
+    "test_queue_defaults_are_volcanos": CLUSTER_SCOPE,
+    "test_update_status_and_delete_a_queue": CLUSTER_SCOPE,
+    "test_apply_creates_then_leaves_unchanged": CLUSTER_SCOPE,
+    "test_the_default_queue_cannot_be_deleted": CLUSTER_SCOPE,
+    "test_one_global_default_class": ADMISSION,
+    "test_a_watch_sees_a_cluster_scoped_object": RV,
 }

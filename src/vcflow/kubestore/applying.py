@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from vcflow.api import clusterscope
 from vcflow.api import names as apinames
 from vcflow.api.errors import (
     AlreadyExists,
@@ -225,7 +226,7 @@ class Applier:
                     raise
 
     def _plan(self, info: KindInfo, obj: Resource) -> _Plan:
-        namespace = obj.namespace or apinames.DEFAULT_NAMESPACE
+        namespace = clusterscope.scoped(info.model, obj.namespace or apinames.DEFAULT_NAMESPACE)
         incoming = wire.incoming(obj)
         incoming.setdefault("metadata", {})["namespace"] = namespace
         try:
@@ -241,6 +242,7 @@ class Applier:
         old.setdefault("apiVersion", info.api_version)
         old.setdefault("kind", info.kind)
         merged = wire.merged_apply(old, incoming)
+        merged["metadata"].setdefault("namespace", namespace)  # (a cluster object has none)
         model = self.calls.model(info, merged)
         if info.defaulter is not None and info.defaulter(model) is not False:
             merged = {**model.to_dict(), "metadata": merged["metadata"]}
