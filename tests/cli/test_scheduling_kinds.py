@@ -83,9 +83,7 @@ def test_no_queues_is_said_without_a_namespace(vc: Vc) -> None:
     assert empty.stderr == "No resources found.\n"
 
 
-def test_bad_queue_and_classes_are_refused_naming_object_and_field(
-    vc: Vc, tmp_path: Path
-) -> None:
+def test_bad_queue_and_classes_are_refused_naming_object_and_field(vc: Vc, tmp_path: Path) -> None:
     manifest = tmp_path / "bad.yaml"
     manifest.write_text(
         "apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: q}\n"
@@ -99,7 +97,7 @@ def test_bad_queue_and_classes_are_refused_naming_object_and_field(
     text = result.stderr
     assert "Queue q: spec.weight: Invalid value: 0: spec.weight in body should be " in text
     assert "greater than or equal to 1" in text
-    assert "Queue q: spec.capability.cpu: Invalid value: \"lots\"" in text
+    assert 'Queue q: spec.capability.cpu: Invalid value: "lots"' in text
     assert "PriorityClass system-x: metadata.name: Forbidden: priority class names with " in text
     assert "Traceback" not in result.output
 

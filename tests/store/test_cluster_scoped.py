@@ -6,6 +6,7 @@ it made, as the backend empties namespaces only."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 from typing import Any
 
@@ -50,10 +51,8 @@ def cleaned(store: StoreEngine) -> Iterator[None]:
     yield
     for kind, made in ((Queue, ("team-a", "q", "a", "w")), (PriorityClass, ("a", "b", "high"))):
         for name in made:
-            try:
+            with contextlib.suppress(NotFound):
                 store.delete(kind, "", name, force=True)
-            except NotFound:
-                pass
 
 
 def test_a_queue_round_trips_without_a_namespace(store: StoreEngine) -> None:
