@@ -118,6 +118,8 @@ def test_a_delete_answers_what_the_server_sends_as_kube_documents_it(client: Cli
         "configmaps": status_only,
         "secrets": status_only,
         "leases": status_only,
+        "queues": status_only,
+        "priorityclasses": status_only,
     }
     defs = doc["definitions"]
     status = defs[STATUS]
