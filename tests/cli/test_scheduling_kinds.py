@@ -9,6 +9,8 @@ from pathlib import Path
 
 from typer.testing import Result
 
+from .flows import jobflow, template
+
 Vc = Callable[..., Result]
 
 OBJECTS = """\
@@ -116,3 +118,20 @@ def test_a_second_global_default_is_refused_naming_the_first(vc: Vc, tmp_path: P
     assert "PriorityClass b: globalDefault: PriorityClass a is already marked as default" in (
         refused.output
     )
+
+
+def test_run_applies_queues_and_classes_with_the_flows(vc: Vc, tmp_path: Path) -> None:
+    folder = tmp_path / "manifests"
+    folder.mkdir()
+    (folder / "sched.yaml").write_text(OBJECTS)
+    (folder / "flow.yaml").write_text(template("a", "true") + jobflow("f", "a"))
+    assert vc("validate", "-f", folder).exit_code == 0
+    ran = vc("run", "-f", folder)
+    assert ran.exit_code == 0, ran.output
+    assert "queue.scheduling.volcano.sh/team-a created" in ran.stdout
+    assert "priorityclass.scheduling.k8s.io/prod created" in ran.stdout
+    assert "flow f Succeed" in ran.stdout
+    assert vc("get", "q", "-o", "name").stdout.split() == [
+        "queue.scheduling.volcano.sh/default",
+        "queue.scheduling.volcano.sh/team-a",
+    ]
