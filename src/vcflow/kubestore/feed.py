@@ -34,10 +34,14 @@ class Feed:
         return int((page.get("metadata") or {}).get("resourceVersion") or 0)
 
     def _in_scope(self, events: list[WatchEvent]) -> list[WatchEvent]:
-        """`events` but those of namespaces out of scope (`namespaces`)."""
+        """`events` but those of namespaces out of scope (`namespaces`); a cluster-scoped
+        object's (namespace `""`: a Queue) is in every scope."""
         if not self.namespaces:
             return events
-        return [event for event in events if event.namespace in self.namespaces]
+        return [event for event in events if self._in(event)]
+
+    def _in(self, event: WatchEvent) -> bool:
+        return not self.namespaces or not event.namespace or event.namespace in self.namespaces
 
     def events_since(
         self,
@@ -120,5 +124,5 @@ class Feed:
         for event in watching.follow(
             self.calls.client, self.calls.watched(kinds), namespace, rv, timeout
         ):
-            if not self.namespaces or event.namespace in self.namespaces:
+            if self._in(event):
                 yield event
