@@ -97,6 +97,12 @@ BAD_QUEUES: list[tuple[str, Queue, str]] = [
         "guarantee[cpu]=2",
     ),
     (
+        "milli-cpus-as-written",
+        queue(deserved={"cpu": "250m"}, guarantee={"resource": {"cpu": "500m"}}),
+        'Queue q: spec.deserved.cpu: Invalid value: "250m": deserved[cpu]=250m must be >= '
+        "guarantee[cpu]=500m",
+    ),
+    (
         "deserved-above-capability",
         queue(deserved={"cpu": "4"}, capability={"cpu": "2"}),
         'Queue q: spec.deserved.cpu: Invalid value: "4": deserved[cpu]=4 must be <= '

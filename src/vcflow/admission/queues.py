@@ -32,6 +32,7 @@ from vcflow.api.scheduling import (
     WEIGHT_MIN,
     PriorityClass,
     Queue,
+    QueueSpec,
 )
 
 STATES = (OPEN, CLOSED, CLOSING, UNKNOWN)
@@ -78,7 +79,7 @@ def _queue(queue: Queue) -> list[FieldError]:
         deserved = _amounts(spec.deserved, "spec.deserved", found)
         guarantee = spec.guarantee.resource if spec.guarantee is not None else None
         guaranteed = _amounts(guarantee, "spec.guarantee.resource", found)
-        found += _ordered(guaranteed, deserved, capability, spec.deserved or {})
+        found += _ordered(guaranteed, deserved, capability, spec)
         if spec.parent and spec.parent == queue.name:
             found.append(
                 FieldError(f"queue {queue.name} cannot use itself as parent", "spec.parent")
@@ -130,32 +131,31 @@ def _ordered(
     guaranteed: dict[str, Fraction],
     deserved: dict[str, Fraction],
     capability: dict[str, Fraction],
-    given: Mapping[str, Any],
+    spec: QueueSpec,
 ) -> list[FieldError]:
-    """Volcano's guarantee ≤ deserved ≤ capability, per resource named in both."""
+    """Volcano's guarantee ≤ deserved ≤ capability, per resource named in both; values
+    shown as written."""
+    given = spec.deserved or {}
+    floors = (spec.guarantee.resource if spec.guarantee is not None else None) or {}
+    caps = spec.capability or {}
     found: list[FieldError] = []
     for name, floor in guaranteed.items():
-        at = f"spec.deserved.{name}"
+        at, least = f"spec.deserved.{name}", f"guarantee[{name}]={floors[name]}"
         if name not in given:
-            message = f"deserved[{name}] must be >= guarantee[{name}]={_text(floor)}"
+            message = f"deserved[{name}] must be >= {least}"
             found.append(FieldError(f'Invalid value: "<nil>": {message}', at))
         elif name in deserved and deserved[name] < floor:
-            shown = given[name]
-            message = f"deserved[{name}]={shown} must be >= guarantee[{name}]={_text(floor)}"
-            found.append(FieldError(f'Invalid value: "{shown}": {message}', at))
+            message = f"deserved[{name}]={given[name]} must be >= {least}"
+            found.append(FieldError(f'Invalid value: "{given[name]}": {message}', at))
     for name, amount in deserved.items():
         cap = capability.get(name)
         if cap is not None and amount > cap:
             shown = given[name]
-            message = f"deserved[{name}]={shown} must be <= capability[{name}]={_text(cap)}"
+            message = f"deserved[{name}]={shown} must be <= capability[{name}]={caps[name]}"
             found.append(
                 FieldError(f'Invalid value: "{shown}": {message}', f"spec.deserved.{name}")
             )
     return found
-
-
-def _text(amount: Fraction) -> str:
-    return str(amount.numerator) if amount.denominator == 1 else f"{float(amount):g}"
 
 
 def _priority_class(
