@@ -2,7 +2,8 @@
 vcflow's fixes (compatibility rows 1, 2, 4, 10, 11, 13); the flow features' own checks (row 20:
 retries, deadlines, outcomes, probes) are `flowfeatures`, the arguments' (row 22) `arguments`,
 `when`/`switch`/`onExit`'s `language`; `spec.queue` and `spec.priorityClassName` are object
-names (docs/scheduling.md).
+names, `spec.schedulingPolicy` and `runningEstimate` are `schedulingpolicy`'s
+(docs/scheduling.md).
 
 Checks run in the order the conformance cases assume — spec-update refusal, unique names,
 unknown targets, cycles — and every problem is reported, none raised. Pure.
@@ -21,6 +22,7 @@ from vcflow.admission import (
     jobtemplate,
     language,
     references,
+    schedulingpolicy,
 )
 from vcflow.api import names, phases, printable
 from vcflow.api.errors import FieldError
@@ -57,6 +59,7 @@ def validate_jobflow(
     flows = flow.flows
     errors += _schema(flows)
     errors += _scheduling(flow)
+    errors += schedulingpolicy.validate(flow)
     errors += _unique_names(flows)
     errors += _dag(flows)
     errors += _probes(flows)
