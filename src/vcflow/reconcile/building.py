@@ -1,7 +1,8 @@
 """The vcjob an entry of a `FlowState` creates now (`build`), or why it creates none yet:
 its `when`/`switch` decided an outcome (the flow language, docs/flow-features.md part II),
 its template is missing (TemplateNotFound, until it appears), its targets' outputs are still
-to be read, or it is a `for` entry, expanded into its items here. Pure; `FlowIndex.decide`
+to be read, or it is a `for` entry, expanded into its items here. The vcjob carries the
+scheduling annotations of the flow's `schedulingPolicy` (`scheduled`). Pure; `FlowIndex.decide`
 calls it for each entry it may create.
 """
 
@@ -13,7 +14,7 @@ from vcflow.api import arguments, foreach
 from vcflow.api.jobtemplate import JobTemplate
 from vcflow.api.substitution import SubstitutionError
 from vcflow.api.vcjob import VCJob
-from vcflow.reconcile import expansion, language
+from vcflow.reconcile import expansion, language, scheduling
 from vcflow.reconcile import jobs as jobbuild
 from vcflow.reconcile import outputs as reading
 from vcflow.reconcile.entries import TEMPLATE_NOT_FOUND, Entry, State
@@ -75,7 +76,23 @@ def build(state: FlowState, entry: Entry, templates: Mapping[str, JobTemplate]) 
         state.ready.move(entry, State.FAILED, None)
         return None
     entry.creating = creating
+    if state.scheduling.policy.annotates:
+        job.metadata.annotations.update(scheduled(state, basis, templates))
     return job
+
+
+def scheduled(
+    state: FlowState, entry: Entry, templates: Mapping[str, JobTemplate]
+) -> dict[str, str]:
+    """The scheduling annotations of the vcjob of `entry` (of a `for` entry: each item's):
+    its flow's age, its rank, what its successors need (`reconcile.scheduling`)."""
+    found = state.scheduling
+    policy = found.policy
+    rank = found.ranks(state.flow, state.history).get(entry.name) if policy.critical_path else None
+    need = None
+    if policy.hold_seconds > 0 and entry.successors:
+        need = scheduling.successors_need(state.flow, entry.successors, templates)
+    return scheduling.job_annotations(state.flow, policy, rank=rank, need=need)
 
 
 def _expand(state: FlowState, group: Entry) -> language.Gate:

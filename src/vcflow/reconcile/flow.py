@@ -350,8 +350,9 @@ class FlowIndex:
         remove; the ones a due retry replaces; the ones past their deadline. Timers due at
         `now` fire first, and a `vcflow retry` request not carried out yet is.
 
-        `limit` caps the creations, in flow order: the entries after it stay candidates,
-        and `Plan.more` says the next decision has creations left to make."""
+        `limit` caps the creations, in creation order (`_creation_key`): the entries
+        after it stay candidates, and `Plan.more` says the next decision has creations
+        left to make."""
         state = self.state
         creates: list[VCJob] = []
         replaced: list[str] = []
@@ -367,7 +368,7 @@ class FlowIndex:
             if self._left and len(self._left) == len(state.candidates):
                 order = self._left  # (candidates only grow between decisions)
             else:
-                order = sorted(state.candidates, key=lambda n: state.entries[n].rank)
+                order = sorted(state.candidates, key=self._creation_key)
             gated = False
             looked = len(order)
             blocked: dict[str, list[str]] = {}  # items `parallelism` holds back, by entry
@@ -423,6 +424,14 @@ class FlowIndex:
         return Plan(
             tuple(creates), tuple(deletes), state.phase, bool(rest), terminate, tuple(replaced)
         )
+
+    def _creation_key(self, name: str) -> tuple[float, tuple[int, int]]:
+        """Ready entries are created in flow order; under `jobOrder: CriticalPath` highest
+        rank first (an item by its `for` entry's), flow order among equals."""
+        state = self.state
+        entry = state.entries[name]
+        basis = entry.item.group if entry.item is not None else name
+        return (state.scheduling.order_key(state.flow, state.history, basis), entry.rank)
 
     def _may_start(self, entry: Entry) -> bool:
         """In a flow with exit handlers: a handler once the other entries have ended, any

@@ -15,7 +15,7 @@ from vcflow.api.jobflow import JobFlow
 from vcflow.api.phases import FlowPhase
 from vcflow.api.platform import Platform
 from vcflow.reconcile import jobs as jobbuild
-from vcflow.reconcile import language, retryrequest, timers
+from vcflow.reconcile import language, retryrequest, scheduling, timers
 from vcflow.reconcile import phase as phases
 from vcflow.reconcile.entries import STOP_ANNOTATION, Entry, State, build_entries
 from vcflow.reconcile.fanout import FanOut
@@ -61,6 +61,8 @@ class FlowState:
         self.fans: dict[str, FanOut] = {}
         self.composing: set[str] = set()
         self.has_for = any(e.for_each is not None for e in flow.flows)
+        #: the flow's scheduling policy, its entries' ranks, its admission hold
+        self.scheduling = scheduling.FlowScheduling(flow)
         for entry in build_entries(flow):
             self.entries[entry.name] = entry
             self.by_job[entry.job] = entry
