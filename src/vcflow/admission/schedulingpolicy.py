@@ -33,9 +33,7 @@ def validate(flow: JobFlow) -> list[FieldError]:
             f"{PATH}.admission",
         )
         if policy.handover is not None:
-            found += schema.minimum(
-                policy.handover.hold_seconds, 0, f"{PATH}.handover.holdSeconds"
-            )
+            found += schema.minimum(policy.handover.hold_seconds, 0, f"{PATH}.handover.holdSeconds")
     for i, entry in enumerate(flow.flows):
         found += flowfeatures.duration_errors(
             entry.running_estimate, f"spec.flows[{i}].runningEstimate"

@@ -44,10 +44,12 @@ from vcflow.api.jobflow import Condition, JobFlow
 from vcflow.api.jobtemplate import JobTemplate
 from vcflow.api.meta import Resource
 from vcflow.api.phases import FINISHED_JOB_PHASES
+from vcflow.api.scheduling import Queue
 from vcflow.api.vcjob import VCJob
 from vcflow.controller import flowactions, statuswrite
 from vcflow.controller.createpool import CreatePool, Refusal
 from vcflow.controller.events import NORMAL, WARNING, Recorder
+from vcflow.controller.holds import Holds
 from vcflow.controller.observer import Observer
 from vcflow.controller.options import ControllerOptions
 from vcflow.controller.prober import Prober, SocketProber
@@ -121,6 +123,8 @@ class FlowController:
         )
         #: the status each flow has in the store, as we wrote it, and that write's rv
         self.written: dict[FlowKey, tuple[int, dict[str, Any]]] = {}
+        self.holds = Holds(store, options.capacity)  # `admission: Hold`; Queues watched
+        self.watches = self.holds.watched(self.watches)
 
     # -- event routing -----------------------------------------------------------------------
 
@@ -153,7 +157,10 @@ class FlowController:
         if event.model is JobTemplate and not self._waited_for(event):
             return  # (most are our own template status writes): not parsed
         obj = event.object
-        if isinstance(obj, VCJob):
+        if isinstance(obj, Queue):
+            for key in self.holds.queues_changed(self.indexes):
+                self.queue.add(key)  # (a flow it held is checked again)
+        elif isinstance(obj, VCJob):
             self._handle_job(event.type, obj)
         elif isinstance(obj, JobFlow):
             key = FlowKey(obj.namespace, obj.name)
@@ -361,6 +368,7 @@ class FlowController:
             self._catch_up(key, index)
             index.flow = flow
             self._read_outputs(index)
+            self.holds.recheck(index, flow, templates)
             plan = index.decide(templates, self.options.create_batch, now=self.clock.now())
         retry = False
         with batched(self.store):
@@ -404,6 +412,7 @@ class FlowController:
             tombstones=self.tombstones.pop(flow.metadata.uid, None),
             limit=self.options.create_batch,
             platform=self.options.platform,
+            held=self.holds.why(flow, templates),
         )
         self.indexes[key] = index
         return index, plan

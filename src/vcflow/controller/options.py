@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from vcflow.api.platform import Platform
 from vcflow.controller.observer import Observer
 from vcflow.controller.prober import Prober
+from vcflow.reconcile.vcjob.resources import UNLIMITED, Capacity
 
 #: Seconds of wall time a dirty status waits at most during a burst (unless the last flush
 #: took more than a fiftieth of that: then 50x its cost). A new phase does not wait.
@@ -48,3 +49,7 @@ class ControllerOptions:
     #: was created or deleted, so that one write carries many (`TemplateController`; 0: at
     #: once)
     template_delay: float = 0.0
+    #: what this machine has, for `admission: Hold` (`vcflow run --capacity`, the server's
+    #: host): a flow an entry of which can never fit it is held; UNLIMITED (the operator):
+    #: no machine to check, only the Queues
+    capacity: Capacity = UNLIMITED

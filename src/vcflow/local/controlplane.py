@@ -97,7 +97,10 @@ def run(store: Store, state_dir: Path, parts: Parts, stop: Callable[[], bool]) -
         executor.start()  # adopts the pods a previous control plane left running
         controllers = (
             Manager(
-                store, options=ControllerOptions(create_batch=CREATE_BATCH, observer=parts.observer)
+                store,
+                options=ControllerOptions(
+                    create_batch=CREATE_BATCH, observer=parts.observer, capacity=parts.capacity
+                ),
             )
             if parts.controllers
             else None

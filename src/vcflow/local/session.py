@@ -123,7 +123,12 @@ class LocalRun:
             self.progress.resyncing = True
             executor.start()
             self.progress.resyncing = False
-            controllers = Manager(self.store, options=ControllerOptions(create_batch=CREATE_BATCH))
+            controllers = Manager(
+                self.store,
+                options=ControllerOptions(
+                    create_batch=CREATE_BATCH, capacity=self.options.capacity
+                ),
+            )
             self.controllers = controllers
             loop = Loop(self.store, controllers, executor, poll=self.options.poll, on_tick=on_tick)
             outcome = loop.run(

@@ -284,6 +284,16 @@ class FlowIndex:
         self.state.candidates.add(entry.name)
         return True
 
+    def hold(self, message: str) -> None:
+        """`admission: Hold` (docs/scheduling.md): while `message` says why the flow can
+        never fit, `decide` creates nothing and the status says so; "" lets it go."""
+        self.state.scheduling.held = message
+
+    @property
+    def started(self) -> bool:
+        """Has any vcjob of the flow been created (or seen)? A hold applies only before."""
+        return any(e.has_job or e.state != State.NONE for e in self.state.entries.values())
+
     def template_appeared(self, template: str) -> None:
         """Entries that waited for this JobTemplate become candidates again."""
         for name in self.state.template_waiters.pop(template, set()):
@@ -364,6 +374,10 @@ class FlowIndex:
         if state.composing:
             expansion.compose(state)
         transitions.settle(state)
+        if state.scheduling.held and (self.started or state.stopping):
+            state.scheduling.held = ""  # (a hold stops a flow only before it starts)
+        if state.scheduling.held:
+            return Plan((), (), state.phase)  # (`admission: Hold`: nothing made, Pending)
         while state.phase not in (FlowPhase.FAILED, FlowPhase.SUCCEED, FlowPhase.TERMINATING):
             if self._left and len(self._left) == len(state.candidates):
                 order = self._left  # (candidates only grow between decisions)
@@ -532,13 +546,16 @@ def plan(
     tombstones: Mapping[str, str] | None = None,
     limit: int | None = None,
     platform: Platform = Platform.LOCAL,
+    held: str = "",
 ) -> tuple[FlowIndex, Plan]:
     """The full reconcile: an index built from the flow's status, the vcjobs that exist
     (`jobs`: any in the namespace; foreign ones become NameConflict) and `tombstones`
     (job name → last phase of vcjobs deleted since the status was written); `limit` as in
-    `FlowIndex.decide`; `platform` as in `probes.target_of`."""
+    `FlowIndex.decide`; `platform` as in `probes.target_of`; `held`: why `admission: Hold`
+    holds the flow (`FlowIndex.hold`), if it does."""
     index = FlowIndex(flow, platform=platform)
     index.restore(flow.status)
+    index.hold(held)
     state = index.state
     seen: set[str] = set()
     for job in jobs:

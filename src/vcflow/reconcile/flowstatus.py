@@ -1,8 +1,8 @@
 """The JobFlow status a `FlowIndex` renders from its `FlowState`, in wire form: the status
 lists, `conditions` (Volcano's per-vcjob ones, plus vcflow's `Waiting` — with `Backoff` for
 a retry that waits — and `Skipped` entries, rows 18 and 20), the cumulative `jobStatusList`,
-the phase (with `DeadlineExceeded`) and the last `vcflow retry` carried out. Called by
-`FlowIndex.status`. Pure; O(entries + edges).
+the phase (with `DeadlineExceeded`, or `Held` by `admission: Hold`) and the last `vcflow
+retry` carried out. Called by `FlowIndex.status`. Pure; O(entries + edges).
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from vcflow.api import clock
 from vcflow.api.compactstatus import STATUS_LISTS
 from vcflow.api.phases import DependencyOutcome, FlowPhase
 from vcflow.reconcile import phase as phases
+from vcflow.reconcile import scheduling
 from vcflow.reconcile.entries import (
     BACKOFF,
     CONTRIBUTION,
@@ -91,6 +92,8 @@ def _flow_state(state: FlowState) -> dict[str, Any]:
         )
     elif state.expired and state.phase in ends:
         found["reason"] = DEADLINE_EXCEEDED
+    elif state.scheduling.held and state.phase == FlowPhase.PENDING:
+        found["reason"], found["message"] = scheduling.HELD, state.scheduling.held
     elif state.phase == FlowPhase.RUNNING and state.exits.base in _ENDED:
         found["reason"] = EXIT_HANDLERS  # (the other entries have ended, or their last jobs)
         found["message"] = state.exits.message(state.exit_entries())
@@ -102,6 +105,8 @@ def _waiting(state: FlowState, entry: Entry) -> dict[str, Any]:
         return {"phase": WAITING, "reason": entry.reason, "message": entry.message}
     if entry.name in state.exits.names:
         return {"phase": WAITING, "reason": DEPENDENCIES, "message": _EXIT_HANDLER}
+    if state.scheduling.held and entry.ready():  # (`admission: Hold`: the flow waits)
+        return {"phase": WAITING, "reason": scheduling.HELD, "message": state.scheduling.held}
     if entry.item is not None:
         fan = state.fans[entry.item.group]
         if fan.held is not None:

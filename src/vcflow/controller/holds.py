@@ -1,0 +1,73 @@
+"""The flow controller's side of `admission: Hold` (docs/scheduling.md): the Queues it reads
+(listed once, listed again after a Queue event) and the machine it was given, handed to the
+pure `reconcile.holding.why_held`. A store that holds no Queue kind has the implicit
+`default` queue only, and the controller then does not watch Queues.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import TypeVar
+
+from vcflow.api import scheduling
+from vcflow.api.errors import NotFound
+from vcflow.api.jobflow import JobFlow
+from vcflow.api.jobtemplate import JobTemplate
+from vcflow.api.meta import Resource
+from vcflow.api.queues import QueueTable
+from vcflow.api.scheduling import Queue
+from vcflow.reconcile import holding
+from vcflow.reconcile.flow import FlowIndex
+from vcflow.reconcile.vcjob.resources import Capacity
+from vcflow.store.base import Store, UnknownKind
+
+K = TypeVar("K")
+
+
+def holds(flow: JobFlow) -> bool:
+    """Does the flow ask for `admission: Hold`?"""
+    policy = flow.spec.scheduling_policy if flow.spec is not None else None
+    return policy is not None and policy.admission == scheduling.ADMISSION_HOLD
+
+
+class Holds:
+    """Why a flow with `admission: Hold` is held, against the stored Queues and `machine`."""
+
+    def __init__(self, store: Store, machine: Capacity) -> None:
+        self.store = store
+        self.machine = machine
+        self._table: QueueTable | None = None
+        #: the store has the Queue kind (Queues are watched, a change releases a hold)
+        self.known = self._list() is not None
+
+    def watched(self, kinds: tuple[type[Resource], ...]) -> tuple[type[Resource], ...]:
+        """The controller's watched kinds, with Queue where the store has it."""
+        return (*kinds, Queue) if self.known else kinds
+
+    def queues_changed(self, indexes: Mapping[K, FlowIndex]) -> Iterator[K]:
+        """A Queue was written or deleted: the next check lists them again; the keys of
+        the flows held now, to be synced (and checked) again."""
+        self._table = None
+        return (key for key, index in indexes.items() if index.state.scheduling.held)
+
+    def recheck(
+        self, index: FlowIndex, flow: JobFlow, templates: Mapping[str, JobTemplate]
+    ) -> None:
+        """Before a sync's decision: a Hold flow none of whose vcjobs exists yet is held
+        or released by what the Queues and the machine say now."""
+        if index.state.scheduling.policy.hold and not index.started:
+            index.hold(self.why(flow, templates))
+
+    def why(self, flow: JobFlow, templates: Mapping[str, JobTemplate]) -> str:
+        """Why `flow` can never fit ("": it may run, or it does not ask for a hold)."""
+        if not holds(flow):
+            return ""
+        if self._table is None:
+            self._table = QueueTable.of(self._list() or [])
+        return holding.why_held(flow, templates, self._table, self.machine)
+
+    def _list(self) -> list[Queue] | None:
+        try:
+            return self.store.list(Queue)
+        except (UnknownKind, NotFound):  # (no such kind here, or no Queue CRD served)
+            return None

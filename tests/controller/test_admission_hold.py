@@ -1,0 +1,110 @@
+"""`admission: Hold` in the flow controller (docs/scheduling.md): a flow an entry of which
+can never fit its Queue or the machine (`ControllerOptions.capacity`) creates no vcjob and
+stays Pending with reason `Held`; a Queue change that lets it fit releases it (the
+controller watches Queues); `admission: Ignore` and a store without Queues keep today's
+behaviour."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from vcflow.api.jobflow import JobFlow
+from vcflow.api.jobtemplate import JobTemplate
+from vcflow.api.scheduling import Queue
+from vcflow.api.vcjob import VCJob
+from vcflow.controller.manager import Manager
+from vcflow.controller.options import ControllerOptions
+from vcflow.reconcile.vcjob.resources import capacity
+from vcflow.store import MemoryStore
+
+
+def template(name: str, cpu: str) -> JobTemplate:
+    container = {"name": "main", "image": "x", "resources": {"requests": {"cpu": cpu}}}
+    spec = {"restartPolicy": "Never", "containers": [container]}
+    task: dict[str, Any] = {"name": "t", "replicas": 1, "template": {"spec": spec}}
+    return JobTemplate.from_dict(
+        {"metadata": {"name": name, "namespace": "default"}, "spec": {"tasks": [task]}}
+    )
+
+
+def flow(admission: str, queue: str | None = "team-a") -> JobFlow:
+    spec: dict[str, Any] = {
+        "schedulingPolicy": {"admission": admission},
+        "flows": [{"name": "p1"}, {"name": "p2", "dependsOn": {"targets": ["p1"]}}],
+    }
+    if queue is not None:
+        spec["queue"] = queue
+    return JobFlow.from_dict({"metadata": {"name": "f", "namespace": "default"}, "spec": spec})
+
+
+def queue(cpu: str, state: str | None = None) -> Queue:
+    body: dict[str, Any] = {
+        "metadata": {"name": "team-a", "namespace": ""},
+        "spec": {"weight": 1, "capability": {"cpu": cpu}},
+    }
+    if state is not None:
+        body["status"] = {"state": state}
+    return Queue.from_dict(body)
+
+
+def store_with_queues() -> MemoryStore:
+    store = MemoryStore()
+    store.register_kind(Queue)  # (the kinds branch makes it a store kind everywhere)
+    return store
+
+
+def vcjobs(store: MemoryStore) -> list[str]:
+    return sorted(j.name for j in store.list(VCJob))
+
+
+def state(store: MemoryStore) -> dict[str, Any]:
+    found = store.get(JobFlow, "default", "f").status
+    assert found is not None
+    data: dict[str, Any] = found.to_dict()["state"]
+    return data
+
+
+def test_held_against_the_queue_then_released_when_its_capability_grows() -> None:
+    store = store_with_queues()
+    store.apply([queue("2"), template("p1", "1"), template("p2", "4"), flow("Hold")])
+    manager = Manager(store)
+    manager.settle()
+    assert vcjobs(store) == []
+    assert state(store) == {
+        "phase": "Pending",
+        "reason": "Held",
+        "message": "entry p2 needs cpu 4; queue team-a capability cpu 2",
+    }
+    (grown,) = store.list(Queue)
+    assert grown.spec is not None
+    grown.spec.capability = {"cpu": "8"}
+    store.update(grown)
+    manager.settle()
+    assert vcjobs(store) == ["f-p1"]
+    assert state(store) == {"phase": "Pending"}
+
+
+def test_a_closed_queue_holds() -> None:
+    store = store_with_queues()
+    store.apply([queue("8", "Closed"), template("p1", "1"), template("p2", "4"), flow("Hold")])
+    manager = Manager(store)
+    manager.settle()
+    assert vcjobs(store) == []
+    assert state(store)["message"] == "queue team-a is Closed"
+
+
+def test_held_against_the_machine() -> None:
+    store = MemoryStore()  # (no Queue kind: the implicit default queue only)
+    store.apply([template("p1", "1"), template("p2", "4"), flow("Hold", queue=None)])
+    manager = Manager(store, options=ControllerOptions(capacity=capacity({"cpu": "2"})))
+    manager.settle()
+    assert vcjobs(store) == []
+    assert state(store)["message"] == "entry p2 needs cpu 4; this machine has cpu 2"
+
+
+def test_ignore_runs_the_first_stage_as_today() -> None:
+    store = store_with_queues()
+    store.apply([queue("2"), template("p1", "1"), template("p2", "4"), flow("Ignore")])
+    manager = Manager(store, options=ControllerOptions(capacity=capacity({"cpu": "2"})))
+    manager.settle()
+    assert vcjobs(store) == ["f-p1"]
