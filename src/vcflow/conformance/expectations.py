@@ -52,6 +52,9 @@ def check(
         problems += _flow(world, str(name), want, before.get(str(name)))
     for name, want in (expect.get("vcjob_checks") or {}).items():
         problems += _vcjob(world, str(name), want)
+    orders = expect.get("vcjob_order") or []
+    for order in orders if orders and isinstance(orders[0], list) else [orders]:
+        problems += _order(world, [str(n) for n in order])
     for name, want in (expect.get("template_status") or {}).items():
         problems += _template(world, str(name), want)
     events = world.store.list(Event, world.namespace)
@@ -176,6 +179,14 @@ def _vcjob(world: World, name: str, want: Mapping[str, Any]) -> list[str]:
         if have_spec != want["submitted_spec"]:
             out.append(f"vcjob {name} submitted spec {have_spec} != {want['submitted_spec']}")
     return out
+
+
+def _order(world: World, want: list[str]) -> list[str]:
+    """`vcjob_order` (a list, or a list of lists, each on its own): the vcjobs it lists
+    were created in that order; others may come between them."""
+    wanted = set(want)
+    have = [n for n in dict.fromkeys(world.harness.created) if n in wanted]
+    return [] if have == want else [f"vcjob_order {have} != {want}"]
 
 
 def _template(world: World, name: str, want: Any) -> list[str]:

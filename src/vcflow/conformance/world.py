@@ -14,6 +14,7 @@ from typing import Any, Protocol, TypeVar, runtime_checkable
 from vcflow.api.clock import FakeClock
 from vcflow.api.errors import FieldError, ValidationFailed
 from vcflow.api.meta import Resource
+from vcflow.api.scheduling import Queue
 from vcflow.api.vcjob import VCJob
 from vcflow.controller.manager import Manager
 from vcflow.controller.options import ControllerOptions
@@ -26,12 +27,16 @@ R = TypeVar("R", bound=Resource)
 
 
 class HarnessStore(MemoryStore):
-    """MemoryStore that can refuse vcjob creates and remembers each submitted spec."""
+    """MemoryStore that can refuse vcjob creates and remembers each submitted spec, in
+    order; it holds Queues too."""
 
     def __init__(self, clock: FakeClock) -> None:
         super().__init__(clock=clock)
+        self.register_kind(Queue)  # (the cases' Queues: `admission: Hold`)
         self.faults: dict[str, tuple[str, int | None]] = {}
         self.submitted: dict[str, Any] = {}
+        #: the vcjobs created, in the order their creates arrived (`vcjob_order`)
+        self.created: list[str] = []
 
     def create(self, obj: R, *, admit: bool = True) -> R:
         self._refuse(obj)
@@ -57,6 +62,7 @@ class HarnessStore(MemoryStore):
     def _record(self, obj: Resource) -> None:
         if isinstance(obj, VCJob):
             self.submitted[obj.name] = obj.spec.to_dict() if obj.spec else None
+            self.created.append(obj.name)
 
 
 #: The store the controllers and the case's actions use, given the harness store behind it
