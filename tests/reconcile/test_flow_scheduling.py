@@ -49,9 +49,7 @@ def tmpl(name: str, cpu: str = "1", replicas: int = 1, min_available: int = 1) -
 
 def scheduled(jobs: Any) -> dict[str, dict[str, str]]:
     keys = (FLOW_CREATED, RANK, HANDOVER)
-    return {
-        j.name: {k: v for k, v in j.metadata.annotations.items() if k in keys} for j in jobs
-    }
+    return {j.name: {k: v for k, v in j.metadata.annotations.items() if k in keys} for j in jobs}
 
 
 # the e2 DAG: root -> {s1, s2, s3, lng}, lng -> tail
@@ -78,8 +76,9 @@ def test_without_a_policy_no_annotation_and_flow_order() -> None:
 
 
 def test_flow_created_only_with_age_from_flow() -> None:
-    _, plan = reconcile.plan(make({"ageFrom": "Flow"}, [entry("a")]), E2_TEMPLATES | {
-        "a": tmpl("a")}, [], now=T0)
+    _, plan = reconcile.plan(
+        make({"ageFrom": "Flow"}, [entry("a")]), E2_TEMPLATES | {"a": tmpl("a")}, [], now=T0
+    )
     assert scheduled(plan.create) == {"f-a": {FLOW_CREATED: CREATED}}
     _, plan = reconcile.plan(make({"ageFrom": "Job"}, [entry("a")]), {"a": tmpl("a")}, [], now=T0)
     assert scheduled(plan.create) == {"f-a": {}}
@@ -108,23 +107,32 @@ def test_critical_path_order_holds_under_a_create_limit() -> None:
 
 def test_estimate_is_median_of_this_flow_s_past_durations_of_the_template() -> None:
     history = {
-        "f-a": {"state": "Completed", "startTimestamp": "2026-01-01T00:00:00Z",
-                "endTimestamp": "2026-01-01T00:00:30Z"},
+        "f-a": {
+            "state": "Completed",
+            "startTimestamp": "2026-01-01T00:00:00Z",
+            "endTimestamp": "2026-01-01T00:00:30Z",
+        },
         "f-b": {"state": "Running", "startTimestamp": "2026-01-01T00:00:00Z"},
     }
-    flow = make(None, [
-        {"name": "a", "template": "work"},
-        {"name": "b", "template": "work", "dependsOn": {"targets": ["a"]}},
-        {"name": "c", "dependsOn": {"targets": ["b"]}, "runningEstimate": "1m"},
-    ])
+    flow = make(
+        None,
+        [
+            {"name": "a", "template": "work"},
+            {"name": "b", "template": "work", "dependsOn": {"targets": ["a"]}},
+            {"name": "c", "dependsOn": {"targets": ["b"]}, "runningEstimate": "1m"},
+        ],
+    )
     assert scheduling.estimates(flow, history) == {"a": 30.0, "b": 30.0, "c": 60.0}
 
 
 def test_past_durations_are_bounded() -> None:
     flow = make(None, [{"name": "w", "for": {"items": list(range(40))}}])
     history = {
-        f"f-w-{i}": {"state": "Completed", "startTimestamp": "2026-01-01T00:00:00Z",
-                     "endTimestamp": f"2026-01-01T00:00:{i:02d}Z"}
+        f"f-w-{i}": {
+            "state": "Completed",
+            "startTimestamp": "2026-01-01T00:00:00Z",
+            "endTimestamp": f"2026-01-01T00:00:{i:02d}Z",
+        }
         for i in range(40)
     }
     kept = scheduling.past_durations(flow, history)["w"]
@@ -132,13 +140,16 @@ def test_past_durations_are_bounded() -> None:
 
 
 def test_handover_need_sums_the_direct_successors_minimum() -> None:
-    flow = make({"handover": {"holdSeconds": 60}}, [
-        entry("prep"),
-        entry("train", "prep"),
-        entry("eval", "prep"),
-        entry("late", "train"),
-        entry("last"),
-    ])
+    flow = make(
+        {"handover": {"holdSeconds": 60}},
+        [
+            entry("prep"),
+            entry("train", "prep"),
+            entry("eval", "prep"),
+            entry("late", "train"),
+            entry("last"),
+        ],
+    )
     temps = {
         "prep": tmpl("prep"),
         "train": tmpl("train", cpu="2", replicas=3, min_available=2),  # gang of 2: cpu 4
@@ -153,12 +164,18 @@ def test_handover_need_sums_the_direct_successors_minimum() -> None:
 
 
 def test_handover_leaves_out_successors_not_buildable_yet() -> None:
-    flow = make({"handover": {"holdSeconds": 5}}, [
-        entry("prep"),
-        entry("gone", "prep"),  # no template yet
-        {"name": "pick", "dependsOn": {"targets": ["prep"]},
-         "switch": [{"when": "true", "template": "x"}]},
-    ])
+    flow = make(
+        {"handover": {"holdSeconds": 5}},
+        [
+            entry("prep"),
+            entry("gone", "prep"),  # no template yet
+            {
+                "name": "pick",
+                "dependsOn": {"targets": ["prep"]},
+                "switch": [{"when": "true", "template": "x"}],
+            },
+        ],
+    )
     _, plan = reconcile.plan(flow, {"prep": tmpl("prep"), "x": tmpl("x")}, [], now=T0)
     assert scheduled(plan.create) == {"f-prep": {}}
 
@@ -170,9 +187,12 @@ def test_handover_zero_is_off() -> None:
 
 
 def test_items_of_a_for_entry_carry_its_rank() -> None:
-    flow = make({"jobOrder": "CriticalPath"}, [
-        {"name": "w", "for": {"items": [1, 2]}, "runningEstimate": "3s"},
-        entry("z", "w"),
-    ])
+    flow = make(
+        {"jobOrder": "CriticalPath"},
+        [
+            {"name": "w", "for": {"items": [1, 2]}, "runningEstimate": "3s"},
+            entry("z", "w"),
+        ],
+    )
     _, plan = reconcile.plan(flow, {"w": tmpl("w"), "z": tmpl("z")}, [], now=T0)
     assert scheduled(plan.create) == {"f-w-0": {RANK: "4"}, "f-w-1": {RANK: "4"}}

@@ -30,8 +30,13 @@ P1P2 = [{"name": "p1"}, {"name": "p2", "dependsOn": {"targets": ["p1"]}}]
 TEMPLATES = {"p1": tmpl("p1", cpu="1"), "p2": tmpl("p2", cpu="4")}
 
 
-def why(spec_queue: str | None, queues: list[Queue], machine: dict[str, str] | None = None,
-        entries: list[dict[str, Any]] = P1P2, temps: Any = None) -> str:
+def why(
+    spec_queue: str | None,
+    queues: list[Queue],
+    machine: dict[str, str] | None = None,
+    entries: list[dict[str, Any]] = P1P2,
+    temps: Any = None,
+) -> str:
     flow = make({"admission": "Hold"}, entries)
     if spec_queue is not None:
         assert flow.spec is not None
@@ -106,8 +111,11 @@ def test_a_held_flow_creates_nothing_and_says_why_until_released() -> None:
     assert plan.create == ()
     status = index.status().to_dict()
     assert status["state"] == {"phase": "Pending", "reason": "Held", "message": message}
-    assert status["conditions"]["f-p1"] == {"phase": "Waiting", "reason": "Held",
-                                           "message": message}
+    assert status["conditions"]["f-p1"] == {
+        "phase": "Waiting",
+        "reason": "Held",
+        "message": message,
+    }
     assert status["conditions"]["f-p2"]["reason"] == "Dependencies"
     index.hold("")
     plan = index.decide(TEMPLATES)

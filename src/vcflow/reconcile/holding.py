@@ -34,12 +34,23 @@ def why_held(
 ) -> str:
     """Why some entry of `flow` can never run (one line), or "" when each may. An entry
     whose template is missing is left out (it waits with TemplateNotFound)."""
-    for entry in flow.flows:
+    found = misfit(flow, templates, queues, machine)
+    return found[1] if found is not None else ""
+
+
+def misfit(
+    flow: JobFlow,
+    templates: Mapping[str, JobTemplate],
+    queues: QueueTable,
+    machine: Capacity = UNLIMITED,
+) -> tuple[int, str] | None:
+    """The first entry that can never run, (its index in `spec.flows`, why), or None."""
+    for at, entry in enumerate(flow.flows):
         for job in _jobs_of(flow, entry, templates):
             problem = job_problem(entry.name, job, queues, machine)
             if problem:
-                return problem
-    return ""
+                return at, problem
+    return None
 
 
 def job_problem(entry: str, job: VCJob, queues: QueueTable, machine: Capacity) -> str:
