@@ -2,7 +2,8 @@
 
 Name, namespace, labels, annotations, kind and metadata; a `Spec:` summary and `Status:`
 (`sections.py`: for flows the per-job table from `status.conditions`, Waiting entries with
-their reason and message, and the job lists, every record of a compact status expanded);
+their reason and message — a created vcjob's own scheduler reason, and a CriticalPath flow's
+ranks, `flowwaits` — and the job lists, every record of a compact status expanded);
 then `Events:` — the stored Events whose involvedObject is this object (same kind, name and
 uid). Reads only.
 """
@@ -15,7 +16,7 @@ from typing import Annotated
 
 import typer
 
-from vcflow.api import ages, clock
+from vcflow.api import ages, clock, names
 from vcflow.api.errors import NotFound
 from vcflow.api.event import Event
 from vcflow.api.jobflow import JobFlow
@@ -46,7 +47,7 @@ def describe(
             if names
             else (list(store.list(resolved.model, namespace)), [])
         )
-        texts = [render(obj, _events(store, obj), now) for obj in objects]
+        texts = [render(obj, _events(store, obj), now, _jobs(store, obj)) for obj in objects]
     if texts:
         typer.echo("\n\n".join(text.rstrip("\n") for text in texts))
     if not objects and not names:
@@ -69,18 +70,28 @@ def _events(store: Store, obj: Resource) -> list[Event]:
     return sorted(found, key=_event_order)
 
 
+def _jobs(store: Store, obj: Resource) -> list[VCJob]:
+    """A flow's vcjobs (by its label), for why a waiting one waits; none for other kinds."""
+    if not isinstance(obj, JobFlow):
+        return []
+    selector = {names.LABEL_CREATED_BY_FLOW: names.created_by_value(obj.namespace, obj.name)}
+    return store.list(VCJob, obj.namespace, selector)
+
+
 def _event_order(event: Event) -> tuple[str, int]:
     """By time, then by when it was stored (timestamps have whole seconds)."""
     rv = event.metadata.resource_version
     return (event.last_seen() or "", int(rv) if rv.isdigit() else 0)
 
 
-def render(obj: Resource, events: Sequence[Event], now: datetime) -> str:
-    """The whole description of one object."""
+def render(
+    obj: Resource, events: Sequence[Event], now: datetime, jobs: Sequence[VCJob] = ()
+) -> str:
+    """The whole description of one object (`jobs`: a flow's vcjobs)."""
     text = Text()
     _header(obj, text, now)
     if isinstance(obj, JobFlow):
-        sections.flow_sections(obj, text, now)
+        sections.flow_sections(obj, text, now, jobs)
     elif isinstance(obj, VCJob):
         sections.vcjob_sections(obj, text)
     elif isinstance(obj, JobTemplate):

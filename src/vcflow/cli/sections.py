@@ -21,10 +21,11 @@ from vcflow.api.jobflow import (
     JobStatus,
     Probe,
     RetryPolicy,
+    SchedulingPolicy,
 )
 from vcflow.api.jobtemplate import JobTemplate
 from vcflow.api.vcjob import JobSpec, VCJob
-from vcflow.cli import output
+from vcflow.cli import flowwaits, output
 from vcflow.reconcile import outputs, retryrequest
 
 NONE = "<none>"
@@ -67,7 +68,13 @@ def _or_none(value: object) -> str:
     return NONE if value is None or value == "" else str(value)
 
 
-def flow_sections(flow: JobFlow, text: Text, now: datetime | None = None) -> None:
+def flow_sections(
+    flow: JobFlow,
+    text: Text,
+    now: datetime | None = None,
+    jobs: Sequence[VCJob] = (),
+) -> None:
+    """`jobs`: the flow's vcjobs, for the reason a scheduler gives a waiting one."""
     text.heading("Spec")
     spec = flow.spec
     pairs: list[tuple[str, str | Sequence[str]]] = [("Job Retain Policy", str(flow.retain_policy))]
@@ -79,6 +86,8 @@ def flow_sections(flow: JobFlow, text: Text, now: datetime | None = None) -> Non
         pairs.append(("Queue", spec.queue))
     if spec is not None and spec.priority_class_name is not None:
         pairs.append(("Priority Class Name", spec.priority_class_name))
+    if spec is not None and spec.scheduling_policy is not None:
+        pairs.append(("Scheduling Policy", _policy_text(spec.scheduling_policy)))
     if flow.exit_handlers:
         pairs.append(("On Exit", ", ".join(flow.exit_handlers)))
     text.fields(pairs, 1)
@@ -120,7 +129,7 @@ def flow_sections(flow: JobFlow, text: Text, now: datetime | None = None) -> Non
         "PATCH",
     ]
     text.table(headers, rows, 2)
-    _flow_status(flow, text, now)
+    _flow_status(flow, text, now, jobs)
 
 
 def _arguments(arguments: Sequence[Argument], text: Text) -> None:
@@ -136,6 +145,18 @@ def _arguments(arguments: Sequence[Argument], text: Text) -> None:
         for a in arguments
     ]
     text.table(["NAME", "VALUE", *(["DESCRIPTION"] if described else [])], rows, 2)
+
+
+def _policy_text(policy: SchedulingPolicy) -> str:
+    """`ageFrom=Flow, jobOrder=CriticalPath, handover=60s, admission=Hold` (those given)."""
+    hold = policy.handover.hold_seconds if policy.handover is not None else None
+    given = [
+        ("ageFrom", policy.age_from),
+        ("jobOrder", policy.job_order),
+        ("handover", None if hold is None else f"{hold}s"),
+        ("admission", policy.admission),
+    ]
+    return ", ".join(f"{k}={v}" for k, v in given if v is not None) or NONE
 
 
 def retry_text(policy: RetryPolicy) -> str:
@@ -196,7 +217,7 @@ def probe_text(probe: Probe) -> str:
     return "; ".join(parts)
 
 
-def _flow_status(flow: JobFlow, text: Text, now: datetime | None) -> None:
+def _flow_status(flow: JobFlow, text: Text, now: datetime | None, jobs: Sequence[VCJob]) -> None:
     text.heading("Status")
     status = flow.status
     pairs: list[tuple[str, str | Sequence[str]]] = [("Phase", _or_none(flow.phase))]
@@ -217,14 +238,20 @@ def _flow_status(flow: JobFlow, text: Text, now: datetime | None) -> None:
     if conditions:
         text.heading("Jobs", 1)
         fold = _Fold(flow, {job: c.phase or "" for job, c in conditions.items()})
+        waits = flowwaits.scheduler_reasons(flow, jobs)  # (a created job's own reason)
+        ranked = flowwaits.ranks(flow)  # (CriticalPath: a RANK column)
         rows = []
         for job in fold.order(conditions):
             if isinstance(job, int):
                 rows.append([fold.pattern(job), "Completed", "", fold.note(job)])
-                continue
-            cond = conditions[job]
-            rows.append([job, _or_none(cond.phase), cond.reason or "", cond.message or ""])
-        text.table(["JOB", "PHASE", "REASON", "MESSAGE"], rows, 2)
+            else:
+                cond = conditions[job]
+                reason, message = waits.get(job, (cond.reason or "", cond.message or ""))
+                rows.append([job, _or_none(cond.phase), reason, message])
+            if ranked:
+                rows[-1].insert(2, flowwaits.rank_of(rows[-1][0], ranked))
+        headers = ["JOB", "PHASE", *(["RANK"] if ranked else []), "REASON", "MESSAGE"]
+        text.table(headers, rows, 2)
     lists = [
         ("Pending Jobs", status.pending_jobs),
         ("Running Jobs", status.running_jobs),
