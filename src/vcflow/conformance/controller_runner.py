@@ -16,7 +16,7 @@ from vcflow.api import loading
 from vcflow.api.errors import FieldError, InputError, NotFound
 from vcflow.api.jobflow import JobFlow
 from vcflow.api.jobtemplate import JobTemplate
-from vcflow.api.meta import Resource, controller_reference
+from vcflow.api.meta import ObjectMeta, Resource, controller_reference
 from vcflow.api.pod import (
     ContainerState,
     ContainerStateTerminated,
@@ -25,7 +25,7 @@ from vcflow.api.pod import (
     PodSpec,
     PodStatus,
 )
-from vcflow.api.scheduling import SCHEDULING_API_VERSION, Queue
+from vcflow.api.scheduling import SCHEDULING_API_VERSION, Queue, QueueStatus
 from vcflow.api.vcjob import Container, JobState, VCJob, VCJobStatus
 from vcflow.conformance import expectations
 from vcflow.conformance.cases import Case, CaseError, Step, vcflow_steps
@@ -90,6 +90,9 @@ def _apply(
     elif verb == "set_phase":
         for name, phase in dict(arg).items():
             _set_phase(world, str(name), str(phase))
+    elif verb == "set_queue_state":
+        for name, state in dict(arg).items():
+            _set_queue_state(world, str(name), str(state))
     elif verb == "touch":
         _touch(world, str(arg))
     elif verb == "create_pod":
@@ -183,6 +186,18 @@ def _set_phase(world: World, name: str, phase: str) -> None:
     status.state.phase = phase
     job.status = status
     world.store.update_status(job)
+
+
+def _set_queue_state(world: World, name: str, state: str) -> None:
+    """A Queue's `status.state`, written as Volcano's queue controller writes it."""
+    probe = Queue(metadata=ObjectMeta(name=name))
+    try:
+        queue = _current(world, probe)
+    except NotFound:
+        raise CaseError(f"set_queue_state: Queue {name} does not exist") from None
+    assert isinstance(queue, Queue)
+    queue.status = QueueStatus(state=state)
+    world.store.update_status(queue)
 
 
 def _touch(world: World, name: str) -> None:
