@@ -10,12 +10,12 @@ from typing import Any
 
 from vcflow.api.jobflow import JobFlow
 from vcflow.api.jobtemplate import JobTemplate
-from vcflow.api.scheduling import Queue
+from vcflow.api.scheduling import Queue, QueueStatus
 from vcflow.api.vcjob import VCJob
 from vcflow.controller.manager import Manager
 from vcflow.controller.options import ControllerOptions
 from vcflow.reconcile.vcjob.resources import capacity
-from vcflow.store import MemoryStore
+from vcflow.store import MemoryStore, UnknownKind
 
 
 def template(name: str, cpu: str) -> JobTemplate:
@@ -37,20 +37,28 @@ def flow(admission: str, queue: str | None = "team-a") -> JobFlow:
     return JobFlow.from_dict({"metadata": {"name": "f", "namespace": "default"}, "spec": spec})
 
 
-def queue(cpu: str, state: str | None = None) -> Queue:
+def queue(cpu: str) -> Queue:
     body: dict[str, Any] = {
         "metadata": {"name": "team-a", "namespace": ""},
         "spec": {"weight": 1, "capability": {"cpu": cpu}},
     }
-    if state is not None:
-        body["status"] = {"state": state}
     return Queue.from_dict(body)
 
 
 def store_with_queues() -> MemoryStore:
     store = MemoryStore()
-    store.register_kind(Queue)  # (the kinds branch makes it a store kind everywhere)
+    try:
+        store.list(Queue)
+    except UnknownKind:  # (a store without the kind: registered here)
+        store.register_kind(Queue)
     return store
+
+
+def close(store: MemoryStore) -> None:
+    """The Queue's state, a status write as Volcano's queue controller makes it."""
+    (found,) = store.list(Queue)
+    found.status = QueueStatus(state="Closed")
+    store.update_status(found)
 
 
 def vcjobs(store: MemoryStore) -> list[str]:
@@ -86,7 +94,9 @@ def test_held_against_the_queue_then_released_when_its_capability_grows() -> Non
 
 def test_a_closed_queue_holds() -> None:
     store = store_with_queues()
-    store.apply([queue("8", "Closed"), template("p1", "1"), template("p2", "4"), flow("Hold")])
+    store.apply([queue("8")])
+    close(store)
+    store.apply([template("p1", "1"), template("p2", "4"), flow("Hold")])
     manager = Manager(store)
     manager.settle()
     assert vcjobs(store) == []

@@ -20,7 +20,7 @@ from vcflow.controller.manager import Manager
 from vcflow.controller.options import ControllerOptions
 from vcflow.controller.prober import Unreachable
 from vcflow.kubeapi.fieldvalidation import Validation
-from vcflow.store.base import Store, Written
+from vcflow.store.base import Store, UnknownKind, Written
 from vcflow.store.memory import MemoryStore
 
 R = TypeVar("R", bound=Resource)
@@ -32,7 +32,10 @@ class HarnessStore(MemoryStore):
 
     def __init__(self, clock: FakeClock) -> None:
         super().__init__(clock=clock)
-        self.register_kind(Queue)  # (the cases' Queues: `admission: Hold`)
+        try:  # (the cases' Queues, `admission: Hold`: the kind as the store has it, if it does)
+            self.kinds.of_model(Queue)
+        except UnknownKind:
+            self.register_kind(Queue)
         self.faults: dict[str, tuple[str, int | None]] = {}
         self.submitted: dict[str, Any] = {}
         #: the vcjobs created, in the order their creates arrived (`vcjob_order`)
