@@ -6,7 +6,7 @@ stdout, `Warning: …` lines on stderr, and every problem raised at once as Vali
 the error boundary in `cli/app.py` (one line each, exit 1); a field vcflow does not know is
 one of them unless `--validate=warn|ignore` (as kubectl's `--validate`). A flow an entry of
 which can never fit its Queue (one given alongside) or `--capacity` is warned of, as
-`admission: Hold` would hold it (`reconcile.holding`, docs/scheduling.md).
+`admission: Hold` would hold it (`reconcile.neverfits`, docs/scheduling.md).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from vcflow.api.queues import QueueTable
 from vcflow.api.scheduling import Queue
 from vcflow.cli import options
 from vcflow.local import manifests
-from vcflow.reconcile import holding
+from vcflow.reconcile import neverfits
 from vcflow.reconcile.vcjob.resources import UNLIMITED, Capacity
 from vcflow.runtime import resources
 
@@ -90,7 +90,7 @@ def fit_warnings(items: Sequence[manifests.Item], machine: Capacity) -> list[Fie
         flow = item.obj
         if not isinstance(flow, JobFlow):
             continue
-        misfit = holding.misfit(flow, templates.get(flow.namespace, {}), queues, machine)
+        misfit = neverfits.misfit(flow, templates.get(flow.namespace, {}), queues, machine)
         if misfit is not None:
             at, why = misfit
             found.append(

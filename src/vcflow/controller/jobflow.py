@@ -49,11 +49,11 @@ from vcflow.api.vcjob import VCJob
 from vcflow.controller import flowactions, statuswrite
 from vcflow.controller.createpool import CreatePool, Refusal
 from vcflow.controller.events import NORMAL, WARNING, Recorder
-from vcflow.controller.holds import Holds
 from vcflow.controller.observer import Observer
 from vcflow.controller.options import ControllerOptions
 from vcflow.controller.prober import Prober, SocketProber
 from vcflow.controller.queue import WorkQueue
+from vcflow.controller.queuewatch import QueueWatch
 from vcflow.controller.statusdue import StatusDue
 from vcflow.controller.templates import Templates
 from vcflow.reconcile import flow as reconcile
@@ -123,8 +123,8 @@ class FlowController:
         )
         #: the status each flow has in the store, as we wrote it, and that write's rv
         self.written: dict[FlowKey, tuple[int, dict[str, Any]]] = {}
-        self.holds = Holds(store, options.capacity)  # `admission: Hold`; Queues watched
-        self.watches = self.holds.watched(self.watches)
+        self.queue_watch = QueueWatch(store, options.capacity)  # (`admission: Hold`)
+        self.watches = self.queue_watch.watched(self.watches)
 
     # -- event routing -----------------------------------------------------------------------
 
@@ -158,7 +158,7 @@ class FlowController:
             return  # (most are our own template status writes): not parsed
         obj = event.object
         if isinstance(obj, Queue):
-            for key in self.holds.queues_changed(self.indexes):
+            for key in self.queue_watch.queues_changed(self.indexes):
                 self.queue.add(key)  # (a flow it held is checked again)
         elif isinstance(obj, VCJob):
             self._handle_job(event.type, obj)
@@ -368,7 +368,7 @@ class FlowController:
             self._catch_up(key, index)
             index.flow = flow
             self._read_outputs(index)
-            self.holds.recheck(index, flow, templates)
+            self.queue_watch.recheck(index, flow, templates)
             plan = index.decide(templates, self.options.create_batch, now=self.clock.now())
         retry = False
         with batched(self.store):
@@ -412,7 +412,7 @@ class FlowController:
             tombstones=self.tombstones.pop(flow.metadata.uid, None),
             limit=self.options.create_batch,
             platform=self.options.platform,
-            held=self.holds.why(flow, templates),
+            held=self.queue_watch.why(flow, templates),
         )
         self.indexes[key] = index
         return index, plan

@@ -1,6 +1,6 @@
 """The flow controller's side of `admission: Hold` (docs/scheduling.md): the Queues it reads
 (listed once, listed again after a Queue event) and the machine it was given, handed to the
-pure `reconcile.holding.why_held`. A store that holds no Queue kind has the implicit
+pure `reconcile.neverfits.why_held`. A store that holds no Queue kind has the implicit
 `default` queue only, and the controller then does not watch Queues.
 """
 
@@ -16,7 +16,7 @@ from vcflow.api.jobtemplate import JobTemplate
 from vcflow.api.meta import Resource
 from vcflow.api.queues import QueueTable
 from vcflow.api.scheduling import Queue
-from vcflow.reconcile import holding
+from vcflow.reconcile import neverfits
 from vcflow.reconcile.flow import FlowIndex
 from vcflow.reconcile.vcjob.resources import Capacity
 from vcflow.store.base import Store, UnknownKind
@@ -24,13 +24,13 @@ from vcflow.store.base import Store, UnknownKind
 K = TypeVar("K")
 
 
-def holds(flow: JobFlow) -> bool:
+def asks_hold(flow: JobFlow) -> bool:
     """Does the flow ask for `admission: Hold`?"""
     policy = flow.spec.scheduling_policy if flow.spec is not None else None
     return policy is not None and policy.admission == scheduling.ADMISSION_HOLD
 
 
-class Holds:
+class QueueWatch:
     """Why a flow with `admission: Hold` is held, against the stored Queues and `machine`."""
 
     def __init__(self, store: Store, machine: Capacity) -> None:
@@ -60,11 +60,11 @@ class Holds:
 
     def why(self, flow: JobFlow, templates: Mapping[str, JobTemplate]) -> str:
         """Why `flow` can never fit ("": it may run, or it does not ask for a hold)."""
-        if not holds(flow):
+        if not asks_hold(flow):
             return ""
         if self._table is None:
             self._table = QueueTable.of(self._list() or [])
-        return holding.why_held(flow, templates, self._table, self.machine)
+        return neverfits.why_held(flow, templates, self._table, self.machine)
 
     def _list(self) -> list[Queue] | None:
         try:

@@ -1,4 +1,4 @@
-"""`admission: Hold` (docs/scheduling.md, `reconcile.holding`): a flow an entry of which can
+"""`admission: Hold` (docs/scheduling.md, `reconcile.neverfits`): a flow an entry of which can
 never fit its queue or this machine is held before any vcjob is made, with one line saying
 which entry, which resource, and against what; released once nothing says so."""
 
@@ -12,7 +12,7 @@ from tests.reconcile.test_flow_scheduling import make, tmpl
 from vcflow.api.queues import QueueTable
 from vcflow.api.scheduling import Queue
 from vcflow.reconcile import flow as reconcile
-from vcflow.reconcile import holding
+from vcflow.reconcile import neverfits
 from vcflow.reconcile.vcjob import resources
 
 
@@ -41,7 +41,7 @@ def why(
     if spec_queue is not None:
         assert flow.spec is not None
         flow.spec.queue = spec_queue
-    return holding.why_held(
+    return neverfits.why_held(
         flow, temps or TEMPLATES, QueueTable.of(queues), resources.capacity(machine)
     )
 
