@@ -118,3 +118,21 @@ def test_ignore_runs_the_first_stage_as_today() -> None:
     manager = Manager(store, options=ControllerOptions(capacity=capacity({"cpu": "2"})))
     manager.settle()
     assert vcjobs(store) == ["f-p1"]
+
+
+def test_queues_are_watched_only_where_the_store_holds_them() -> None:
+    bare = Manager(MemoryStore())
+    assert Queue not in bare.kinds and VCJob in bare.kinds
+    assert Queue in Manager(store_with_queues()).kinds
+
+
+def test_a_queue_deleted_releases_the_flow_it_held() -> None:
+    store = store_with_queues()
+    store.apply([queue("2"), template("p1", "1"), template("p2", "4"), flow("Hold")])
+    manager = Manager(store)
+    manager.settle()
+    assert vcjobs(store) == []
+    (found,) = store.list(Queue)
+    store.delete(Queue, found.namespace, found.name)
+    manager.settle()
+    assert vcjobs(store) == ["f-p1"]  # (a queue vcflow does not know holds nothing)

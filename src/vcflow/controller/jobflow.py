@@ -226,6 +226,7 @@ class FlowController:
         self.queue.forget(key)  # (a new flow of that name starts without a backoff)
 
     def _forget_all(self) -> None:
+        self.queue_watch.forget()  # (Queue events may have been missed: listed again)
         self.indexes.clear()
         self.deferred.clear()
         self.cache.clear()

@@ -44,10 +44,14 @@ class QueueWatch:
         """The controller's watched kinds, with Queue where the store has it."""
         return (*kinds, Queue) if self.known else kinds
 
+    def forget(self) -> None:
+        """The next check lists the Queues again."""
+        self._table = None
+
     def queues_changed(self, indexes: Mapping[K, FlowIndex]) -> Iterator[K]:
         """A Queue was written or deleted: the next check lists them again; the keys of
         the flows held now, to be synced (and checked) again."""
-        self._table = None
+        self.forget()
         return (key for key, index in indexes.items() if index.state.scheduling.held)
 
     def recheck(
