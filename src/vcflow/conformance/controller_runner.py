@@ -13,10 +13,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from vcflow.api import loading
+from vcflow.api.clusterscope import ClusterObjectMeta
 from vcflow.api.errors import FieldError, InputError, NotFound
 from vcflow.api.jobflow import JobFlow
 from vcflow.api.jobtemplate import JobTemplate
-from vcflow.api.meta import ObjectMeta, Resource, controller_reference
+from vcflow.api.meta import Resource, controller_reference
 from vcflow.api.pod import (
     ContainerState,
     ContainerStateTerminated,
@@ -190,7 +191,7 @@ def _set_phase(world: World, name: str, phase: str) -> None:
 
 def _set_queue_state(world: World, name: str, state: str) -> None:
     """A Queue's `status.state`, written as Volcano's queue controller writes it."""
-    probe = Queue(metadata=ObjectMeta(name=name))
+    probe = Queue(metadata=ClusterObjectMeta(name=name))
     try:
         queue = _current(world, probe)
     except NotFound:
