@@ -15,7 +15,8 @@ from vcflow.api.vcjob import VCJob
 from vcflow.controller.manager import Manager
 from vcflow.controller.options import ControllerOptions
 from vcflow.reconcile.vcjob.resources import capacity
-from vcflow.store import MemoryStore, UnknownKind
+from vcflow.store import MemoryStore
+from vcflow.store.base import KindRegistry, default_kinds
 
 
 def template(name: str, cpu: str) -> JobTemplate:
@@ -46,12 +47,16 @@ def queue(cpu: str) -> Queue:
 
 
 def store_with_queues() -> MemoryStore:
-    store = MemoryStore()
-    try:
-        store.list(Queue)
-    except UnknownKind:  # (a store without the kind: registered here)
-        store.register_kind(Queue)
-    return store
+    return MemoryStore()
+
+
+def store_without_queues() -> MemoryStore:
+    """A store whose kinds lack Queue (a Kubernetes API without Volcano's Queue CRD)."""
+    kinds = KindRegistry()
+    for info in default_kinds().all():
+        if info.model is not Queue:
+            kinds.register(info.model, defaulter=info.defaulter)
+    return MemoryStore(kinds=kinds)
 
 
 def close(store: MemoryStore) -> None:
@@ -121,7 +126,7 @@ def test_ignore_runs_the_first_stage_as_today() -> None:
 
 
 def test_queues_are_watched_only_where_the_store_holds_them() -> None:
-    bare = Manager(MemoryStore())
+    bare = Manager(store_without_queues())
     assert Queue not in bare.kinds and VCJob in bare.kinds
     assert Queue in Manager(store_with_queues()).kinds
 
