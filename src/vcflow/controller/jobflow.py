@@ -48,6 +48,7 @@ from vcflow.api.scheduling import Queue
 from vcflow.api.vcjob import VCJob
 from vcflow.controller import flowactions, statuswrite
 from vcflow.controller.createpool import CreatePool, Refusal
+from vcflow.controller.deadlines import Deadlines
 from vcflow.controller.events import NORMAL, WARNING, Recorder
 from vcflow.controller.observer import Observer
 from vcflow.controller.options import ControllerOptions
@@ -103,6 +104,7 @@ class FlowController:
         self.met_at: dict[FlowKey, dict[str, float]] = {}
         self.seen_at: dict[FlowKey, float] = {}
         self.prober: Prober = options.prober or SocketProber()
+        self.deadlines = Deadlines(options.sla) if options.sla is not None else None
         self.queue: WorkQueue[FlowKey] = WorkQueue(clock)
         self.indexes: dict[FlowKey, reconcile.FlowIndex] = {}
         #: by flow uid: the last phase of each vcjob of that flow object deleted while it
@@ -427,6 +429,8 @@ class FlowController:
                 index.defer_create(job.name, flowactions.PODS_REMAIN)
                 self.queue.add_after(key, flowactions.POD_WAIT)
                 continue
+            if self.deadlines is not None:  # (the operator's sla mode)
+                self.deadlines.stamp(job, index.flow, self.clock.now())
             ready.append(job)
         return ready
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from vcflow.api.platform import Platform
 from vcflow.controller.observer import Observer
 from vcflow.controller.prober import Prober
+from vcflow.reconcile.slatime import Policy as SlaPolicy
 from vcflow.reconcile.vcjob.resources import UNLIMITED, Capacity
 
 #: Seconds of wall time a dirty status waits at most during a burst (unless the last flush
@@ -53,3 +54,6 @@ class ControllerOptions:
     #: host): a flow an entry of which can never fit it is held; UNLIMITED (the operator):
     #: no machine to check, only the Queues
     capacity: Capacity = UNLIMITED
+    #: the operator's `sla` scheduling mode: each vcjob gets `volcano.sh/sla-waiting-time`
+    #: at its create (`controller.deadlines`; None: no annotation, as every other mode)
+    sla: SlaPolicy | None = None
