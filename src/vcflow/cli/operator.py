@@ -10,9 +10,12 @@ from typing import Annotated
 
 import typer
 
+from vcflow.api.clock import go_duration
 from vcflow.api.errors import InputError
 from vcflow.cli import options
 from vcflow.operator.limits import DEFAULT_BURST, DEFAULT_QPS
+from vcflow.reconcile import slatime
+from vcflow.reconcile.schedmode import Mode
 from vcflow.serving import logs, signals
 from vcflow.serving.logs import LogLevel
 
@@ -101,6 +104,28 @@ def operator(
             "their pods (needs patch on pods).",
         ),
     ] = True,
+    scheduling_mode: Annotated[
+        Mode,
+        typer.Option(
+            "--scheduling-mode",
+            help="How vcjobs meet vc-scheduler: auto reads volcano-system/"
+            "volcano-scheduler-configmap (sla when its sla plugin is on, else none).",
+        ),
+    ] = Mode.AUTO,
+    sla_budget: Annotated[
+        str,
+        typer.Option(
+            "--sla-budget",
+            metavar="DURATION",
+            help="sla mode: a flow's deadline after its creation.",
+        ),
+    ] = go_duration(slatime.DEFAULT_BUDGET),
+    sla_floor: Annotated[
+        str,
+        typer.Option(
+            "--sla-floor", metavar="DURATION", help="sla mode: the least waiting time of a vcjob."
+        ),
+    ] = go_duration(slatime.DEFAULT_FLOOR),
     log_level: Annotated[LogLevel, typer.Option("--log-level")] = LogLevel.INFO,
 ) -> None:
     """Run the JobFlow and JobTemplate controllers against a Kubernetes cluster.
@@ -113,6 +138,12 @@ def operator(
     from vcflow.operator.election import Timing
     from vcflow.operator.endpoints import parse_address, served
 
+    sla = slatime.Policy(
+        budget=options.duration(sla_budget, "--sla-budget"),
+        floor=options.duration(sla_floor, "--sla-floor"),
+    )
+    if sla.floor < 1:
+        raise typer.BadParameter("must be at least 1s", param_hint="--sla-floor")
     timing = Timing(lease_duration, renew_deadline, retry_period)
     problems = timing.problems() if leader_elect else []
     if problems:
@@ -141,6 +172,8 @@ def operator(
         lease_namespace=lease_namespace,
         timing=timing,
         label_pods=label_pods,
+        scheduling_mode=scheduling_mode,
+        sla=sla,
     )
     stopping = threading.Event()
     with signals.setting(stopping):

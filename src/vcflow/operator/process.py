@@ -31,11 +31,14 @@ from vcflow.controller.options import ControllerOptions
 from vcflow.controller.prober import SocketProber
 from vcflow.kubestore import KubeClient, KubeStore
 from vcflow.kubestore.client import DEFAULT_TIMEOUT
+from vcflow.operator import schedconf
 from vcflow.operator.election import Elector, Timing
 from vcflow.operator.endpoints import Health, Metrics, metrics_guard, parse_address, served
 from vcflow.operator.limits import DEFAULT_BURST, DEFAULT_QPS, PHASE_INTERVAL, TEMPLATE_DELAY
 from vcflow.operator.podhosts import PodHosts
 from vcflow.operator.podlabels import PodLabeler, jobs_of
+from vcflow.reconcile import slatime
+from vcflow.reconcile.schedmode import Mode
 from vcflow.serving.endpoints import Listener
 
 PROCESS = "operator"
@@ -71,6 +74,8 @@ class Settings:
     timing: Timing = field(default_factory=Timing)
     poll: float = 0.5
     label_pods: bool = True  # the flows' labels onto their vcjobs' pods (`podlabels`)
+    scheduling_mode: Mode = Mode.AUTO  # (`schedconf`; docs/scheduling.md, On a cluster)
+    sla: slatime.Policy = field(default_factory=slatime.Policy)
 
 
 def in_cluster(settings: Settings) -> bool:
@@ -231,6 +236,7 @@ def _run(
             lost_with = elector
             renewer = _Renewer(elector, lambda: _exit_lost(lost_with))
             renewer.start()
+        mode = schedconf.mode(store.client, settings.scheduling_mode)
         options = ControllerOptions(
             prober=SocketProber(hosts=PodHosts(store)),
             observer=metrics.controllers.observer if metrics is not None else None,
@@ -239,6 +245,7 @@ def _run(
             platform=Platform.CLUSTER,  # PodHosts: each check goes to the pods' own IPs
             phase_interval=PHASE_INTERVAL,
             template_delay=TEMPLATE_DELAY,
+            sla=settings.sla if mode is Mode.SLA else None,
         )
         manager = Manager(store, options=options)
         labeler = None

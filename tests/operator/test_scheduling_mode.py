@@ -1,0 +1,81 @@
+"""`vcflow operator --scheduling-mode`: the mode it runs in is logged with its reason; in
+`sla` every vcjob it creates carries `volcano.sh/sla-waiting-time`, in `none` (and in
+`auto` where no vc-scheduler configuration can be read, as on `vcflow server`) none does.
+A bad duration flag is a one-line usage error naming it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from tests.operator.conftest import StartOperator, wait_leader
+from tests.operator.fakevolcano import FakeVolcano
+from tests.operator.test_operator import apply_example
+from tests.server.conftest import Server, wait_until
+from tests.server.test_kubectl import Kubectl
+from typer.testing import CliRunner
+
+from vcflow.cli.app import app
+from vcflow.reconcile.slatime import WAITING_TIME
+
+pytestmark = pytest.mark.process
+
+JOBS = ("test-a", "test-b", "test-c", "test-d", "test-e")
+
+
+def waiting_times(api: Server) -> dict[str, Any]:
+    with api.client() as client:
+        found = client.get("/apis/batch.volcano.sh/v1alpha1/namespaces/default/jobs").json()
+    return {
+        job["metadata"]["name"]: (job["metadata"].get("annotations") or {}).get(WAITING_TIME)
+        for job in found["items"]
+    }
+
+
+def test_sla_mode_gives_every_vcjob_the_flows_deadline(
+    api: Server, start_operator: StartOperator, volcano: FakeVolcano, kubectl: Kubectl
+) -> None:
+    volcano.hold = {"test-e"}  # (the last: every vcjob exists while it runs)
+    operator = start_operator("--scheduling-mode", "sla", "--sla-budget", "2h")
+    wait_leader(api, operator)
+    assert "scheduling: mode sla (--scheduling-mode)" in operator.output()
+    apply_example(kubectl)
+    wait_until(lambda: volcano.phase_of("test-e") == "Running", "test-e to run")
+    found = waiting_times(api)
+    volcano.release()
+    assert sorted(found) == sorted(JOBS)
+    # 2 h less the remaining path (1 s an entry: test-a's is 3 s), never below 5 min
+    assert found["test-a"] in ("1h59m57s", "1h59m56s")
+    assert all(v and v.startswith("1h59m5") for v in found.values()), found
+
+
+def test_auto_without_a_scheduler_configuration_runs_in_none(
+    api: Server, start_operator: StartOperator, volcano: FakeVolcano, kubectl: Kubectl
+) -> None:
+    operator = start_operator()
+    wait_leader(api, operator)
+    wait_until(lambda: "scheduling: mode" in operator.output(), "the mode's log line")
+    assert (
+        "scheduling: mode none (no volcano-system/volcano-scheduler-configmap)" in operator.output()
+    )
+    volcano.hold = {"test-e"}
+    apply_example(kubectl)
+    wait_until(lambda: volcano.phase_of("test-e") == "Running", "test-e to run")
+    assert waiting_times(api) == dict.fromkeys(JOBS)
+    volcano.release()
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--sla-budget", "5x"], 'Invalid value for --sla-budget: invalid duration "5x"'),
+        (["--sla-floor", "0s"], "Invalid value for --sla-floor: must be at least 1s"),
+        (["--scheduling-mode", "fast"], "Invalid value for '--scheduling-mode'"),
+    ],
+    ids=["budget", "floor", "mode"],
+)
+def test_a_bad_flag_is_one_line_naming_it(flags: list[str], message: str) -> None:
+    result = CliRunner().invoke(app, ["operator", "--no-leader-elect", *flags])
+    assert result.exit_code == 2
+    assert message in result.output
+    assert "Traceback" not in result.output
