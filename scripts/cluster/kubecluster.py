@@ -3,8 +3,9 @@ module proxy and run as plain processes on 127.0.0.1: no containers, no kubelet,
 
 - etcd, kube-apiserver and kube-controller-manager (Kubernetes v1.37.2);
 - Volcano v1.10.0's vc-controller-manager (its jobflow and jobtemplate controllers off: vcflow is
-  the JobFlow controller) and vc-scheduler (its default configuration), with Volcano's CRDs for
-  Job, PodGroup, Queue, Command and Numatopology;
+  the JobFlow controller) and vc-scheduler (its default configuration, in a file it watches and
+  in ConfigMap volcano-system/volcano-scheduler-configmap; `set_scheduler_conf` changes both),
+  with Volcano's CRDs for Job, PodGroup, Queue, Command and Numatopology;
 - kwok, which stands in for the kubelets: it keeps fake nodes Ready and moves the pods bound to
   them Pending → Running → Succeeded (or Failed, with the exit code a test chooses) through the
   Stage objects in scripts/cluster/kwok/.
@@ -619,6 +620,31 @@ class NodeSpec:
 
 DEFAULT_NODES: tuple[NodeSpec, ...] = (NodeSpec("kwok-node-0"), NodeSpec("kwok-node-1"))
 
+# vc-scheduler v1.10.0's built-in configuration (pkg/scheduler/util.go DefaultSchedulerConf),
+# which the cluster writes to a file vc-scheduler watches (--scheduler-conf) and, as
+# Volcano's installer does, to ConfigMap volcano-system/volcano-scheduler-configmap.
+SCHEDULER_CONF = """\
+actions: "enqueue, allocate, backfill"
+tiers:
+- plugins:
+  - name: priority
+  - name: gang
+  - name: conformance
+- plugins:
+  - name: overcommit
+  - name: drf
+  - name: predicates
+  - name: proportion
+  - name: nodeorder
+"""
+SCHEDULER_NAMESPACE = "volcano-system"
+SCHEDULER_CONFIGMAP = "volcano-scheduler-configmap"
+SCHEDULER_CONF_KEY = "volcano-scheduler.conf"
+# the line vc-scheduler logs (at -v=2) each time it has loaded its configuration
+_CONF_LOADED = re.compile(
+    r"Successfully loaded Scheduler conf, actions: \[[^]]*\], plugins: \[([^]]*)\]"
+)
+
 # What start() runs, as build() names the binaries.
 BINARIES = (
     "etcd",
@@ -783,6 +809,47 @@ class Cluster:
             return response.status, json.loads(text) if text else None
         except ValueError:
             return response.status, text
+
+    @property
+    def scheduler_conf_path(self) -> Path:
+        return self.workdir / "scheduler" / SCHEDULER_CONF_KEY
+
+    def set_scheduler_conf(self, conf: str, timeout: float = 30.0) -> None:
+        """Give vc-scheduler another configuration, as an admin editing Volcano's ConfigMap
+        would: the ConfigMap updated, the file vc-scheduler watches replaced (it reloads it
+        at once, no restart); returns once vc-scheduler logged the new plugin list."""
+        path = f"/api/v1/namespaces/{SCHEDULER_NAMESPACE}/configmaps/{SCHEDULER_CONFIGMAP}"
+        status, answer = self.request(
+            "PATCH",
+            path,
+            {"data": {SCHEDULER_CONF_KEY: conf}},
+            content_type="application/merge-patch+json",
+        )
+        if status != 200:
+            raise ClusterError(f"PATCH {path}: {status} {answer}")
+        log = self.log_path("vc-scheduler")
+        before = len(_CONF_LOADED.findall(log.read_text(errors="replace")))
+        wanted = " ".join(_plugin_names(conf))  # (Go's %v of a []string)
+        self._write_scheduler_conf(conf)
+
+        def reloaded() -> bool:
+            found = _CONF_LOADED.findall(log.read_text(errors="replace"))
+            return len(found) > before and found[-1] == wanted
+
+        _wait(
+            "vc-scheduler: its configuration reloaded",
+            reloaded,
+            timeout=timeout,
+            process=self.processes["vc-scheduler"],
+        )
+
+    def _write_scheduler_conf(self, conf: str) -> None:
+        """Replace the file at once (a rename: vc-scheduler never reads half of it)."""
+        path = self.scheduler_conf_path
+        path.parent.mkdir(exist_ok=True)
+        staged = path.with_name(f".{path.name}.new")
+        staged.write_text(conf)
+        os.replace(staged, path)
 
     def log_path(self, component: str) -> Path:
         return self.workdir / "logs" / f"{component}.log"
@@ -1030,6 +1097,14 @@ class Cluster:
             )
         for node in nodes:
             self._create("/api/v1/nodes", node.manifest())
+        self._create("/api/v1/namespaces", {"metadata": {"name": SCHEDULER_NAMESPACE}})
+        self._create(
+            f"/api/v1/namespaces/{SCHEDULER_NAMESPACE}/configmaps",
+            {
+                "metadata": {"name": SCHEDULER_CONFIGMAP},
+                "data": {SCHEDULER_CONF_KEY: SCHEDULER_CONF},
+            },
+        )
 
     def _start_controllers(self, binaries: dict[str, Path], ports: dict[str, int]) -> None:
         """kube-controller-manager, vc-controller-manager, vc-scheduler and kwok, at once."""
@@ -1071,11 +1146,14 @@ class Cluster:
             ],
             volcano,
         )
+        self._write_scheduler_conf(SCHEDULER_CONF)
         self._spawn(
             "vc-scheduler",
             [
                 str(binaries["vc-scheduler"]),
                 f"--kubeconfig={volcano}",
+                f"--scheduler-conf={self.scheduler_conf_path}",
+                "-v=2",  # (its one line a load of its configuration: set_scheduler_conf)
                 "--scheduler-name=volcano",
                 "--leader-elect=false",
                 "--enable-healthz=true",
@@ -1202,6 +1280,12 @@ class Cluster:
         if status not in (200, 201, 202, 409):
             raise ClusterError(f"POST {path}: {status} {answer}")
         return answer
+
+
+def _plugin_names(conf: str) -> list[str]:
+    """The `- name: X` entries of a scheduler configuration, in order (no YAML parser in
+    this standard-library-only script: the configurations written here are that simple)."""
+    return re.findall(r"^\s*- name:\s*(\S+)\s*$", conf, flags=re.MULTILINE)
 
 
 def _strip_comments(text: str) -> str:
