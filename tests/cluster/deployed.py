@@ -288,6 +288,8 @@ _UNDEPLOY = (
     ("-n", SYSTEM, "service/vcflow-webhook", "poddisruptionbudget/vcflow-webhook"),
     ("-n", SYSTEM, "rolebinding/vcflow-operator-leader-election"),
     ("-n", SYSTEM, "role/vcflow-operator-leader-election"),
+    ("-n", "volcano-system", "rolebinding/vcflow-operator-scheduler-config"),
+    ("-n", "volcano-system", "role/vcflow-operator-scheduler-config"),
     ("-n", SYSTEM, "serviceaccount/vcflow-operator", "serviceaccount/vcflow-webhook"),
     ("-n", SYSTEM, "lease", "--all"),
     ("clusterrolebinding/vcflow-operator", "clusterrolebinding/vcflow-webhook"),

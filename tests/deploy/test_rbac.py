@@ -1,7 +1,8 @@
 """deploy/'s RBAC grants exactly what `vcflow.kubeapi.permissions` lists — the operator's
-ClusterRole and its leader-election Role in its own namespace, the webhook's read-only
-ClusterRole — each bound to the ServiceAccount its Deployment runs as; no wildcard, no
-resourceNames, no non-resource URLs, nothing else."""
+ClusterRole, its leader-election Role in its own namespace and its Role for vc-scheduler's
+ConfigMap in volcano-system (that one name), the webhook's read-only ClusterRole — each
+bound to the ServiceAccount its Deployment runs as; no wildcard, no resourceNames but the
+table's, no non-resource URLs, nothing else."""
 
 from __future__ import annotations
 
@@ -14,24 +15,26 @@ from vcflow.kubeapi.permissions import Rule
 
 from .rendered import NAMESPACE, REPO, base, one
 
-Grant = tuple[str, str, str]  # (apiGroup, resource, verb)
+Grant = tuple[str, str, str, tuple[str, ...]]  # (apiGroup, resource, verb, resourceNames)
 
 
 def grants(rules: list[dict[str, Any]]) -> set[Grant]:
     found: set[Grant] = set()
     for rule in rules:
-        assert set(rule) == {"apiGroups", "resources", "verbs"}, rule
+        assert set(rule) - {"resourceNames"} == {"apiGroups", "resources", "verbs"}, rule
+        names = tuple(rule.get("resourceNames") or ())
         for group in rule["apiGroups"]:
             for resource in rule["resources"]:
                 for verb in rule["verbs"]:
                     assert "*" not in (group, resource, verb), rule
-                    assert (group, resource, verb) not in found, f"granted twice: {rule}"
-                    found.add((group, resource, verb))
+                    grant = (group, resource, verb, names)
+                    assert grant not in found, f"granted twice: {rule}"
+                    found.add(grant)
     return found
 
 
 def needed(table: tuple[Rule, ...]) -> set[Grant]:
-    return {(r.group, r.resource, verb) for r in table for verb in r.verbs}
+    return {(r.group, r.resource, verb, r.names) for r in table for verb in r.verbs}
 
 
 @pytest.mark.parametrize(
@@ -39,9 +42,10 @@ def needed(table: tuple[Rule, ...]) -> set[Grant]:
     [
         ("ClusterRole", "vcflow-operator", permissions.OPERATOR),
         ("Role", "vcflow-operator-leader-election", permissions.OPERATOR_NAMESPACED),
+        ("Role", "vcflow-operator-scheduler-config", permissions.OPERATOR_SCHEDULER),
         ("ClusterRole", "vcflow-webhook", permissions.WEBHOOK),
     ],
-    ids=["operator", "operator-leases", "webhook"],
+    ids=["operator", "operator-leases", "operator-scheduler-config", "webhook"],
 )
 def test_a_role_grants_exactly_the_table(kind: str, name: str, table: tuple[Rule, ...]) -> None:
     role = one(base(), kind, name)
@@ -53,6 +57,7 @@ def test_a_role_grants_exactly_the_table(kind: str, name: str, table: tuple[Rule
     [
         ("ClusterRoleBinding", "ClusterRole/vcflow-operator", "vcflow-operator"),
         ("RoleBinding", "Role/vcflow-operator-leader-election", "vcflow-operator"),
+        ("RoleBinding", "Role/vcflow-operator-scheduler-config", "vcflow-operator"),
         ("ClusterRoleBinding", "ClusterRole/vcflow-webhook", "vcflow-webhook"),
     ],
 )
@@ -72,8 +77,9 @@ def test_each_role_is_bound_to_its_deployments_service_account(
     ]
     one(base(), "ServiceAccount", account["serviceAccountName"])
     if binding == "RoleBinding":
-        assert bound["metadata"]["namespace"] == NAMESPACE
-        assert one(base(), kind, name)["metadata"]["namespace"] == NAMESPACE
+        where = NAMESPACE if "leader" in name else permissions.SCHEDULER_NAMESPACE
+        assert bound["metadata"]["namespace"] == where
+        assert one(base(), kind, name)["metadata"]["namespace"] == where
 
 
 def test_no_other_role_or_binding_is_rendered() -> None:
@@ -83,6 +89,8 @@ def test_no_other_role_or_binding_is_rendered() -> None:
         "vcflow-operator",
         "vcflow-operator-leader-election",
         "vcflow-operator-leader-election",
+        "vcflow-operator-scheduler-config",
+        "vcflow-operator-scheduler-config",
         "vcflow-webhook",
         "vcflow-webhook",
     ]
@@ -94,10 +102,10 @@ def test_the_table_names_the_kinds_vcflow_serves_by_their_api_names() -> None:
     use on the flows' own objects are there."""
     table = needed(permissions.OPERATOR)
     for resource in (resources.JOBFLOWS, resources.JOBTEMPLATES, resources.VCJOBS):
-        assert {(resource.group, resource.plural, v) for v in ("get", "list", "watch")} <= table
-    assert (resources.VCJOBS.group, resources.VCJOBS.plural, "create") in table
-    assert (resources.JOBFLOWS.group, "jobflows/status", "patch") in table
-    assert ("", "pods", "create") not in table  # Volcano's job controller makes the pods
+        assert {(resource.group, resource.plural, v, ()) for v in ("get", "list", "watch")} <= table
+    assert (resources.VCJOBS.group, resources.VCJOBS.plural, "create", ()) in table
+    assert (resources.JOBFLOWS.group, "jobflows/status", "patch", ()) in table
+    assert ("", "pods", "create", ()) not in table  # Volcano's job controller makes the pods
     assert not {g for g in table if g[1] in ("secrets", "configmaps")}
 
 
@@ -119,6 +127,11 @@ def _doc_tables() -> list[list[tuple[str, str, tuple[str, ...], str]]]:
 def test_the_docs_rbac_tables_are_the_table() -> None:
     wanted = [
         [(r.group, r.resource, r.verbs, r.why) for r in table]
-        for table in (permissions.OPERATOR, permissions.OPERATOR_NAMESPACED, permissions.WEBHOOK)
+        for table in (
+            permissions.OPERATOR,
+            permissions.OPERATOR_NAMESPACED,
+            permissions.OPERATOR_SCHEDULER,
+            permissions.WEBHOOK,
+        )
     ]
     assert _doc_tables() == wanted

@@ -59,7 +59,9 @@ def test_the_base_renders_every_object() -> None:
         "Namespace/vcflow-system",
         "PodDisruptionBudget/vcflow-webhook",
         "Role/vcflow-operator-leader-election",
+        "Role/vcflow-operator-scheduler-config",
         "RoleBinding/vcflow-operator-leader-election",
+        "RoleBinding/vcflow-operator-scheduler-config",
         "Service/vcflow-webhook",
         "ServiceAccount/vcflow-operator",
         "ServiceAccount/vcflow-webhook",
@@ -69,6 +71,8 @@ def test_the_base_renders_every_object() -> None:
     cluster_scoped |= {"ClusterRole", "ClusterRoleBinding"}
     for obj in base():
         wanted = None if obj["kind"] in cluster_scoped else NAMESPACE
+        if obj["metadata"]["name"] == "vcflow-operator-scheduler-config":
+            wanted = "volcano-system"  # (vc-scheduler's ConfigMap is there)
         assert obj["metadata"].get("namespace") == wanted, _name(obj)
 
 

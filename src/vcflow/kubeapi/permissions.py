@@ -16,12 +16,14 @@ READ = ("get", "list", "watch")
 
 @dataclass(frozen=True)
 class Rule:
-    """RBAC's `apiGroups: [group]`, `resources: [resource]`, `verbs`, and why it is needed."""
+    """RBAC's `apiGroups: [group]`, `resources: [resource]`, `verbs`, and why it is needed;
+    `names`: its `resourceNames` (empty: any object)."""
 
     group: str  # "" for the core group
     resource: str  # a plural, or `plural/subresource`
     verbs: tuple[str, ...]
     why: str
+    names: tuple[str, ...] = ()
 
 
 def _of(resource: APIResource, verbs: tuple[str, ...], why: str, sub: str = "") -> Rule:
@@ -58,6 +60,31 @@ OPERATOR: tuple[Rule, ...] = (
     ),
     Rule("", "events", ("create", "patch"), "events (core/v1, older clusters)"),
     Rule("events.k8s.io", "events", ("create", "patch"), "events (events.k8s.io/v1)"),
+    Rule(
+        "scheduling.volcano.sh",
+        "queues",
+        READ,
+        "admission Hold: a flow against its Queue's capability and state",
+    ),
+    Rule(
+        "scheduling.k8s.io",
+        "priorityclasses",
+        READ,
+        "the PriorityClasses a flow's vcjobs name (docs/scheduling.md)",
+    ),
+)
+
+#: the operator's Role in Volcano's namespace: `--scheduling-mode auto` reads vc-scheduler's
+#: configuration, that one ConfigMap only (`operator.schedconf`)
+SCHEDULER_NAMESPACE = "volcano-system"
+OPERATOR_SCHEDULER: tuple[Rule, ...] = (
+    Rule(
+        "",
+        "configmaps",
+        ("get",),
+        "--scheduling-mode auto: is vc-scheduler's sla plugin on",
+        ("volcano-scheduler-configmap",),
+    ),
 )
 
 #: the operator's Role in its own namespace: leader election
