@@ -1,7 +1,8 @@
 """`vcflow operator --scheduling-mode`: the mode it runs in is logged with its reason; in
 `sla` every vcjob it creates carries `volcano.sh/sla-waiting-time`, in `none` (and in
-`auto` where no vc-scheduler configuration can be read, as on `vcflow server`) none does.
-A bad duration flag is a one-line usage error naming it."""
+`auto` where no vc-scheduler configuration can be read, as on `vcflow server`) none does;
+with `--priority-ladder` (auto: `priority`) each is created on its flow's rung. A bad flag
+is a one-line usage error naming it."""
 
 from __future__ import annotations
 
@@ -23,12 +24,16 @@ pytestmark = pytest.mark.process
 JOBS = ("test-a", "test-b", "test-c", "test-d", "test-e")
 
 
-def waiting_times(api: Server) -> dict[str, Any]:
+def vcjobs(api: Server) -> list[dict[str, Any]]:
     with api.client() as client:
         found = client.get("/apis/batch.volcano.sh/v1alpha1/namespaces/default/jobs").json()
+    return list(found["items"])
+
+
+def waiting_times(api: Server) -> dict[str, Any]:
     return {
         job["metadata"]["name"]: (job["metadata"].get("annotations") or {}).get(WAITING_TIME)
-        for job in found["items"]
+        for job in vcjobs(api)
     }
 
 
@@ -65,14 +70,35 @@ def test_auto_without_a_scheduler_configuration_runs_in_none(
     volcano.release()
 
 
+def test_auto_with_a_ladder_creates_each_vcjob_on_its_flows_rung(
+    api: Server, start_operator: StartOperator, volcano: FakeVolcano, kubectl: Kubectl
+) -> None:
+    volcano.hold = {"test-e"}
+    operator = start_operator("--priority-ladder", "low,high", "--ladder-step", "1h")
+    wait_leader(api, operator)
+    wait_until(lambda: "scheduling: mode" in operator.output(), "the mode's log line")
+    assert (
+        "scheduling: mode priority (no volcano-system/volcano-scheduler-configmap; "
+        "--priority-ladder given)" in operator.output()
+    )
+    apply_example(kubectl)
+    wait_until(lambda: volcano.phase_of("test-e") == "Running", "test-e to run")
+    classes = {j["metadata"]["name"]: j["spec"].get("priorityClassName") for j in vcjobs(api)}
+    volcano.release()
+    assert classes == dict.fromkeys(JOBS, "low")
+
+
 @pytest.mark.parametrize(
     ("flags", "message"),
     [
         (["--sla-budget", "5x"], 'Invalid value for --sla-budget: invalid duration "5x"'),
         (["--sla-floor", "0s"], "Invalid value for --sla-floor: must be at least 1s"),
         (["--scheduling-mode", "fast"], "Invalid value for '--scheduling-mode'"),
+        (["--priority-ladder", "low,,high"], "--priority-ladder: an empty PriorityClass"),
+        (["--priority-ladder", "a,b", "--ladder-step", "0s"], "--ladder-step: must be more"),
+        (["--scheduling-mode", "priority"], "--scheduling-mode priority: needs --priority-l"),
     ],
-    ids=["budget", "floor", "mode"],
+    ids=["budget", "floor", "mode", "ladder", "step", "priority-without-ladder"],
 )
 def test_a_bad_flag_is_one_line_naming_it(flags: list[str], message: str) -> None:
     result = CliRunner().invoke(app, ["operator", "--no-leader-elect", *flags])

@@ -14,7 +14,7 @@ from vcflow.api.clock import go_duration
 from vcflow.api.errors import InputError
 from vcflow.cli import options
 from vcflow.operator.limits import DEFAULT_BURST, DEFAULT_QPS
-from vcflow.reconcile import slatime
+from vcflow.reconcile import schedmode, slatime
 from vcflow.reconcile.schedmode import Mode
 from vcflow.serving import logs, signals
 from vcflow.serving.logs import LogLevel
@@ -109,7 +109,8 @@ def operator(
         typer.Option(
             "--scheduling-mode",
             help="How vcjobs meet vc-scheduler: auto reads volcano-system/"
-            "volcano-scheduler-configmap (sla when its sla plugin is on, else none).",
+            "volcano-scheduler-configmap (sla when its sla plugin is on, else priority "
+            "when --priority-ladder is given, else none).",
         ),
     ] = Mode.AUTO,
     sla_budget: Annotated[
@@ -126,6 +127,20 @@ def operator(
             "--sla-floor", metavar="DURATION", help="sla mode: the least waiting time of a vcjob."
         ),
     ] = go_duration(slatime.DEFAULT_FLOOR),
+    priority_ladder: Annotated[
+        str | None,
+        typer.Option(
+            "--priority-ladder",
+            metavar="LOW,...,HIGH",
+            help="priority mode: PriorityClasses a flow's pending vcjobs climb as it ages.",
+        ),
+    ] = None,
+    ladder_step: Annotated[
+        str,
+        typer.Option(
+            "--ladder-step", metavar="DURATION", help="priority mode: a flow's age per rung."
+        ),
+    ] = "10m",
     log_level: Annotated[LogLevel, typer.Option("--log-level")] = LogLevel.INFO,
 ) -> None:
     """Run the JobFlow and JobTemplate controllers against a Kubernetes cluster.
@@ -144,6 +159,17 @@ def operator(
     )
     if sla.floor < 1:
         raise typer.BadParameter("must be at least 1s", param_hint="--sla-floor")
+    ladder = None
+    if priority_ladder is not None:
+        classes = tuple(c.strip() for c in priority_ladder.split(","))
+        step = options.duration(ladder_step, "--ladder-step")
+        problem = schedmode.ladder_problem(classes, step)
+        if problem is not None:
+            flag, _, why = problem.partition(": ")
+            raise typer.BadParameter(why, param_hint=flag)
+        ladder = schedmode.Ladder(classes, step)
+    elif scheduling_mode is Mode.PRIORITY:
+        raise typer.BadParameter("needs --priority-ladder", param_hint="--scheduling-mode priority")
     timing = Timing(lease_duration, renew_deadline, retry_period)
     problems = timing.problems() if leader_elect else []
     if problems:
@@ -174,6 +200,7 @@ def operator(
         label_pods=label_pods,
         scheduling_mode=scheduling_mode,
         sla=sla,
+        ladder=ladder,
     )
     stopping = threading.Event()
     with signals.setting(stopping):

@@ -46,9 +46,8 @@ from vcflow.api.meta import Resource
 from vcflow.api.phases import FINISHED_JOB_PHASES
 from vcflow.api.scheduling import Queue
 from vcflow.api.vcjob import VCJob
-from vcflow.controller import flowactions, statuswrite
+from vcflow.controller import flowactions, scheduling, statuswrite
 from vcflow.controller.createpool import CreatePool, Refusal
-from vcflow.controller.deadlines import Deadlines
 from vcflow.controller.events import NORMAL, WARNING, Recorder
 from vcflow.controller.observer import Observer
 from vcflow.controller.options import ControllerOptions
@@ -104,7 +103,7 @@ class FlowController:
         self.met_at: dict[FlowKey, dict[str, float]] = {}
         self.seen_at: dict[FlowKey, float] = {}
         self.prober: Prober = options.prober or SocketProber()
-        self.deadlines = Deadlines(options.sla) if options.sla is not None else None
+        self.scheduling_mode = scheduling.Scheduling(options.sla, options.ladder)  # (operator)
         self.queue: WorkQueue[FlowKey] = WorkQueue(clock)
         self.indexes: dict[FlowKey, reconcile.FlowIndex] = {}
         #: by flow uid: the last phase of each vcjob of that flow object deleted while it
@@ -429,9 +428,7 @@ class FlowController:
                 index.defer_create(job.name, flowactions.PODS_REMAIN)
                 self.queue.add_after(key, flowactions.POD_WAIT)
                 continue
-            if self.deadlines is not None:  # (the operator's sla mode)
-                self.deadlines.stamp(job, index.flow, self.clock.now())
-            ready.append(job)
+            ready.append(self.scheduling_mode.stamp(job, index.flow, self.clock.now()))
         return ready
 
     def _remove(self, index: reconcile.FlowIndex, plan: reconcile.Plan, flow: JobFlow) -> None:
@@ -469,11 +466,10 @@ class FlowController:
         return met
 
     def _arm(self, key: FlowKey, index: reconcile.FlowIndex) -> None:
-        """The flow's next timer is a delayed sync of its key."""
-        due = index.next_wakeup()
-        if due is not None:
-            wait = (due - self.clock.now()).total_seconds()
-            self.queue.add_after(key, max(wait, 0.0))
+        """The flow's next timer (or its ladder's next step) is a delayed sync of its key."""
+        wait = self.scheduling_mode.next_wait(self.store, index, self.clock.now())
+        if wait is not None:
+            self.queue.add_after(key, wait)
 
     def close(self) -> None:
         """Stop the request workers (if any)."""

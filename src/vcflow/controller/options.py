@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from vcflow.api.platform import Platform
 from vcflow.controller.observer import Observer
 from vcflow.controller.prober import Prober
+from vcflow.reconcile.schedmode import Ladder
 from vcflow.reconcile.slatime import Policy as SlaPolicy
 from vcflow.reconcile.vcjob.resources import UNLIMITED, Capacity
 
@@ -57,3 +58,6 @@ class ControllerOptions:
     #: the operator's `sla` scheduling mode: each vcjob gets `volcano.sh/sla-waiting-time`
     #: at its create (`controller.deadlines`; None: no annotation, as every other mode)
     sla: SlaPolicy | None = None
+    #: the operator's `priority` mode: vcjobs climb this ladder as their flow ages
+    #: (`controller.ladder`; None: their class is the flow's, as built)
+    ladder: Ladder | None = None

@@ -37,7 +37,7 @@ from vcflow.operator.endpoints import Health, Metrics, metrics_guard, parse_addr
 from vcflow.operator.limits import DEFAULT_BURST, DEFAULT_QPS, PHASE_INTERVAL, TEMPLATE_DELAY
 from vcflow.operator.podhosts import PodHosts
 from vcflow.operator.podlabels import PodLabeler, jobs_of
-from vcflow.reconcile import slatime
+from vcflow.reconcile import schedmode, slatime
 from vcflow.reconcile.schedmode import Mode
 from vcflow.serving.endpoints import Listener
 
@@ -76,6 +76,7 @@ class Settings:
     label_pods: bool = True  # the flows' labels onto their vcjobs' pods (`podlabels`)
     scheduling_mode: Mode = Mode.AUTO  # (`schedconf`; docs/scheduling.md, On a cluster)
     sla: slatime.Policy = field(default_factory=slatime.Policy)
+    ladder: schedmode.Ladder | None = None  # --priority-ladder, --ladder-step
 
 
 def in_cluster(settings: Settings) -> bool:
@@ -236,7 +237,9 @@ def _run(
             lost_with = elector
             renewer = _Renewer(elector, lambda: _exit_lost(lost_with))
             renewer.start()
-        mode = schedconf.mode(store.client, settings.scheduling_mode)
+        mode = schedconf.mode(
+            store.client, settings.scheduling_mode, ladder=settings.ladder is not None
+        )
         options = ControllerOptions(
             prober=SocketProber(hosts=PodHosts(store)),
             observer=metrics.controllers.observer if metrics is not None else None,
@@ -246,6 +249,7 @@ def _run(
             phase_interval=PHASE_INTERVAL,
             template_delay=TEMPLATE_DELAY,
             sla=settings.sla if mode is Mode.SLA else None,
+            ladder=settings.ladder if mode is Mode.PRIORITY else None,
         )
         manager = Manager(store, options=options)
         labeler = None

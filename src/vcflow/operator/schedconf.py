@@ -35,7 +35,7 @@ def read(client: KubeClient) -> tuple[str | None, str]:
     return text, ""
 
 
-def mode(client: KubeClient, given: Mode) -> Mode:
+def mode(client: KubeClient, given: Mode, *, ladder: bool) -> Mode:
     """The mode to run in, logged with its reason (a warning when the configuration could
     not be read)."""
     conf, problem = (None, "") if given is not Mode.AUTO else read(client)
@@ -43,7 +43,7 @@ def mode(client: KubeClient, given: Mode) -> Mode:
         log.warning("scheduling: %s; taking mode none", problem)
         chosen, why = Mode.NONE, problem
     else:
-        chosen, why = schedmode.resolve(given, conf)
+        chosen, why = schedmode.resolve(given, conf, ladder=ladder)
         if why.startswith("unreadable"):
             log.warning("scheduling: %s; taking mode none", why)
     log.info("scheduling: mode %s (%s)", chosen, why)

@@ -1,12 +1,15 @@
 """Which scheduling mode the operator runs in (docs/scheduling.md, "On a cluster"): from
 `--scheduling-mode`, or — `auto` — from vc-scheduler's configuration, the YAML under
-`volcano-scheduler.conf` in ConfigMap volcano-system/volcano-scheduler-configmap. (The
-issue's `priority` mode, a PriorityClass ladder climbed as a flow ages, is not built.)
-Pure: the operator reads the ConfigMap (`operator.schedconf`).
+`volcano-scheduler.conf` in ConfigMap volcano-system/volcano-scheduler-configmap. Also
+the priority ladder's rung: the PriorityClass a flow's pending vcjobs have reached by its
+age (mode `priority`). Pure: the operator reads the ConfigMap (`operator.schedconf`).
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
@@ -21,6 +24,7 @@ SLA_PLUGIN = "sla"
 class Mode(StrEnum):
     AUTO = "auto"
     SLA = "sla"  # each vcjob gets volcano.sh/sla-waiting-time (`reconcile.slatime`)
+    PRIORITY = "priority"  # pending vcjobs climb --priority-ladder as their flow ages
     NONE = "none"  # the vcjobs as built, nothing more
 
 
@@ -46,17 +50,50 @@ def plugins(conf: str) -> list[str]:
     return found
 
 
-def resolve(given: Mode, conf: str | None) -> tuple[Mode, str]:
+def resolve(given: Mode, conf: str | None, *, ladder: bool = False) -> tuple[Mode, str]:
     """The mode to run in and why (the operator logs both). `given` other than AUTO wins;
-    AUTO is SLA when `conf` enables the sla plugin, else NONE — also when `conf` is None
-    (not found) or unreadable."""
+    AUTO is SLA when `conf` enables the sla plugin, else PRIORITY when a ladder is given,
+    else NONE — NONE also when `conf` is unreadable."""
     if given is not Mode.AUTO:
         return given, "--scheduling-mode"
     if conf is None:
-        return Mode.NONE, f"no {CONFIGMAP_NAMESPACE}/{CONFIGMAP_NAME}"
-    try:
-        if SLA_PLUGIN in plugins(conf):
-            return Mode.SLA, f"{CONFIGMAP_NAME} enables the sla plugin"
-    except ConfError as exc:
-        return Mode.NONE, f"unreadable {CONFIGMAP_NAME}: {exc}"
-    return Mode.NONE, f"{CONFIGMAP_NAME} does not enable the sla plugin"
+        why = f"no {CONFIGMAP_NAMESPACE}/{CONFIGMAP_NAME}"
+    else:
+        try:
+            if SLA_PLUGIN in plugins(conf):
+                return Mode.SLA, f"{CONFIGMAP_NAME} enables the sla plugin"
+        except ConfError as exc:
+            return Mode.NONE, f"unreadable {CONFIGMAP_NAME}: {exc}"
+        why = f"{CONFIGMAP_NAME} does not enable the sla plugin"
+    if ladder:
+        return Mode.PRIORITY, f"{why}; --priority-ladder given"
+    return Mode.NONE, why
+
+
+@dataclass(frozen=True)
+class Ladder:
+    """`--priority-ladder` (PriorityClass names, lowest first) and `--ladder-step` (s)."""
+
+    classes: tuple[str, ...]
+    step: float
+
+    def rung(self, age: float) -> int:
+        """The index a flow `age` seconds old has reached: one more each step, the last kept."""
+        return max(0, min(int(age // self.step), len(self.classes) - 1))
+
+    def next_step(self, age: float) -> float | None:
+        """Seconds from `age` to the next rung; None once on the last."""
+        if self.rung(age) >= len(self.classes) - 1:
+            return None
+        return (math.floor(max(age, 0.0) / self.step) + 1) * self.step - age
+
+
+def ladder_problem(classes: Sequence[str], step: float) -> str | None:
+    """Why `--priority-ladder`/`--ladder-step` cannot be used (None: they can)."""
+    if any(not c for c in classes):
+        return "--priority-ladder: an empty PriorityClass name"
+    if len(set(classes)) != len(classes):
+        return "--priority-ladder: a PriorityClass named twice"
+    if step <= 0:
+        return "--ladder-step: must be more than 0s"
+    return None
