@@ -4,7 +4,8 @@ controller and vc-scheduler and kwok's nodes (8 declared `nvidia.com/gpu` each, 
 
 - A flow's `queue` and `priorityClassName` reach its vcjobs and their PodGroups.
 - A pending vcjob's `priorityClassName` may be changed and its PodGroup follows (what the
-  issue's priority ladder would rely on), and the PodGroup says why it waits.
+  priority ladder relies on), and the PodGroup says why it waits; the operator's ladder
+  raises a waiting vcjob when its flow is one step old.
 - Two flows compete for the cluster's GPUs — flow a `prep → train → eval`, flow b four
   independent jobs applied while prep runs; every job takes all 16 GPUs (2 pods of 8), so
   they run one at a time — with vc-scheduler's default configuration (the operator in mode
@@ -223,3 +224,29 @@ def test_two_flows_compete_for_the_gpus(scene: Scene, scheduler_conf: Any, mode:
     else:
         assert all(stamped.values()), stamped
         assert len(before_train) <= 1 and len(before_eval) <= 1, (before_train, before_eval)
+
+
+def test_the_priority_ladder_raises_a_waiting_vcjob_and_its_podgroup(
+    scene: Scene, kube: Kube, cluster_objects: list[str]
+) -> None:
+    """Mode priority: a vcjob that can never fit (100 GPUs) is created on the ladder's
+    first class, and once its flow is one step old the operator raises it; Volcano's job
+    controller gives the waiting PodGroup the new class."""
+    low, high = f"low-{scene.namespace}", f"high-{scene.namespace}"
+    for name, value in ((low, 10), (high, 20)):
+        kube.create(PRIORITY, {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+                               "metadata": {"name": name}, "value": value})  # fmt: skip
+        cluster_objects.append(f"{PRIORITY}/{name}")
+    operator = scene.operator("--priority-ladder", f"{low},{high}", "--ladder-step", "5s")
+    scene.wait_leader(operator)
+    scene.apply(gpu_template("big", gpus=100, replicas=1), jobflow("f", "big"))
+    first = scene.wait(lambda: scene.vcjobs().get("f-big"), "vcjob f-big")
+    assert first["spec"]["priorityClassName"] == low
+    scene.wait(
+        lambda: (podgroup_of(scene, first) or {}).get("spec", {}).get("priorityClassName") == high,
+        "the PodGroup to take the ladder's next class",
+        timeout=30,
+    )
+    assert scene.vcjobs()["f-big"]["spec"]["priorityClassName"] == high
+    assert scene.job_phase("f-big") == "Pending"
+    assert f"priority ladder: vcjob {scene.namespace}/f-big now {high}" in operator.output()
