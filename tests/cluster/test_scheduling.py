@@ -250,3 +250,22 @@ def test_the_priority_ladder_raises_a_waiting_vcjob_and_its_podgroup(
     assert scene.vcjobs()["f-big"]["spec"]["priorityClassName"] == high
     assert scene.job_phase("f-big") == "Pending"
     assert f"priority ladder: vcjob {scene.namespace}/f-big now {high}" in operator.output()
+
+
+def test_why_a_waiting_vcjob_is_unschedulable_shows_in_its_flows_status(scene: Scene) -> None:
+    """vc-scheduler's reason, from the vcjob's PodGroup, as the job's condition in the
+    flow's status (where `vcflow describe` reads it), as the local runtime reports it."""
+    operator = scene.operator()
+    scene.wait_leader(operator)
+    scene.apply(gpu_template("big", gpus=100, replicas=1), jobflow("f", "big"))
+    condition = scene.wait(
+        lambda: (
+            ((scene.status("f").get("conditions") or {}).get("f-big") or {}).get("reason")
+            and scene.status("f")["conditions"]["f-big"]
+        ),
+        "the flow's condition of f-big to say why it waits",
+    )
+    print(f"\nflow status: {condition}")
+    assert condition["phase"] == "Pending"
+    assert condition["reason"] == "Unschedulable"
+    assert condition["message"].startswith("NotEnoughResources: ")

@@ -67,6 +67,12 @@ OPERATOR: tuple[Rule, ...] = (
         "admission Hold: a flow against its Queue's capability and state",
     ),
     Rule(
+        "scheduling.volcano.sh",
+        "podgroups",
+        READ,
+        "why a waiting vcjob is unschedulable, into its flow's status",
+    ),
+    Rule(
         "scheduling.k8s.io",
         "priorityclasses",
         READ,

@@ -3,7 +3,8 @@ port's guard checked first), connect (in-cluster config in a pod, else the kubec
 the Lease (`election`), then turn the JobFlow and JobTemplate controllers
 (`controller.manager.Manager`, as embedded) over `KubeStore` until told to stop; Volcano's
 job controller runs the vcjobs they create. Beside them, unless `label_pods` is off, the
-pod labeller (`podlabels`) puts the flows' labels on those vcjobs' pods.
+pod labeller (`podlabels`) puts the flows' labels on those vcjobs' pods, and `podgroups`
+copies why vc-scheduler cannot place a waiting vcjob onto it, for the flow's status.
 
 While leading, a renewer thread renews the Lease every retry period; when it cannot within
 the renew deadline it gives leadership up the way client-go's users do: the process exits
@@ -35,6 +36,7 @@ from vcflow.operator import schedconf
 from vcflow.operator.election import Elector, Timing
 from vcflow.operator.endpoints import Health, Metrics, metrics_guard, parse_address, served
 from vcflow.operator.limits import DEFAULT_BURST, DEFAULT_QPS, PHASE_INTERVAL, TEMPLATE_DELAY
+from vcflow.operator.podgroups import PodGroupNotes
 from vcflow.operator.podhosts import PodHosts
 from vcflow.operator.podlabels import PodLabeler, jobs_of
 from vcflow.reconcile import schedmode, slatime
@@ -257,9 +259,13 @@ def _run(
             # (the store's client: its QPS limit; its cache: the vcjobs)
             labeler = PodLabeler(store.client, jobs_of(store), settings.namespaces)
             labeler.start()
+        # why vc-scheduler cannot place a waiting vcjob, from its PodGroup into the flow
+        notes = PodGroupNotes(store.client, settings.namespaces)
+        notes.start()
         try:
             _turn(manager, stopping, health)
         finally:
+            notes.stop()
             if labeler is not None:
                 labeler.stop()  # (before the Lease is released: no write after it)
             manager.flows.close()

@@ -205,10 +205,18 @@ def skip_verdict(entry: Entry) -> tuple[str, str]:
     )
 
 
+#: on a cluster, why vc-scheduler cannot place a waiting vcjob: its PodGroup's latest
+#: condition, `Unschedulable`, as `reason: message` (put there by `operator.podgroups`)
+UNSCHEDULABLE_ANNOTATION = "vcflow.io/unschedulable"
+UNSCHEDULABLE = "Unschedulable"
+
+
 def condition_of(job: VCJob) -> dict[str, Any]:
-    """Volcano's condition of a vcjob (its phase is added when rendered)."""
+    """Volcano's condition of a vcjob (its phase is added when rendered); a Pending one
+    with the operator's `vcflow.io/unschedulable` note says why it waits, as a vcjob of
+    the local runtime does (reason `Unschedulable`)."""
     status = job.status
-    return {
+    found = {
         "createTime": shared_text(job.metadata.creation_timestamp),
         "runningDuration": status.running_duration if status else None,
         "taskStatusCount": (
@@ -217,6 +225,10 @@ def condition_of(job: VCJob) -> dict[str, Any]:
             else None
         ),
     }
+    note = job.metadata.annotations.get(UNSCHEDULABLE_ANNOTATION)
+    if note and job.phase in ("", JobPhase.PENDING):
+        found["reason"], found["message"] = UNSCHEDULABLE, note
+    return found
 
 
 #: one object per distinct value of what many entries hold alike: a wide flow's jobs mostly
