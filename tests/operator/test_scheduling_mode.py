@@ -16,6 +16,7 @@ from tests.server.conftest import Server, wait_until
 from tests.server.test_kubectl import Kubectl
 from typer.testing import CliRunner
 
+from vcflow.api.clock import parse_go_duration, parse_rfc3339
 from vcflow.cli.app import app
 from vcflow.reconcile.slatime import WAITING_TIME
 
@@ -46,12 +47,22 @@ def test_sla_mode_gives_every_vcjob_the_flows_deadline(
     assert "scheduling: mode sla (--scheduling-mode)" in operator.output()
     apply_example(kubectl)
     wait_until(lambda: volcano.phase_of("test-e") == "Running", "test-e to run")
-    found = waiting_times(api)
+    jobs = vcjobs(api)
+    with api.client() as client:
+        flow = client.get("/apis/flow.volcano.sh/v1alpha1/namespaces/default/jobflows/test")
     volcano.release()
-    assert sorted(found) == sorted(JOBS)
-    # 2 h less the remaining path (1 s an entry: test-a's is 3 s), never below 5 min
-    assert found["test-a"] in ("1h59m57s", "1h59m56s")
-    assert all(v and v.startswith("1h59m5") for v in found.values()), found
+    deadline = parse_rfc3339(flow.json()["metadata"]["creationTimestamp"]).timestamp() + 7200
+    # the example's DAG a → b → {c, d} → e: each entry's remaining path, 1 s an entry
+    ranks = {"test-a": 4, "test-b": 3, "test-c": 2, "test-d": 2, "test-e": 1}
+    assert sorted(j["metadata"]["name"] for j in jobs) == sorted(JOBS)
+    for job in jobs:
+        meta = job["metadata"]
+        waiting = parse_go_duration(meta["annotations"][WAITING_TIME])
+        assert waiting is not None
+        due = parse_rfc3339(meta["creationTimestamp"]).timestamp() + waiting
+        # due at the flow's deadline less its rank: to the second (the creation time is
+        # whole seconds, the waiting time rounded up) and the create's own latency
+        assert -1 < due - (deadline - ranks[meta["name"]]) < 3, (meta["name"], due, deadline)
 
 
 def test_auto_without_a_scheduler_configuration_runs_in_none(
