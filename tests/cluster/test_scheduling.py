@@ -11,6 +11,7 @@ controller and vc-scheduler and kwok's nodes (8 declared `nvidia.com/gpu` each, 
   they run one at a time — with vc-scheduler's default configuration (the operator in mode
   none) and with the sla plugin on (the operator reads it: mode sla). What each mode
   guarantees is asserted; the figures are printed (`-s`).
+- A flow with `admission: Hold` is held against its Queue's capability, read from the API.
 """
 
 from __future__ import annotations
@@ -273,3 +274,39 @@ def test_why_a_waiting_vcjob_is_unschedulable_shows_in_its_flows_status(scene: S
     assert condition["phase"] == "Pending"
     assert condition["reason"] == "Unschedulable"
     assert condition["message"].startswith("NotEnoughResources: ")
+
+
+def test_a_flow_is_held_against_its_queues_capability_until_the_queue_grows(
+    scene: Scene, kube: Kube, cluster_objects: list[str]
+) -> None:
+    """`admission: Hold` on a cluster: the operator reads the Queue from the API; a flow a
+    stage of which can never fit the queue's capability stays Pending, says why, and
+    creates no vcjob — not even its first stage's — until the capability grows."""
+    queue = f"q-{scene.namespace}"
+    kube.create(
+        f"{SCHEDULING}/queues",
+        {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue",
+         "metadata": {"name": queue},
+         "spec": {"weight": 1, "capability": {"nvidia.com/gpu": "2"}}},
+    )  # fmt: skip
+    cluster_objects.append(f"{SCHEDULING}/queues/{queue}")
+    operator = scene.operator()
+    scene.wait_leader(operator)
+    flow = jobflow("e3", "p1", "p2<p1", queue=queue, schedulingPolicy={"admission": "Hold"})
+    scene.apply(template("p1"), gpu_template("p2"), flow)
+    status = scene.wait(
+        lambda: (s := scene.status("e3")) and (s.get("state") or {}).get("reason") == "Held" and s,
+        "flow e3 to be held",
+    )
+    assert status["state"]["phase"] == "Pending"
+    assert status["state"]["message"] == (
+        f"entry p2 needs nvidia.com/gpu 16; queue {queue} capability nvidia.com/gpu 2"
+    )
+    assert scene.vcjobs() == {}
+    answer = kube.http.patch(
+        f"{SCHEDULING}/queues/{queue}",
+        json={"spec": {"capability": {"nvidia.com/gpu": "16"}}},
+        headers={"Content-Type": "application/merge-patch+json"},
+    )
+    assert answer.status_code == 200, answer.text
+    scene.wait_phase("e3", "Succeed", timeout=90)
