@@ -98,7 +98,9 @@ def _incremental(
 ) -> tuple[list[gang.GangJob], gang.Placement]:
     needy = [g for g in gangs if gang.needs_pass(g, _mine(g.job, every))]
     their = [p for g in needy for p in _mine(g.job, every)]
-    return needy, gang.schedule(needy, their, cap, PRIORITIES, used=_used(every))
+    # (the shell keeps what each queue's placed pods hold as it keeps `used`)
+    by_queue = gang.Policy(queue_used={"default": _used(every)})
+    return needy, gang.schedule(needy, their, cap, PRIORITIES, used=_used(every), policy=by_queue)
 
 
 # --- the property ---------------------------------------------------------------------------

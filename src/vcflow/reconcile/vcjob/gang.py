@@ -1,12 +1,16 @@
 """Gang admission and placement on one machine (reference §10; conformance README "Runtime
-cases", scheduler): exact fit, one queue, no overcommit, no preemption.
+cases", scheduler; docs/scheduling.md): exact fit, queues with proportion shares, no
+overcommit, no preemption, no reclaim.
 
 One `schedule` call is one scheduler pass:
-- *admission*: a job whose PodGroup waits is admitted when its minimum resources (§10.1) fit
-  in capacity − used − reserved (used: placed pods that are Pending, Running or
-  Terminating; reserved: what admitted jobs still need for their gang). Jobs go by priority
-  (higher first), then in the order given (creation order); one that does not fit does not
-  block the others. A job whose minimum can never fit this machine is reported with why.
+- *admission* (`queueing.admit`): a job whose PodGroup waits is admitted when its minimum
+  resources (§10.1) fit in capacity − used − reserved − other flows' hand-over holds (used:
+  placed pods that are Pending, Running or Terminating; reserved: what admitted jobs still
+  need for their gang) and its queue's capability, unless its queue is at its share. Queues
+  take turns by priority and share; within one, jobs go in `joborder` (priority, age, rank,
+  then the order given: creation order); one that does not fit does not block the others.
+  A job whose minimum can never fit this machine is reported with why; every waiting job
+  gets a `queueing.Wait`.
 - *placement*, same order, unplaced pods in task then index order: a *ready* job (placed
   non-failed pods ≥ minAvailable, and each task ≥ its minAvailable when the task gates are
   on) gets every pod that fits; any other job gets the pods that fit only if that makes it
@@ -24,9 +28,12 @@ from vcflow.admission import replicas
 from vcflow.api import names
 from vcflow.api.phases import JobPhase, PodPhase
 from vcflow.api.pod import Pod
+from vcflow.api.scheduling import DEFAULT_QUEUE, Queue
 from vcflow.api.vcjob import TaskSpec, VCJob
-from vcflow.reconcile.vcjob import pods, podset, resources
+from vcflow.reconcile.vcjob import holds as holds_mod
+from vcflow.reconcile.vcjob import joborder, pods, podset, queueing, resources
 from vcflow.reconcile.vcjob import spec as jobspec
+from vcflow.reconcile.vcjob.holds import Holds
 from vcflow.reconcile.vcjob.model import Group
 from vcflow.reconcile.vcjob.resources import Capacity, Resources
 from vcflow.reconcile.vcjob.spec import Shape
@@ -45,13 +52,28 @@ class GangJob:
 
 
 @dataclass(frozen=True)
+class Policy:
+    """What a pass reads besides jobs and pods: the stored queues (`default` is implicit),
+    PriorityClass values, the hand-over holds, and what each queue's placed pods hold (kept
+    by the shell as pods come and go; None: counted from the pods given)."""
+
+    queues: Mapping[str, Queue] = field(default_factory=dict)
+    priorities: joborder.Priorities = joborder.NO_CLASSES
+    holds: Holds = holds_mod.NONE
+    queue_used: Mapping[str, Resources] | None = None
+
+
+@dataclass(frozen=True)
 class Placement:
     """The outcome of one pass. `unschedulable` has an entry for every job still waiting for
-    admission: why it can never fit this machine, or `""` when it can."""
+    admission: why it can never fit this machine, or `""` when it can; `waits` why each of
+    them waits now (`queueing.Wait`); `holds` the hand-over holds after the admissions."""
 
     admitted: tuple[names.ObjectKey, ...] = ()
     placed: tuple[names.ObjectKey, ...] = ()
     unschedulable: Mapping[names.ObjectKey, str] = field(default_factory=dict)
+    waits: Mapping[names.ObjectKey, queueing.Wait] = field(default_factory=dict)
+    holds: Holds = holds_mod.NONE
 
 
 def schedule(
@@ -61,36 +83,75 @@ def schedule(
     priorities: Mapping[str, int] | None = None,
     *,
     used: Resources | None = None,
+    policy: Policy | None = None,
 ) -> Placement:
     """One scheduler pass over every job and every pod on the machine — or, given `used`
     (what every placed pod holds), over the jobs `needs_pass` picks and their pods only.
-    `all_pods` may be given by job (job key → its pods, e.g. the shell's PodSets)."""
-    prio = dict(priorities or {})
+    `all_pods` may be given by job (job key → its pods, e.g. the shell's PodSets);
+    `priorities` (class → value) are laid over `policy.priorities`."""
+    policy = policy or Policy()
+    table = policy.priorities
+    if priorities:
+        table = joborder.Priorities({**table.values, **priorities}, table.default)
+    prio = dict(table.values)
     if isinstance(all_pods, Mapping):
         by_job = {key: podset.of(found) for key, found in all_pods.items()}
     else:
         by_job = _pods_by_job(list(all_pods))
+    every = [p for found in by_job.values() for p in found.values() if _holds(p)]
     if used is None:
-        every = (p for found in by_job.values() for p in found.values())
-        used = resources.total(_request(p) for p in every if _holds(p))
-    order = _ordered([j for j in jobs if _wants(j)], prio)
-    reserved = resources.total(_still_needed(j, by_job, prio) for j in order if _admitted(j))
-    admitted: list[names.ObjectKey] = []
+        used = resources.total(_request(p) for p in every)
+    queue_used = policy.queue_used
+    if queue_used is None:
+        queue_used = _by_queue((_pod_queue(p), _request(p)) for p in every)
+    wanted = [j for j in jobs if _wants(j)]
+    order = sorted(wanted, key=lambda j: joborder.key(j.job, table))
+    still = [(_queue(j.job), _still_needed(j, by_job, prio)) for j in order if _admitted(j)]
+    reserved = resources.total(need for _, need in still)
+    allocated = _by_queue([*queue_used.items(), *still])
     verdicts: dict[names.ObjectKey, str] = {}
+    candidates: list[queueing.Candidate] = []
     for gang in (j for j in order if j.group is Group.PENDING):
         need = min_resources(gang.job, prio)
-        verdicts[gang.job.key] = why = never_fits(gang.job, need, capacity)
+        verdicts[gang.job.key] = never_fits(gang.job, need, capacity)
+        if not verdicts[gang.job.key]:
+            flow = holds_mod.flow_of(gang.job)
+            candidates.append(queueing.Candidate(gang.job.key, _queue(gang.job), flow, need))
+    outcome = queueing.admit(
+        candidates,
+        capacity=capacity,
+        room=resources.minus(capacity, resources.add(used, reserved)),
+        queues=policy.queues,
+        allocated=allocated,
+        holds=policy.holds,
+    )
+    waits = dict(outcome.waits)
+    for key, why in verdicts.items():
         if why:
-            continue
-        if resources.fits(need, resources.minus(capacity, resources.add(used, reserved))):
-            admitted.append(gang.job.key)
-            reserved = resources.add(reserved, need)
+            waits[key] = queueing.Wait(queueing.WaitKind.NEVER_FITS, why)
     placed: list[names.ObjectKey] = []
     for gang in (j for j in order if _admitted(j)):
-        chosen = _place(gang.job, by_job.get(gang.job.key, _NONE), resources.minus(capacity, used))
+        held = outcome.holds.against(holds_mod.flow_of(gang.job))
+        room = resources.minus(capacity, resources.add(used, held))
+        chosen = _place(gang.job, by_job.get(gang.job.key, _NONE), room)
         used = resources.add(used, *(_request(p) for p in chosen))
         placed += [p.key for p in chosen]
-    return Placement(tuple(admitted), tuple(placed), verdicts)
+    return Placement(outcome.admitted, tuple(placed), verdicts, waits, outcome.holds)
+
+
+def _queue(job: VCJob) -> str:
+    return (job.spec.queue if job.spec else None) or DEFAULT_QUEUE
+
+
+def _pod_queue(pod: Pod) -> str:
+    return pod.metadata.labels.get(pods.QUEUE_NAME) or DEFAULT_QUEUE
+
+
+def _by_queue(parts: Iterable[tuple[str, Resources]]) -> dict[str, dict[str, Fraction]]:
+    out: dict[str, dict[str, Fraction]] = {}
+    for name, part in parts:
+        out[name] = resources.add(out.get(name, {}), part)
+    return out
 
 
 def wants_scheduling(group: Group, phase: str) -> bool:
@@ -117,15 +178,6 @@ def needs_pass(gang: GangJob, job_pods: Mapping[str, Pod] | Iterable[Pod]) -> bo
 
 def _admitted(gang: GangJob) -> bool:
     return gang.group is Group.ADMITTED
-
-
-def _ordered(jobs: list[GangJob], prio: Mapping[str, int]) -> list[GangJob]:
-    """Priority-class value, higher first; ties keep the given (creation) order."""
-    return sorted(jobs, key=lambda j: -_priority(_job_class(j.job), prio))
-
-
-def _job_class(job: VCJob) -> str | None:
-    return job.spec.priority_class_name if job.spec else None
 
 
 def _priority(class_name: str | None, prio: Mapping[str, int]) -> int:
