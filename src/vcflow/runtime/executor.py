@@ -55,6 +55,7 @@ from vcflow.reconcile.vcjob.model import Decision, Group, JobContext
 from vcflow.reconcile.vcjob.model import Request as JobRequest
 from vcflow.reconcile.vcjob.spec import forget_shape, with_defaults
 from vcflow.runtime import kubelet_bridge as bridge
+from vcflow.runtime import schedinputs
 from vcflow.runtime.gangpass import GangPass
 from vcflow.runtime.jobrecord import JobRecord, as_of, rv, version
 from vcflow.runtime.jobtimers import JobTimers
@@ -98,7 +99,8 @@ class Executor(Generic[H]):
         self.pods = PodCache()
         # `gpus`: the machine's GPU device indices, handed out to the pods at launch
         self.node = Node(store, runner, self.clock, self.pods, self, gpus=gpus)
-        self.gang = GangPass(capacity, priorities or {})
+        self.gang = GangPass(capacity, priorities or {}, store)
+        self.watched = WATCHED + self.gang.inputs.kinds(store)  # (+ Queues, PriorityClasses)
         self.observer = observer
         self.jobs: dict[Key, JobRecord] = {}
         self.retiring = Retiring(store, self.jobs, self.pods, self.node, self.gang)
@@ -125,6 +127,7 @@ class Executor(Generic[H]):
         has not ended is tracked or adopted (or launched, if it never was), every Command is
         run."""
         self.cursor = Cursor.now(self.store)
+        self.gang.inputs.load(self.store)
         for pod in self.store.list(Pod):
             self.pods.put(pod)
         for job in self.store.list(VCJob):
@@ -143,7 +146,7 @@ class Executor(Generic[H]):
     def pump(self) -> int:
         """Turn the store's events since the last call into requests."""
         try:
-            found, cursor = self.store.poll_events(self.cursor, WATCHED)
+            found, cursor = self.store.poll_events(self.cursor, self.watched)
         except Expired:
             self._reset()
             return 1
@@ -178,6 +181,10 @@ class Executor(Generic[H]):
         # written through): skipped before its object is parsed. A new object of the same
         # name carries a newer resourceVersion, so it is never skipped.
         deleted = event.type is EventType.DELETED
+        if event.model in schedinputs.KINDS:
+            self.gang.inputs.observe(event)
+            self.gang.dirty = True
+            return
         skip, revived = self.retiring.reviving(event, deleted)
         if skip:
             return
@@ -418,6 +425,7 @@ class Executor(Generic[H]):
             dict(record.delayed),
             record.unschedulable,
             creating=len(self.creating.get(key, ())),
+            waiting=record.waiting,
         )
         now = self.clock.now()
         at = as_of(request, record.job, now)
@@ -539,10 +547,14 @@ class Executor(Generic[H]):
         return max(0.0, (due - self.clock.now()).total_seconds())
 
     def next_due(self) -> datetime | None:
-        """When the earliest timer is due (delayed actions, TTL), None without timers."""
-        return self.timers.next_due(self.jobs)
+        """When the earliest timer is due (delayed actions, TTL, hand-over holds), None
+        without timers."""
+        dues = (self.timers.next_due(self.jobs), self.gang.next_due())
+        return min((d for d in dues if d is not None), default=None)
 
     def _fire_timers(self) -> bool:
+        if self.gang.expire(self.clock.now()):
+            return True
         found = self.timers.due(self.jobs, self.clock.now())
         if found is None:
             return False
@@ -561,12 +573,13 @@ class Executor(Generic[H]):
     # -- the scheduler --------------------------------------------------------------------
 
     def _schedule(self) -> bool:
-        placement = self.gang.place(self.jobs, self.pods)
+        placement = self.gang.place(self.jobs, self.pods, self.clock.now())
         if placement is None:
             return False
         changed = False
         for key in placement.admitted:
-            self.jobs[key].group = Group.ADMITTED
+            record = self.jobs[key]
+            record.group, record.waiting, record.wait_kind = Group.ADMITTED, "", None
             self.gang.touch(key)
             self.queue.append((key, events.group_changed()))
             # its pods are placed by the next pass: those the job creates now, and those it
@@ -580,10 +593,7 @@ class Executor(Generic[H]):
             changed = True
         if len(placement.placed) > POD_BATCH:
             self.gang.dirty = True
-        for key, why in placement.unschedulable.items():
-            record = self.jobs[key]
-            if record.unschedulable != why:
-                record.unschedulable = why
-                self.queue.append((key, events.group_changed()))
-                changed = True
+        for key in self.gang.verdicts(placement, self.jobs):
+            self.queue.append((key, events.group_changed()))
+            changed = True
         return changed

@@ -24,6 +24,10 @@ class JobRecord:
     group: Group = Group.NONE
     delayed: dict[str, DelayedAction] = field(default_factory=dict)
     unschedulable: str = ""
+    # why it waits for admission besides never fitting (`queueing.Wait`): the message its
+    # condition carries, and the kind, whose change alone rewrites it
+    waiting: str = ""
+    wait_kind: str | None = None
     seq: int = 0  # creation order, the scheduler's tie-break
 
     def dues(self) -> list[datetime]:

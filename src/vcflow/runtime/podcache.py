@@ -11,12 +11,18 @@ from fractions import Fraction
 
 from vcflow.api import names
 from vcflow.api.pod import Pod
+from vcflow.api.scheduling import DEFAULT_QUEUE
 from vcflow.reconcile.vcjob import kubelet, pods
 from vcflow.reconcile.vcjob import resources as jobres
 from vcflow.reconcile.vcjob.podset import PodSet
 
 Key = names.ObjectKey
 _NONE = PodSet()  # (never changed)
+
+
+def _queue(pod: Pod) -> str:
+    """The pod's queue (its `volcano.sh/queue-name` label, as the job controller sets it)."""
+    return pod.metadata.labels.get(pods.QUEUE_NAME) or DEFAULT_QUEUE
 
 
 def job_key_of(pod: Pod) -> Key:
@@ -30,6 +36,8 @@ class PodCache:
         self.live: set[Key] = set()  # placed pods holding resources
         self.held: dict[Key, jobres.Resources] = {}  # what each live pod holds
         self.used: dict[str, Fraction] = {}  # their sum, kept as pods come and go
+        self.used_by_queue: dict[str, dict[str, Fraction]] = {}  # the same, by pods' queue
+        self.held_in: dict[Key, str] = {}  # each live pod's queue
         self.deleting: set[Key] = set()  # Terminating pods
         self.touched: set[Key] = set()  # jobs whose pods changed since the scheduler's pass
         self.dirty = True  # the scheduler has something new to look at
@@ -41,6 +49,8 @@ class PodCache:
         self.live.clear()
         self.held.clear()
         self.used = {}
+        self.used_by_queue = {}
+        self.held_in.clear()
         self.deleting.clear()
         self.touched.clear()
         self.dirty = True
@@ -71,6 +81,10 @@ class PodCache:
                 self.live.add(key)
                 self.held[key] = jobres.pod_request(pod.spec)
                 self.used = jobres.add(self.used, self.held[key])
+                queue = self.held_in[key] = _queue(pod)
+                self.used_by_queue[queue] = jobres.add(
+                    self.used_by_queue.get(queue, {}), self.held[key]
+                )
             else:
                 self._release(key)
         if old is None or pod.phase != old.phase or pod.deleting != old.deleting:
@@ -101,3 +115,6 @@ class PodCache:
         held = self.held.pop(key, None)
         if held is not None:
             self.used = jobres.subtract(self.used, held)
+            queue = self.held_in.pop(key, DEFAULT_QUEUE)
+            left = jobres.subtract(self.used_by_queue.get(queue, {}), held)
+            self.used_by_queue[queue] = left

@@ -157,7 +157,7 @@ def sync_job(ctx: JobContext, rule: rules.Rule, now: datetime) -> Decision:
             old.version or 0,
             min_available=shape.min_available if initiating else None,
             controlled=controlled,
-            unschedulable=ctx.unschedulable,
+            unschedulable=ctx.unschedulable or ctx.waiting,
         )
         new = jobstatus.written(old, change, now)
         return Decision(new, group, ctx.delayed, events=_pending_events(ctx, old))

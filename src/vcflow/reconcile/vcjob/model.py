@@ -73,9 +73,11 @@ class JobContext:
     `job` is the stored vcjob (defaults applied, status as last written); `pods` its pod
     objects by name, `Terminating` ones included; `group` its PodGroup state; `delayed` its
     pending delayed actions; `unschedulable` the scheduler's reason why the job can never be
-    admitted on this machine (empty when it can); `creating` how many pods of an earlier
-    decision the shell has still to create — while it has, SyncJob creates none (counting
-    the missing pods as Pending), as a Kubernetes controller waits for its expectations.
+    admitted on this machine (empty when it can), with a Warning event; `waiting` why it
+    waits now besides that (a queue, a hold, resources in use; no event); `creating` how
+    many pods of an earlier decision the shell has still to create — while it has, SyncJob
+    creates none (counting the missing pods as Pending), as a Kubernetes controller waits
+    for its expectations.
     `pods` may be any mapping; a `podset.PodSet` the shell keeps spares indexing it again
     at every request."""
 
@@ -85,6 +87,7 @@ class JobContext:
     delayed: Mapping[str, DelayedAction] = field(default_factory=dict)
     unschedulable: str = ""
     creating: int = 0
+    waiting: str = ""
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,69 @@
+"""What the runtime's scheduler reads from the store besides vcjobs and pods: the Queues and
+PriorityClasses (docs/scheduling.md). They change rarely, so they are listed once and then
+kept from the store's events, not read at every pass. A store that does not hold these
+kinds gives none: every job is in the implicit `default` queue, every class worth 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from vcflow.api.meta import Resource
+from vcflow.api.scheduling import PriorityClass, Queue
+from vcflow.reconcile.vcjob import joborder
+from vcflow.store.base import EventType, Store, UnknownKind, WatchEvent
+
+KINDS: tuple[type[Resource], ...] = (Queue, PriorityClass)
+
+
+class SchedulingInputs:
+    def __init__(self, fixed: Mapping[str, int] | None = None) -> None:
+        # `fixed`: class values given by the caller (the conformance `priority_classes`),
+        # laid over the stored classes
+        self.fixed = dict(fixed or {})
+        self.queues: dict[str, Queue] = {}
+        self.classes: dict[str, PriorityClass] = {}
+        self.priorities = joborder.Priorities(self.fixed)
+
+    def kinds(self, store: Store) -> tuple[type[Resource], ...]:
+        """The kinds of `KINDS` this store holds (the ones to watch)."""
+        held = []
+        for model in KINDS:
+            try:
+                store.kinds.of_model(model)
+            except UnknownKind:
+                continue
+            held.append(model)
+        return tuple(held)
+
+    def load(self, store: Store) -> None:
+        """List them again (at start, and when the watch expired)."""
+        kinds = self.kinds(store)
+        self.queues = {q.name: q for q in store.list(Queue)} if Queue in kinds else {}
+        found = store.list(PriorityClass) if PriorityClass in kinds else []
+        self.classes = {c.name: c for c in found}
+        self._tabulate()
+
+    def observe(self, event: WatchEvent) -> None:
+        """A Queue or PriorityClass event."""
+        obj = event.object
+        deleted = event.type is EventType.DELETED
+        if isinstance(obj, Queue):
+            if deleted:
+                self.queues.pop(obj.name, None)
+            else:
+                self.queues[obj.name] = obj
+        elif isinstance(obj, PriorityClass):
+            if deleted:
+                self.classes.pop(obj.name, None)
+            else:
+                self.classes[obj.name] = obj
+            self._tabulate()
+
+    def _tabulate(self) -> None:
+        """Class values; the globalDefault's is a class-less job's (the lowest-named if
+        several claim it), else 0."""
+        values = {n: c.value for n, c in self.classes.items()}
+        defaults = sorted(n for n, c in self.classes.items() if c.global_default)
+        default = values[defaults[0]] if defaults else 0
+        self.priorities = joborder.Priorities({**values, **self.fixed}, default)
