@@ -42,20 +42,22 @@ def test_vcflow_case(path: Path) -> None:
 
 
 def test_vcflow_cases_shape() -> None:
-    """Controller cases with ids `vf-ctl-NN-...` and admission cases `vf-adm-NN-...`,
-    unique numbers in each, no Volcano flags, each tracing to a compatibility row."""
+    """Controller cases with ids `vf-ctl-NN-...`, admission cases `vf-adm-NN-...` and
+    runtime cases `vf-rt-NN-...`, unique numbers in each, no Volcano flags, each tracing to
+    a compatibility row (a runtime case: to docs/scheduling.md)."""
     assert len(VCFLOW_CASE_FILES) >= 10
     numbers = []
     for path in VCFLOW_CASE_FILES:
         case = load_case(str(path))
-        prefix = {"controller": "ctl", "admission": "adm"}.get(case.kind)
+        prefix = {"controller": "ctl", "admission": "adm", "runtime": "rt"}.get(case.kind)
         assert prefix is not None, case.id
         assert re.fullmatch(rf"vf-{prefix}-\d\d-[a-z0-9-]+", case.id), case.id
-        numbers.append(case.id[:9])
+        numbers.append(case.id[: len(f"vf-{prefix}-00")])
         for key in ("volcano_bug", "design_divergence", "vcflow_skip", "expect_vcflow"):
             assert key not in case.data, f"{case.id}: {key}"
         provenance = case.data.get("provenance") or []
-        assert any("compatibility.md row" in str(p) for p in provenance), case.id
+        trace = "docs/scheduling.md" if case.kind == "runtime" else "compatibility.md row"
+        assert any(trace in str(p) for p in provenance), case.id
     assert len(numbers) == len(set(numbers)), numbers
 
 

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from vcflow.api.pod import Pod
+from vcflow.api.vcjob import VCJob
 from vcflow.conformance.cases import CaseError
 from vcflow.conformance.runtime_world import RuntimeWorld
 from vcflow.reconcile.vcjob import kubelet, pods
@@ -27,7 +28,15 @@ STATUS_NUMBERS = {
     "unknown": "unknown",
 }
 JOB_KEYS = frozenset(
-    {"exists", "phase", "phases_seen", "taskStatusCount", "conditions", *STATUS_NUMBERS}
+    {
+        "exists",
+        "phase",
+        "phases_seen",
+        "taskStatusCount",
+        "conditions",
+        "unschedulable_contains",
+        *STATUS_NUMBERS,
+    }
 )
 POD_KEYS = frozenset(
     {
@@ -77,13 +86,30 @@ def job(world: RuntimeWorld, name: str, want: Mapping[str, Any]) -> list[str]:
     for key, attr in STATUS_NUMBERS.items():
         have[key] = (getattr(status, attr) if status else None) or 0
     out = []
+    if "unschedulable_contains" in want:
+        out += _unschedulable(name, found, str(want["unschedulable_contains"] or ""))
     for key, expected in want.items():
-        if key == "exists":
+        if key in ("exists", "unschedulable_contains"):
             continue
         normal = _normal(key, expected)
         if have[key] != normal:
             out.append(f"job {name} {key} {have[key]!r} != expected {normal!r}")
     return out
+
+
+def _unschedulable(name: str, found: VCJob, part: str) -> list[str]:
+    """vcflow: the message of the job's `Unschedulable` condition holds `part` (`''`: the
+    job has no such condition) — why the scheduler keeps it waiting."""
+    conditions = (found.status.conditions or []) if found.status else []
+    said = [
+        str((c.model_extra or {}).get("message") or "")
+        for c in conditions
+        if (c.model_extra or {}).get("reason") == "Unschedulable"
+    ]
+    message = said[-1] if said else ""
+    if (part and part in message) or (not part and not said):
+        return []
+    return [f"job {name} Unschedulable message {message!r} does not hold {part!r}"]
 
 
 def _normal(key: str, value: Any) -> Any:

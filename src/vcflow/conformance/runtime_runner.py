@@ -7,13 +7,18 @@ a settle; a step's actions are applied one after another, each followed by a set
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeVar
 
+from vcflow.api.jobflow import JobFlow
+from vcflow.api.meta import Resource
+from vcflow.api.scheduling import PriorityClass, Queue
 from vcflow.conformance import runtime_checks
 from vcflow.conformance.cases import Case, CaseError, Step, vcflow_steps
 from vcflow.conformance.results import Failed, Passed, Result
 from vcflow.conformance.runtime_world import HarnessError, RuntimeWorld
 from vcflow.reconcile.vcjob import resources
+
+R = TypeVar("R", bound=Resource)
 
 
 def run_runtime(case: Case) -> Result:
@@ -64,7 +69,46 @@ def _world(data: Mapping[str, Any]) -> RuntimeWorld:
     return RuntimeWorld(
         capacity=resources.capacity(capacity),
         priorities={str(k): int(v) for k, v in priorities.items()},
+        objects=[
+            *_objects(data, "queues", Queue),
+            *_objects(data, "priorityclasses", PriorityClass),
+        ]
+        + [_flow(str(name), "Running") for name in _list(data, "flows")],
         hold_deletions=hold,
+    )
+
+
+def _list(data: Mapping[str, Any], key: str) -> list[Any]:
+    found = data.get(key) or []
+    if not isinstance(found, list):
+        raise CaseError(f"{key} must be a list")
+    return found
+
+
+def _objects(data: Mapping[str, Any], key: str, model: type[R]) -> list[R]:
+    return [_object(raw, f"{key}[{i}]", model) for i, raw in enumerate(_list(data, key))]
+
+
+def _object(raw: Any, where: str, model: type[R]) -> R:
+    """A cluster-scoped scheduling object of the case (namespace `""`)."""
+    if not isinstance(raw, Mapping):
+        raise CaseError(f"{where} must be a {model.__name__} object")
+    try:
+        obj = model.from_dict(dict(raw))
+    except ValueError as exc:
+        first = str(exc).splitlines()[0]
+        raise CaseError(f"{where} is not a valid {model.__name__}: {first}") from None
+    obj.metadata.namespace = ""
+    if not obj.name:
+        raise CaseError(f"{where} needs metadata.name")
+    return obj
+
+
+def _flow(name: str, phase: str) -> JobFlow:
+    """A JobFlow standing for a flow of the case's jobs (their createdByJobFlow label names
+    it): only its existence and phase matter to the runtime (its hand-over holds)."""
+    return JobFlow.from_dict(
+        {"metadata": {"name": name}, "spec": {"flows": []}, "status": {"state": {"phase": phase}}}
     )
 
 
@@ -86,6 +130,21 @@ def _apply(world: RuntimeWorld, step: Step, i: int, action: Any, single: str | N
     elif verb == "command":
         job, what = _command(arg, single)
         world.command(job, what)
+    elif verb == "create_job":
+        if not isinstance(arg, Mapping):
+            raise CaseError("create_job needs a vcjob object")
+        world.create_job(arg)
+        return
+    elif verb == "put_queue":
+        world.put_object(_object(arg, f"steps[{step.index}].do[{i}].put_queue", Queue))
+    elif verb == "delete_queue":
+        world.delete_object(Queue, str(arg))
+    elif verb == "flow_phase":
+        if not isinstance(arg, Mapping) or not {"flow", "phase"} <= set(arg):
+            raise CaseError("flow_phase needs {flow: NAME, phase: P}")
+        world.put_object(_flow(str(arg["flow"]), str(arg["phase"])))
+    elif verb == "delete_flow":
+        world.delete_object(JobFlow, str(arg))
     elif verb == "wait":
         if not isinstance(arg, int | float) or arg < 0:
             raise CaseError("wait needs a number of seconds")

@@ -8,7 +8,7 @@ created — and from the executor's observer for the phases each job went throug
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -17,13 +17,14 @@ from vcflow.admission.review import errors_only
 from vcflow.api import names
 from vcflow.api.clock import FakeClock
 from vcflow.api.command import Command
-from vcflow.api.meta import ObjectMeta, controller_reference
+from vcflow.api.meta import ObjectMeta, Resource, controller_reference
 from vcflow.api.phases import Action, JobPhase, PodPhase
 from vcflow.api.pod import Pod
 from vcflow.api.vcjob import VCJob
 from vcflow.conformance.kubelet_sim import SimHandle, SimulatedKubelet
 from vcflow.reconcile.vcjob import kubelet, resources
 from vcflow.reconcile.vcjob import spec as jobspec
+from vcflow.runtime import schedinputs
 from vcflow.runtime.executor import Executor
 from vcflow.runtime.kubelet_bridge import FINALIZER
 from vcflow.store.base import EventType
@@ -46,6 +47,7 @@ class RuntimeWorld:
         *,
         capacity: resources.Capacity = resources.UNLIMITED,
         priorities: Mapping[str, int] | None = None,
+        objects: Sequence[Resource] = (),
         hold_deletions: bool = False,
         namespace: str = names.DEFAULT_NAMESPACE,
         clock: FakeClock | None = None,
@@ -54,6 +56,11 @@ class RuntimeWorld:
         self.namespace = namespace
         self.clock = clock or FakeClock()
         self.store = MemoryStore(clock=self.clock)
+        for model in schedinputs.KINDS:  # (Queues, PriorityClasses: if not stored already)
+            if model not in {info.model for info in self.store.kinds.all()}:
+                self.store.register_kind(model)
+        for obj in objects:  # Queues, PriorityClasses, JobFlows: before the runtime starts
+            self.store.create(obj, admit=False)
         self.kubelet = SimulatedKubelet(self.clock, hold_deletions=hold_deletions)
         self.executor: Executor[SimHandle] = Executor(
             self.store,
@@ -113,6 +120,31 @@ class RuntimeWorld:
                 self.restarts_entered[job.name] = self.restarts_entered.get(job.name, 0) + 1
 
     # -- actions ----------------------------------------------------------------------------
+
+    def put_object(self, obj: Resource) -> None:
+        """Create a Queue, PriorityClass or JobFlow, or replace it (status included)."""
+        old = self._stored(type(obj), obj.name)
+        if old is None:
+            self.store.create(obj, admit=False)
+            return
+        obj.metadata.namespace = old.namespace
+        obj.metadata.resource_version = old.metadata.resource_version
+        written = self.store.update(obj, admit=False)
+        if getattr(obj, "status", None) is not None:
+            obj.metadata.resource_version = written.metadata.resource_version
+            self.store.update_status(obj)
+
+    def delete_object(self, kind: type[Resource], name: str) -> None:
+        old = self._stored(kind, name)
+        if old is None:
+            raise HarnessError(f"no {kind.__name__} {name} to delete")
+        self.store.delete(kind, old.namespace, name, force=True)
+
+    def _stored(self, kind: type[Resource], name: str) -> Resource | None:
+        """The stored object of that kind and name (Queues and PriorityClasses are
+        cluster-scoped, JobFlows in the case's namespace)."""
+        found = [o for o in self.store.list(kind) if o.name == name]
+        return found[0] if found else None
 
     def create_job(self, data: Mapping[str, Any]) -> None:
         job = VCJob.from_dict(dict(data))

@@ -576,24 +576,13 @@ class Executor(Generic[H]):
         placement = self.gang.place(self.jobs, self.pods, self.clock.now())
         if placement is None:
             return False
-        changed = False
-        for key in placement.admitted:
-            record = self.jobs[key]
-            record.group, record.waiting, record.wait_kind = Group.ADMITTED, "", None
-            self.gang.touch(key)
+        told = self.gang.decided(placement, self.jobs)  # (admitted, or their wait changed)
+        for key in told:
             self.queue.append((key, events.group_changed()))
-            # its pods are placed by the next pass: those the job creates now, and those it
-            # had already (created before a restart of the runtime, or before it stopped)
-            self.gang.dirty = True
-            changed = True
         for key in placement.placed[:POD_BATCH]:  # (the rest: placed again by the next pass)
             pod = self.pods.get(key)
             assert pod is not None  # (placed from the cache's pods)
             self.bound.append(self.node.bind(pod))  # launched once committed (`settle`)
-            changed = True
         if len(placement.placed) > POD_BATCH:
             self.gang.dirty = True
-        for key in self.gang.verdicts(placement, self.jobs):
-            self.queue.append((key, events.group_changed()))
-            changed = True
-        return changed
+        return bool(told or placement.placed)

@@ -7,8 +7,8 @@ condition is rewritten only when the kind of its wait changes, not at every pass
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from datetime import datetime
+from collections.abc import Mapping
+from datetime import datetime, timedelta
 from fractions import Fraction
 
 from vcflow.api import names
@@ -16,6 +16,7 @@ from vcflow.api.errors import NotFound
 from vcflow.api.jobflow import JobFlow
 from vcflow.reconcile.vcjob import gang
 from vcflow.reconcile.vcjob import resources as jobres
+from vcflow.reconcile.vcjob.model import Group
 from vcflow.reconcile.vcjob.queueing import WaitKind
 from vcflow.runtime.handovers import Handovers
 from vcflow.runtime.jobrecord import JobRecord
@@ -24,6 +25,8 @@ from vcflow.runtime.schedinputs import SchedulingInputs
 from vcflow.store.base import Reader
 
 Key = names.ObjectKey
+#: how often the flows of live hand-over holds are looked up in the store
+RECHECK = timedelta(seconds=1)
 
 
 class GangPass:
@@ -34,6 +37,7 @@ class GangPass:
         self.store = store
         self.inputs = SchedulingInputs(priorities)
         self.handovers = Handovers()
+        self.recheck_at: datetime | None = None  # when held flows are looked up next
         self.needy: set[Key] = set()  # jobs a pass must look at
         self.touched: set[Key] = set()  # jobs changed since the last pass
         self.dirty = True  # a job changed in a way the scheduler looks at
@@ -52,15 +56,29 @@ class GangPass:
         self.touched.clear()
 
     def next_due(self) -> datetime | None:
-        """When the earliest hand-over hold expires."""
-        return self.handovers.holds.next_due()
+        """When the earliest hand-over hold expires, or its flows are looked at again."""
+        holds = self.handovers.holds
+        if not holds:
+            return None
+        due = holds.next_due()
+        if self.recheck_at is not None and (due is None or self.recheck_at < due):
+            return self.recheck_at
+        return due
 
     def expire(self, now: datetime) -> bool:
-        """Drop the holds due at `now` (a timer); True if one went."""
-        if self.handovers.expire(now):
+        """The holds' timers: drop those due at `now`, and every `RECHECK` while there are
+        holds those of flows that stopped or are gone (a flow's end need not change any
+        vcjob this runtime sees); True if a timer fired."""
+        changed = fired = self.handovers.expire(now)
+        if not self.handovers.holds:
+            self.recheck_at = None
+        elif self.recheck_at is None or self.recheck_at <= now:
+            fired |= self.recheck_at is not None
+            changed |= self.handovers.drop_stopped(self._flow)
+            self.recheck_at = now + RECHECK
+        if changed:
             self.dirty = True
-            return True
-        return False
+        return fired
 
     def place(
         self, jobs: Mapping[Key, JobRecord], cache: PodCache, now: datetime
@@ -104,19 +122,28 @@ class GangPass:
         self.handovers.holds = placement.holds
         return placement
 
-    def verdicts(self, placement: gang.Placement, jobs: Mapping[Key, JobRecord]) -> Iterator[Key]:
-        """The waiting jobs whose reason changed — never-fits, or the kind of wait — for a
-        sync that writes it to their condition; each job's reason kept on its record."""
+    def decided(self, placement: gang.Placement, jobs: Mapping[Key, JobRecord]) -> list[Key]:
+        """Record the pass's decisions on the jobs: the ones admitted, and the waiting ones
+        whose reason changed — never-fits, or the kind of wait (its figures alone do not
+        rewrite a condition at every pass). The jobs to sync for it."""
+        told = list(placement.admitted)
+        for key in placement.admitted:
+            record = jobs[key]
+            record.group, record.waiting, record.wait_kind = Group.ADMITTED, "", None
+            self.touch(key)
+            # its pods are placed by the next pass: those the job creates now, and those it
+            # had already (created before a restart of the runtime, or before it stopped)
+            self.dirty = True
         for key, never in placement.unschedulable.items():
             record = jobs[key]
             wait = placement.waits.get(key)
             kind = wait.kind if wait is not None else None
             if record.unschedulable != never or record.wait_kind != kind:
-                record.unschedulable = never
-                record.wait_kind = kind
-                known = wait is not None and kind is not WaitKind.NEVER_FITS
-                record.waiting = wait.message if known and wait is not None else ""
-                yield key
+                record.unschedulable, record.wait_kind = never, kind
+                shown = wait is not None and kind is not WaitKind.NEVER_FITS
+                record.waiting = wait.message if shown and wait is not None else ""
+                told.append(key)
+        return told
 
     def _held(self) -> dict[str, Fraction]:
         return self.handovers.holds.against(None)

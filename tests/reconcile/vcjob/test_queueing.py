@@ -94,8 +94,18 @@ def test_backlogged_queues_fill_to_their_weights_share() -> None:
     cands = [_cand(f"a{i}", "a") for i in range(6)] + [_cand(f"b{i}", "b") for i in range(6)]
     out = _admit(cands, queues)
     assert sorted(_admitted(out)) == ["a0", "a1", "a2", "b0"]
-    assert _why(out, "a3").kind is WaitKind.SHARE
-    assert _why(out, "b1").kind is WaitKind.SHARE
+    assert _why(out, "a3") == queueing.Wait(WaitKind.RESOURCES, "needs cpu 1; free cpu 0")
+
+
+def test_a_queue_at_its_share_waits_although_resources_are_free() -> None:
+    queues = [_queue("a", weight=3), _queue("b", weight=1)]
+    # b's job needs 2 CPUs, 1 is free: it waits for them, and a, at its 3, takes none
+    out = _admit([_cand("a9", "a"), _cand("b9", "b", cpu=2)], queues, free=1, allocated={"a": 3})
+    assert _admitted(out) == []
+    assert _why(out, "b9") == queueing.Wait(WaitKind.RESOURCES, "needs cpu 2; free cpu 1")
+    assert _why(out, "a9") == queueing.Wait(
+        WaitKind.SHARE, "queue a is at its share: holds cpu 3 of deserved cpu 3"
+    )
 
 
 def test_the_queue_further_below_its_share_goes_first() -> None:

@@ -3,8 +3,10 @@ admits, and why each other one waits. Queues take turns by priority (higher firs
 share (allocated ÷ deserved, lowest first; `proportion`); within a queue jobs go in the
 order given (`joborder`). A job is admitted when its minimum fits what is free, less what is
 held for other flows' hand-overs, and its queue's capability; a misfit does not block the
-jobs after it. A queue at or over its deserved share admits nothing. No preemption, no
-reclaim. Pure: no I/O, no clock.
+jobs after it. A queue at or over its deserved share admits nothing, even while resources
+are free (another queue's job waits for them). No preemption, no reclaim. A waiting job's
+reason is the first that holds of: queue missing or closed, over capability, resources
+(held for another flow, or in use), queue at its share. Pure: no I/O, no clock.
 """
 
 from __future__ import annotations
@@ -114,9 +116,11 @@ def admit(
         if not lines[name]:
             del lines[name]
         have = alloc.get(name, {})
-        why = _queue_wait(cand, found[name], have, deserved[name])
-        if why is None:
-            why = _room_wait(cand.need, room, holds.against(cand.flow))
+        why = _capability_wait(cand, found[name], have)
+        why = why or _room_wait(cand.need, room, holds.against(cand.flow))
+        if why is None and _needs_some(cand) and proportion.overused(have, deserved[name]):
+            text = f"queue {name} is at its share: holds {_show(have.items())}"
+            why = Wait(WaitKind.SHARE, text + f" of deserved {_show(deserved[name].items())}")
         if why is not None:
             waits[cand.key] = why
             continue
@@ -143,7 +147,12 @@ def _refused(cand: Candidate, queue: Queue | None) -> Wait | None:
     return None
 
 
-def _queue_wait(cand: Candidate, queue: Queue, have: Resources, due: Resources) -> Wait | None:
+def _needs_some(cand: Candidate) -> bool:
+    """A job that needs nothing is never held back by its queue's share."""
+    return any(a > 0 for a in cand.need.values())
+
+
+def _capability_wait(cand: Candidate, queue: Queue, have: Resources) -> Wait | None:
     short = _over(resources.add(have, cand.need), capability(queue))
     if short:
         caps = _show((n, c) for n, _, c in short)
@@ -151,9 +160,6 @@ def _queue_wait(cand: Candidate, queue: Queue, have: Resources, due: Resources) 
         wants = _show((n, cand.need.get(n, Fraction(0))) for n, _, _ in short)
         text = f"queue {cand.queue} capability {caps}: {used} in use, its minimum needs {wants}"
         return Wait(WaitKind.CAPABILITY, text)
-    if any(a > 0 for a in cand.need.values()) and proportion.overused(have, due):
-        text = f"queue {cand.queue} is at its share: holds {_show(have.items())}"
-        return Wait(WaitKind.SHARE, text + f" of deserved {_show(due.items())}")
     return None
 
 
