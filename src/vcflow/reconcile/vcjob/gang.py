@@ -112,7 +112,7 @@ def schedule(
     verdicts: dict[names.ObjectKey, str] = {}
     candidates: list[queueing.Candidate] = []
     for gang in (j for j in order if j.group is Group.PENDING):
-        need = min_resources(gang.job, prio)
+        need = _minimum(gang.job, table, prio)
         verdicts[gang.job.key] = never_fits(gang.job, need, capacity)
         if not verdicts[gang.job.key]:
             flow = holds_mod.flow_of(gang.job)
@@ -266,6 +266,25 @@ def _still_needed(
     return {
         n: a - have.get(n, Fraction(0)) for n, a in need.items() if a > have.get(n, Fraction(0))
     }
+
+
+def _minimum(job: VCJob, table: object, prio: Mapping[str, int]) -> Resources:
+    """`min_resources`, kept per spec object and priority table (neither is changed in
+    place): a pass asks it of every waiting job, and a backlog waits through many passes."""
+    spec = job.spec
+    kept = _minimums.get(id(spec))
+    if kept is not None and kept[0] is spec and kept[1] is table:
+        return kept[2]
+    found = min_resources(job, prio)
+    if spec is not None:
+        if len(_minimums) >= _MINIMUMS_KEPT:
+            _minimums.clear()
+        _minimums[id(spec)] = (spec, table, found)  # (the spec is held: its id is not reused)
+    return found
+
+
+_MINIMUMS_KEPT = 4096
+_minimums: dict[int, tuple[object, object, Resources]] = {}
 
 
 def min_resources(job: VCJob, priorities: Mapping[str, int] | None = None) -> dict[str, Fraction]:
