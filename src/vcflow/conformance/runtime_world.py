@@ -24,7 +24,6 @@ from vcflow.api.vcjob import VCJob
 from vcflow.conformance.kubelet_sim import SimHandle, SimulatedKubelet
 from vcflow.reconcile.vcjob import kubelet, resources
 from vcflow.reconcile.vcjob import spec as jobspec
-from vcflow.runtime import schedinputs
 from vcflow.runtime.executor import Executor
 from vcflow.runtime.kubelet_bridge import FINALIZER
 from vcflow.store.base import EventType
@@ -56,9 +55,6 @@ class RuntimeWorld:
         self.namespace = namespace
         self.clock = clock or FakeClock()
         self.store = MemoryStore(clock=self.clock)
-        for model in schedinputs.KINDS:  # (Queues, PriorityClasses: if not stored already)
-            if model not in {info.model for info in self.store.kinds.all()}:
-                self.store.register_kind(model)
         for obj in objects:  # Queues, PriorityClasses, JobFlows: before the runtime starts
             self.store.create(obj, admit=False)
         self.kubelet = SimulatedKubelet(self.clock, hold_deletions=hold_deletions)

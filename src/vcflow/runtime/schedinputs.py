@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from vcflow.api.meta import Resource
+from vcflow.api.queues import PriorityTable, QueueTable
 from vcflow.api.scheduling import PriorityClass, Queue
 from vcflow.reconcile.vcjob import joborder
 from vcflow.store.base import EventType, Store, UnknownKind, WatchEvent
@@ -21,7 +22,7 @@ class SchedulingInputs:
         # `fixed`: class values given by the caller (the conformance `priority_classes`),
         # laid over the stored classes
         self.fixed = dict(fixed or {})
-        self.queues: dict[str, Queue] = {}
+        self.queues = QueueTable()
         self.classes: dict[str, PriorityClass] = {}
         self.priorities = joborder.Priorities(self.fixed)
 
@@ -39,7 +40,7 @@ class SchedulingInputs:
     def load(self, store: Store) -> None:
         """List them again (at start, and when the watch expired)."""
         kinds = self.kinds(store)
-        self.queues = {q.name: q for q in store.list(Queue)} if Queue in kinds else {}
+        self.queues = QueueTable.of(store.list(Queue) if Queue in kinds else [])
         found = store.list(PriorityClass) if PriorityClass in kinds else []
         self.classes = {c.name: c for c in found}
         self._tabulate()
@@ -49,10 +50,12 @@ class SchedulingInputs:
         obj = event.object
         deleted = event.type is EventType.DELETED
         if isinstance(obj, Queue):
+            stored = dict(self.queues.by_name)
             if deleted:
-                self.queues.pop(obj.name, None)
+                stored.pop(obj.name, None)
             else:
-                self.queues[obj.name] = obj
+                stored[obj.name] = obj
+            self.queues = QueueTable(stored)  # (a new table: a pass may hold the old one)
         elif isinstance(obj, PriorityClass):
             if deleted:
                 self.classes.pop(obj.name, None)
@@ -61,9 +64,7 @@ class SchedulingInputs:
             self._tabulate()
 
     def _tabulate(self) -> None:
-        """Class values; the globalDefault's is a class-less job's (the lowest-named if
-        several claim it), else 0."""
-        values = {n: c.value for n, c in self.classes.items()}
-        defaults = sorted(n for n, c in self.classes.items() if c.global_default)
-        default = values[defaults[0]] if defaults else 0
-        self.priorities = joborder.Priorities({**values, **self.fixed}, default)
+        """Class values; the globalDefault's is a class-less job's, else 0."""
+        table = PriorityTable.of(self.classes.values())
+        values = {**table.values, **self.fixed}
+        self.priorities = joborder.Priorities(values, table.default_value)

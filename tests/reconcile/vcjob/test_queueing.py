@@ -9,6 +9,7 @@ from fractions import Fraction
 from typing import Any
 
 from vcflow.api import names
+from vcflow.api.queues import QueueTable
 from vcflow.api.scheduling import Queue
 from vcflow.reconcile.vcjob import queueing, resources
 from vcflow.reconcile.vcjob.holds import NONE as NO_HOLDS
@@ -47,7 +48,7 @@ def _admit(
         cands,
         capacity=CPU4,
         room=room,
-        queues={q.name: q for q in queues},
+        queues=QueueTable.of(queues),
         allocated=alloc,
         holds=holds,
     )

@@ -28,7 +28,8 @@ from vcflow.admission import replicas
 from vcflow.api import names
 from vcflow.api.phases import JobPhase, PodPhase
 from vcflow.api.pod import Pod
-from vcflow.api.scheduling import DEFAULT_QUEUE, Queue
+from vcflow.api.queues import QueueTable
+from vcflow.api.scheduling import DEFAULT_QUEUE
 from vcflow.api.vcjob import TaskSpec, VCJob
 from vcflow.reconcile.vcjob import holds as holds_mod
 from vcflow.reconcile.vcjob import joborder, pods, podset, queueing, resources
@@ -38,6 +39,8 @@ from vcflow.reconcile.vcjob.model import Group
 from vcflow.reconcile.vcjob.resources import Capacity, Resources
 from vcflow.reconcile.vcjob.spec import Shape
 
+#: no stored queue: `default` only
+NO_QUEUES = QueueTable()
 #: Phases in which the controller keeps (or requests) an admission.
 SYNCING = frozenset({"", JobPhase.PENDING, JobPhase.RUNNING, JobPhase.RESTARTING})
 _NONE = podset.PodSet()  # (never changed)
@@ -57,7 +60,7 @@ class Policy:
     PriorityClass values, the hand-over holds, and what each queue's placed pods hold (kept
     by the shell as pods come and go; None: counted from the pods given)."""
 
-    queues: Mapping[str, Queue] = field(default_factory=dict)
+    queues: QueueTable = NO_QUEUES
     priorities: joborder.Priorities = joborder.NO_CLASSES
     holds: Holds = holds_mod.NONE
     queue_used: Mapping[str, Resources] | None = None

@@ -18,15 +18,14 @@ from enum import StrEnum
 from fractions import Fraction
 
 from vcflow.api import names
-from vcflow.api.meta import ObjectMeta
-from vcflow.api.scheduling import DEFAULT_QUEUE, OPEN, Queue, QueueSpec
+from vcflow.api.queues import QueueTable
+from vcflow.api.scheduling import OPEN, Queue
 from vcflow.reconcile.vcjob import proportion, resources
 from vcflow.reconcile.vcjob.holds import NONE as NO_HOLDS
 from vcflow.reconcile.vcjob.holds import Holds
 from vcflow.reconcile.vcjob.resources import Capacity, Resources
 
 Key = names.ObjectKey
-_IMPLICIT_DEFAULT = Queue(metadata=ObjectMeta(name=DEFAULT_QUEUE, namespace=""), spec=QueueSpec())
 
 
 class WaitKind(StrEnum):
@@ -88,14 +87,6 @@ class Admission:
     holds: Holds = NO_HOLDS
 
 
-def lookup(queues: Mapping[str, Queue], name: str) -> Queue | None:
-    """The stored queue, the implicit `default` (weight 1, Open, uncapped), or None."""
-    found = queues.get(name)
-    if found is None and name == DEFAULT_QUEUE:
-        return _IMPLICIT_DEFAULT
-    return found
-
-
 def capability(queue: Queue) -> dict[str, Fraction]:
     """Its capability; a resource it does not list (or lists ≤ 0, as Volcano) is uncapped."""
     return resources.parse(queue.spec.capability if queue.spec else None)
@@ -106,19 +97,20 @@ def admit(
     *,
     capacity: Capacity,
     room: Capacity,
-    queues: Mapping[str, Queue],
+    queues: QueueTable,
     allocated: Mapping[str, Resources],
     holds: Holds = NO_HOLDS,
 ) -> Admission:
     """One admission pass. `room`: capacity − used − reserved; `allocated`: what each
-    queue's jobs hold or reserve; `candidates` in job order."""
+    queue's jobs hold or reserve; `candidates` in job order; `queues` the stored ones
+    (`default` is implicit)."""
     waits: dict[Key, Wait] = {}
     found: dict[str, Queue] = {}
     caps: dict[str, dict[str, Fraction]] = {}
     lines: dict[str, deque[Candidate]] = {}
     for cand in candidates:
         if cand.queue not in caps:
-            queue = lookup(queues, cand.queue)
+            queue = queues.get(cand.queue)
             if queue is not None:
                 found[cand.queue] = queue
             caps[cand.queue] = capability(queue) if queue is not None else {}
@@ -129,7 +121,7 @@ def admit(
         lines.setdefault(cand.queue, deque()).append(cand)
     alloc = {n: dict(a) for n, a in allocated.items()}
     for name in list(alloc):
-        queue = found.get(name) or lookup(queues, name)
+        queue = found.get(name) or queues.get(name)
         if queue is not None:
             found[name] = queue
             caps.setdefault(name, capability(queue))
