@@ -10,6 +10,7 @@ import pytest
 
 from vcflow.api.meta import ObjectMeta
 from vcflow.api.vcjob import VCJob
+from vcflow.reconcile.vcjob import resources
 from vcflow.reconcile.vcjob.holds import Holds, flow_of, handover_of
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
@@ -48,6 +49,15 @@ def test_two_holds_of_one_flow_add_up_and_last_the_longer() -> None:
     (hold,) = holds
     assert hold.amount == _gpu(2)
     assert hold.expires == NOW + timedelta(seconds=60)
+
+
+def test_a_hold_never_claims_what_is_not_free() -> None:
+    holds = Holds().add("ns.a", _gpu(2), NOW, 60).add("ns.b", _gpu(2), NOW, 60)
+    cut = holds.within(resources.capacity({GPU: "3"}))
+    assert cut.by_flow["ns.a"].amount == _gpu(2)
+    assert cut.by_flow["ns.b"].amount == _gpu(1)
+    assert set(holds.within(resources.capacity({GPU: "0"})).by_flow) == set()
+    assert holds.within(resources.UNLIMITED) is holds
 
 
 def _job(annotations: dict[str, str], labels: dict[str, str] | None = None) -> VCJob:

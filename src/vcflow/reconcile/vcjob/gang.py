@@ -120,13 +120,14 @@ def schedule(
         if not verdicts[gang.job.key]:
             flow = holds_mod.flow_of(gang.job)
             candidates.append(queueing.Candidate(gang.job.key, _queue(gang.job), flow, need))
+    room = resources.minus(capacity, resources.add(used, reserved))
     outcome = queueing.admit(
         candidates,
         capacity=capacity,
-        room=resources.minus(capacity, resources.add(used, reserved)),
+        room=room,
         queues=policy.queues,
         allocated=allocated,
-        holds=policy.holds,
+        holds=policy.holds.within(room) if policy.holds else policy.holds,
     )
     waits = dict(outcome.waits)
     for key, why in verdicts.items():

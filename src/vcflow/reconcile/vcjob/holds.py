@@ -18,7 +18,7 @@ from vcflow.api import names
 from vcflow.api.scheduling import HANDOVER
 from vcflow.api.vcjob import VCJob
 from vcflow.reconcile.vcjob import resources
-from vcflow.reconcile.vcjob.resources import Resources
+from vcflow.reconcile.vcjob.resources import Capacity, Resources
 
 _ZERO = Fraction(0)
 
@@ -105,6 +105,28 @@ class Holds:
         if all(h.expires > now for h in self):
             return self
         return Holds({f: h for f, h in self.by_flow.items() if h.expires > now})
+
+    def within(self, room: Capacity) -> Holds:
+        """The holds cut to what is free (`room`: capacity less what placed pods use and
+        admitted gangs reserve): a hold never claims what another job already has. Holds
+        are cut in flow order; a hold cut to nothing goes."""
+        left = {n: room.limit(n) for h in self for n in h.amount}
+        out: dict[str, Hold] = {}
+        changed = False
+        for flow in sorted(self.by_flow):
+            hold = self.by_flow[flow]
+            kept: dict[str, Fraction] = {}
+            for n, a in hold.amount.items():
+                free = left[n]
+                take = a if free is None else min(a, max(free, _ZERO))
+                if free is not None:
+                    left[n] = free - take
+                if take > 0:
+                    kept[n] = take
+            changed |= kept != dict(hold.amount)
+            if kept:
+                out[flow] = replace(hold, amount=kept)
+        return Holds(out) if changed else self
 
     def next_due(self) -> datetime | None:
         return min((h.expires for h in self), default=None)
