@@ -21,10 +21,12 @@ Terminating pods, process changes, the store's events, one gang-scheduler pass, 
 flush — all in one store transaction (one commit), cut short when pods were bound: they are
 launched only once their binding is committed, so a pod never runs unless the store has it.
 The scheduler looks only at the jobs a pass can decide for (`gang.needs_pass`), with the
-resources every placed pod holds kept as pods come and go. Pods are created `POD_BATCH` at a
-time — the rest of a decision's wait (`creating`) until nothing else is to be done, and the
-job's syncs create none meanwhile — and bound as many per pass; `settle(stop=...)` returns
-as soon as `stop()` holds (a deadline, a Ctrl-C), committing what it did.
+resources every placed pod holds kept as pods come and go; it also reads the Queues and
+PriorityClasses and keeps the flows' hand-over holds (`gangpass`, docs/scheduling.md).
+Pods are created `POD_BATCH` at a time — the rest of a decision's wait (`creating`) until
+nothing else is to be done, and the job's syncs create none meanwhile — and bound as many
+per pass; `settle(stop=...)` returns as soon as `stop()` holds (a deadline, a Ctrl-C),
+committing what it did.
 
 Given `follows`, it runs only the vcjobs that predicate accepts (`vcflow run` follows the
 flows its manifests name): the others are left as they are — not synced, their pods neither
@@ -274,6 +276,7 @@ class Executor(Generic[H]):
             self.queue = deque((k, r) for k, r in self.queue if k != key)
         if record is not None:
             forget_shape(record.job)
+            self.gang.handovers.gone(record.job.metadata.uid)
             if self.observer is not None:
                 self.observer(record.job, True)
 

@@ -32,7 +32,7 @@ class Handovers:
     def __init__(self) -> None:
         self.holds = holdrules.NONE
         # the uids of the jobs whose end was handed over: kept when a job is retired (or
-        # revived by a later event), so that one end holds once
+        # revived by a later event), so that one end holds once; dropped when it is gone
         self.handed: set[str] = set()
         self.where: dict[str, tuple[str, str]] = {}  # flow label value → (namespace, name)
 
@@ -43,12 +43,12 @@ class Handovers:
         job = record.job
         if job.phase not in FINISHED_JOB_PHASES or job.metadata.uid in self.handed:
             return False
-        if any(p.placed and (p.deleting or p.phase in kubelet.ALIVE) for p in job_pods.values()):
-            return False  # (its pods still hold their resources: once they are gone)
-        self.handed.add(job.metadata.uid)
         wanted, flow = holdrules.handover_of(job), holdrules.flow_of(job)
         if wanted is None or flow is None:
             return False
+        if any(p.placed and (p.deleting or p.phase in kubelet.ALIVE) for p in job_pods.values()):
+            return False  # (its pods still hold their resources: once they are gone)
+        self.handed.add(job.metadata.uid)
         freed = jobres.total(jobres.pod_request(p.spec) for p in job_pods.values() if p.placed)
         amount = {
             n: min(a, freed.get(n, Fraction(0)), _room(free, n)) for n, a in wanted.need.items()
@@ -57,6 +57,10 @@ class Handovers:
         self.holds = self.holds.add(flow, amount, now, wanted.hold_seconds)
         self.where[flow] = (job.namespace, flow.removeprefix(f"{job.namespace}."))
         return self.holds is not before
+
+    def gone(self, uid: str) -> None:
+        """The job of `uid` is deleted: its end will not be seen again."""
+        self.handed.discard(uid)
 
     def expire(self, now: datetime) -> bool:
         """Drop the holds due at `now`; True if one went."""
