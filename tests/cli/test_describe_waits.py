@@ -97,3 +97,11 @@ def test_a_vcjob_of_another_flow_is_not_read() -> None:
     other = waiting_job(flow, 0, "Unschedulable", "x")
     other.metadata.owner_references[0].uid = "another"
     assert "f-a Pending" in lines(describe.render(flow, [], NOW, [other]))
+
+
+def test_describe_vcjob_shows_why_the_scheduler_keeps_it_waiting() -> None:
+    flow = make({}, {"f-a": {"phase": "Pending"}}, {"phase": "Running"})
+    why = "queue team-a capability cpu 2: its minimum needs cpu 4"
+    got = lines(describe.render(waiting_job(flow, 0, "Unschedulable", why), [], NOW))
+    assert "STATUS LAST TRANSITION REASON MESSAGE" in got
+    assert f"Pending Unschedulable {why}" in got

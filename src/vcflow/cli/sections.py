@@ -463,7 +463,14 @@ def vcjob_sections(job: VCJob, text: Text) -> None:
     if status.conditions:
         text.heading("Conditions", 1)
         rows = [[c.status or "", c.last_transition_time or ""] for c in status.conditions]
-        text.table(["STATUS", "LAST TRANSITION"], rows, 2)
+        said = [c.model_extra or {} for c in status.conditions]
+        if not any(x.get("reason") for x in said):
+            text.table(["STATUS", "LAST TRANSITION"], rows, 2)
+            return
+        # why the scheduler keeps it waiting (`Unschedulable`, docs/scheduling.md)
+        for row, extra in zip(rows, said, strict=True):
+            row += [str(extra.get("reason") or ""), str(extra.get("message") or "")]
+        text.table(["STATUS", "LAST TRANSITION", "REASON", "MESSAGE"], rows, 2)
 
 
 def template_sections(template: JobTemplate, text: Text) -> None:
