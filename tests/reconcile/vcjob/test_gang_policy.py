@@ -5,8 +5,10 @@ placement, and every waiting job's reason."""
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from fractions import Fraction
 from typing import Any
 
+from vcflow.api import names
 from vcflow.api.queues import QueueTable
 from vcflow.api.scheduling import Queue
 from vcflow.api.vcjob import VCJob
@@ -37,7 +39,7 @@ def test_stored_classes_and_their_global_default_order_the_pass(make: Any) -> No
         policy=gang.Policy(priorities=table),
     )
     assert out.admitted == ("default/plain",)
-    assert out.waits["default/low"].kind is WaitKind.RESOURCES
+    assert out.waits[names.object_key("default", "low")].kind is WaitKind.RESOURCES
 
 
 def test_a_job_in_a_queue_that_is_not_stored_waits(make: Any) -> None:
@@ -51,17 +53,17 @@ def test_a_job_in_a_queue_that_is_not_stored_waits(make: Any) -> None:
     )
     assert out.admitted == ()
     assert out.unschedulable == {"default/j": ""}  # (it could fit: no event)
-    assert out.waits["default/j"].message == "queue team-a does not exist"
+    assert out.waits[names.object_key("default", "j")].message == "queue team-a does not exist"
 
 
 def test_a_hold_keeps_others_out_and_is_consumed_by_its_flow(make: Any) -> None:
     rival = _flowed(vcjob(make, "rival", make.task("w", 1, requests={GPU: "2"})), "b")
     train = _flowed(vcjob(make, "train", make.task("w", 1, requests={GPU: "2"})), "a")
     cap = resources.capacity({GPU: "2"})
-    held = gang.Policy(holds=Holds().add("default.a", {GPU: 2}, NOW, 60))
+    held = gang.Policy(holds=Holds().add("default.a", {GPU: Fraction(2)}, NOW, 60))
     out = gang.schedule([gang.GangJob(rival, Group.PENDING)], [], cap, policy=held)
     assert out.admitted == ()
-    assert out.waits["default/rival"].kind is WaitKind.HELD
+    assert out.waits[names.object_key("default", "rival")].kind is WaitKind.HELD
     both = [gang.GangJob(rival, Group.PENDING), gang.GangJob(train, Group.PENDING)]
     out = gang.schedule(both, [], cap, policy=held)
     assert out.admitted == ("default/train",)
@@ -72,7 +74,7 @@ def test_a_hold_yields_to_a_gang_admitted_before_it(make: Any) -> None:
     """The hold was made from resources an admitted job had reserved: its pods are placed,
     and the hold is cut to what is free."""
     early = _flowed(vcjob(make, "early", make.task("w", 1, requests={GPU: "2"})), "b")
-    held = gang.Policy(holds=Holds().add("default.a", {GPU: 2}, NOW, 60))
+    held = gang.Policy(holds=Holds().add("default.a", {GPU: Fraction(2)}, NOW, 60))
     out = gang.schedule(
         [gang.GangJob(early, Group.ADMITTED)],
         make_pods(early),
