@@ -26,6 +26,7 @@ from vcflow.cli.app import app
 from vcflow.kubeapi import permissions
 from vcflow.kubestore import KubeClient
 from vcflow.operator import process
+from vcflow.operator.podgroups import PodGroupNotes
 from vcflow.operator.podlabels import (
     SELECTOR,
     Action,
@@ -445,7 +446,7 @@ def test_a_watch_that_expired_is_listed_again(world: World) -> None:
     from there, as an informer does."""
     world.jobs[("default", "test-a")] = JobView("job-uid", JOB_LABELS)
     labeler = world.labeler()
-    streams = labeler._stream
+    streams = labeler.watch.stream
     opened: list[str] = []
 
     def stream(rv: str) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -454,7 +455,7 @@ def test_a_watch_that_expired_is_listed_again(world: World) -> None:
             raise Expired("Error from server (Expired): too old resource version")
         return streams(rv)
 
-    labeler._stream = stream  # type: ignore[method-assign]
+    labeler.watch.stream = stream  # type: ignore[method-assign]
     labeler.start()
     try:
         eventually(lambda: len(opened) >= 2, "the watch opened again")
@@ -464,3 +465,17 @@ def test_a_watch_that_expired_is_listed_again(world: World) -> None:
         labeler.stop()
     lists = [q for m, _, q in world.recorded.requests if m == "GET" and "watch=true" not in q]
     assert len(lists) == 2
+
+
+def test_podgroup_notes_end_quietly_where_no_podgroups_are_served(
+    world: World, caplog: pytest.LogCaptureFixture
+) -> None:
+    """`vcflow server` serves no PodGroups: the notes' watch (the same list-then-watch as
+    the labeller's) ends at once with one info line, instead of retrying for ever."""
+    notes = PodGroupNotes(world.client)
+    with caplog.at_level(logging.INFO, logger="vcflow.operator.podgroups"):
+        notes.start()
+        notes._thread.join(10)
+    assert not notes._thread.is_alive()
+    assert "serves no PodGroups" in caplog.text
+    assert "again in" not in caplog.text

@@ -19,17 +19,14 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from vcflow.api import names
 from vcflow.api.errors import NotFound, VcflowError
-from vcflow.kubeapi import watchframes
-from vcflow.kubestore import status as statuses
 from vcflow.kubestore.client import MERGE_PATCH, KubeClient
-from vcflow.kubestore.watching import READ_TIMEOUT, STREAM_SECONDS
+from vcflow.kubestore.selectorwatch import SelectorWatch
 from vcflow.reconcile.entries import UNSCHEDULABLE, UNSCHEDULABLE_ANNOTATION
-from vcflow.store.base import Expired
 
 log = logging.getLogger("vcflow.operator.podgroups")
 
@@ -38,8 +35,6 @@ JOBS = "/apis/batch.volcano.sh/v1alpha1/namespaces/{namespace}/jobs/{name}"
 SELECTOR = names.LABEL_CREATED_BY_FLOW
 #: the PodGroup phases in which its vcjob waits (Volcano: Pending, then Inqueue)
 WAITING = ("Pending", "Inqueue")
-BACKOFF = (0.5, 30.0)
-PAGE = 500
 
 Key = tuple[str, str]  # the vcjob's namespace and name
 
@@ -128,66 +123,10 @@ class PodGroupNotes:
         return False
 
     def _watch(self) -> None:
-        rv, backoff = "", BACKOFF[0]
-        while not self._stopped.is_set():
-            try:
-                if not rv:
-                    groups, rv = self._list()
-                    for group in groups:
-                        self.look("ADDED", group)
-                for type_, obj in self._stream(rv):
-                    if self._stopped.is_set():
-                        return
-                    rv = str((obj.get("metadata") or {}).get("resourceVersion") or rv)
-                    if type_ in ("ADDED", "MODIFIED", "DELETED"):
-                        self.look(type_, obj)
-                backoff = BACKOFF[0]
-            except Expired:
-                rv = ""
-            except NotFound:  # (no Volcano scheduling API here, e.g. `vcflow server`)
-                log.info("podgroups: the API server serves no PodGroups: no notes")
-                return
-            except TimeoutError:
-                continue
-            except (VcflowError, ValueError) as exc:
-                log.warning("podgroups: watching podgroups: %s; again in %gs", exc, backoff)
-                self._stopped.wait(backoff)
-                backoff = min(BACKOFF[1], backoff * 2)
-            except Exception:  # (a surprise must not end the notes silently)
-                log.exception("podgroups: watching podgroups; again in %gs", backoff)
-                self._stopped.wait(backoff)
-                backoff = min(BACKOFF[1], backoff * 2)
-
-    def _list(self) -> tuple[list[dict[str, Any]], str]:
-        items: list[dict[str, Any]] = []
-        token, rv = "", ""
-        while True:
-            query = [("labelSelector", SELECTOR), ("limit", str(PAGE))]
-            if token:
-                query.append(("continue", token))
-            response = self.client.request("GET", PATH, query=query)
-            if not response.ok:
-                raise statuses.error_for(response, kind="PodGroup")
-            page = response.json()
-            items.extend(i for i in page.get("items") or () if isinstance(i, dict))
-            meta = page.get("metadata") or {}
-            rv = rv or str(meta.get("resourceVersion") or "")
-            token = str(meta.get("continue") or "")
-            if not token:
-                return items, rv
-
-    def _stream(self, rv: str) -> Iterator[tuple[str, dict[str, Any]]]:
-        query = [
-            ("labelSelector", SELECTOR),
-            ("watch", "true"),
-            ("resourceVersion", rv),
-            ("allowWatchBookmarks", "true"),
-            ("timeoutSeconds", str(STREAM_SECONDS)),
-        ]
-        with self.client.stream(PATH, query=query, timeout=READ_TIMEOUT) as (head, lines):
-            if not head.ok:
-                raise statuses.error_for(head, kind="PodGroup")
-            for line in lines:
-                frame = watchframes.decode(line)
-                if frame is not None:
-                    yield frame.type, frame.object
+        watch = SelectorWatch(
+            self.client, PATH, SELECTOR, "PodGroup", log, "podgroups: watching podgroups"
+        )
+        try:
+            watch.run(self.look, self._stopped, missing_ends=True)
+        except NotFound:  # (no Volcano scheduling API here, e.g. `vcflow server`)
+            log.info("podgroups: the API server serves no PodGroups: no notes")

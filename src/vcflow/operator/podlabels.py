@@ -33,7 +33,7 @@ import logging
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
@@ -41,13 +41,13 @@ from typing import Any
 from vcflow.api import names
 from vcflow.api.errors import NotFound, VcflowError
 from vcflow.api.vcjob import VCJob
-from vcflow.kubeapi import resources, watchframes
+from vcflow.kubeapi import resources
 from vcflow.kubeapi.status import Forbidden
 from vcflow.kubestore import status as statuses
 from vcflow.kubestore.client import MERGE_PATCH, KubeClient, Unreachable
-from vcflow.kubestore.watching import READ_TIMEOUT, STREAM_SECONDS
+from vcflow.kubestore.selectorwatch import SelectorWatch
 from vcflow.reconcile.vcjob.pods import COPIED_FLOW_LABELS, JOB_NAME
-from vcflow.store.base import Expired, Store
+from vcflow.store.base import Store
 
 log = logging.getLogger("vcflow.operator.podlabels")
 
@@ -61,10 +61,6 @@ SELECTOR = f"{JOB_NAME},!{FLOW_LABEL}"
 RETRY_DELAYS = (0.2, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
 #: pods whose conflict was logged, remembered by uid (the oldest forgotten past it)
 WARNED_MAX = 10_000
-#: seconds between two tries of a watch that failed (doubling up to the last)
-BACKOFF = (0.5, 30.0)
-#: objects per list page
-PAGE = 500
 VOLCANO_JOB_GROUP = names.GROUP_BATCH
 
 Key = tuple[str, str]
@@ -297,6 +293,9 @@ class PodLabeler:
         self._stopped = threading.Event()
         self._writing = threading.Lock()  # held by a patch in flight; `stop` waits for it
         self._refused_said = False
+        self.watch = SelectorWatch(
+            client, resources.PODS.path(None), SELECTOR, "Pod", log, "pod labels: watching pods"
+        )
         self._watcher = threading.Thread(target=self._watch, name="vcflow-podlabels-watch")
         self._worker = threading.Thread(target=self._work, name="vcflow-podlabels")
         self._watcher.daemon = self._worker.daemon = True
@@ -320,69 +319,7 @@ class PodLabeler:
     # --- the watch ------------------------------------------------------------------------
 
     def _watch(self) -> None:
-        rv = ""
-        backoff = BACKOFF[0]
-        while not self._stopped.is_set():
-            try:
-                if not rv:
-                    pods, rv = self._list()
-                    for pod in pods:
-                        self._inbox.put("ADDED", pod)
-                for type_, obj in self._stream(rv):
-                    if self._stopped.is_set():
-                        return
-                    rv = str((obj.get("metadata") or {}).get("resourceVersion") or rv)
-                    if type_ in ("ADDED", "MODIFIED", "DELETED"):
-                        self._inbox.put(type_, obj)
-                backoff = BACKOFF[0]
-            except Expired:
-                rv = ""  # (410: list again, watch from there)
-            except TimeoutError:
-                continue  # silent for READ_TIMEOUT: reopened from where it was
-            except (VcflowError, ValueError) as exc:  # (ValueError: a frame not JSON)
-                log.warning("pod labels: watching pods: %s; again in %gs", exc, backoff)
-                self._stopped.wait(backoff)
-                backoff = min(BACKOFF[1], backoff * 2)
-            except Exception:  # (a surprise must not end the labelling silently)
-                log.exception("pod labels: watching pods; again in %gs", backoff)
-                self._stopped.wait(backoff)
-                backoff = min(BACKOFF[1], backoff * 2)
-
-    def _list(self) -> tuple[list[dict[str, Any]], str]:
-        path = resources.PODS.path(None)
-        items: list[dict[str, Any]] = []
-        token, rv = "", ""
-        while True:
-            query = [("labelSelector", SELECTOR), ("limit", str(PAGE))]
-            if token:
-                query.append(("continue", token))
-            response = self.client.request("GET", path, query=query)
-            if not response.ok:
-                raise statuses.error_for(response, kind="Pod")
-            page = response.json()
-            items.extend(i for i in page.get("items") or () if isinstance(i, dict))
-            meta = page.get("metadata") or {}
-            rv = rv or str(meta.get("resourceVersion") or "")
-            token = str(meta.get("continue") or "")
-            if not token:
-                return items, rv
-
-    def _stream(self, rv: str) -> Iterator[tuple[str, dict[str, Any]]]:
-        query = [
-            ("labelSelector", SELECTOR),
-            ("watch", "true"),
-            ("resourceVersion", rv),
-            ("allowWatchBookmarks", "true"),
-            ("timeoutSeconds", str(STREAM_SECONDS)),
-        ]
-        path = resources.PODS.path(None)
-        with self.client.stream(path, query=query, timeout=READ_TIMEOUT) as (head, lines):
-            if not head.ok:
-                raise statuses.error_for(head, kind="Pod")
-            for line in lines:
-                frame = watchframes.decode(line)
-                if frame is not None:
-                    yield frame.type, frame.object
+        self.watch.run(self._inbox.put, self._stopped)
 
     # --- the worker -----------------------------------------------------------------------
 
