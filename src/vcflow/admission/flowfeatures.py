@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+from vcflow.admission import schema
 from vcflow.api import clock, volumes
 from vcflow.api.errors import FieldError
 from vcflow.api.jobflow import Duration, Flow, JobFlow, Probe, RetryPolicy
@@ -222,12 +223,7 @@ def _probe_items(probe: Probe, path: str) -> list[FieldError]:
             found.append(_port_zero(f"{path}.tcpSocketList[{j}].port"))
     phases = [str(p) for p in PodPhase]
     for j, item in enumerate(probe.task_status_list or []):
-        if item.phase is not None and item.phase not in phases:
-            where = f"{path}.taskStatusList[{j}].phase"
-            listed = ", ".join(f'"{p}"' for p in phases)
-            found.append(
-                FieldError(f'Unsupported value: "{item.phase}": supported values: {listed}', where)
-            )
+        found += schema.enum(item.phase, phases, f"{path}.taskStatusList[{j}].phase")
     return found
 
 

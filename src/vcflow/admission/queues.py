@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 
+from vcflow.admission import schema
 from vcflow.admission.crd import QUANTITY_PATTERN
 from vcflow.api import quantity
 from vcflow.api.errors import Cause, FieldError
@@ -86,15 +87,7 @@ def _queue(queue: Queue) -> list[FieldError]:
             )
     state = queue.status.state if queue.status is not None else None
     if state:
-        if state not in STATES:
-            supported = ", ".join(f'"{s}"' for s in STATES)
-            found.append(
-                FieldError(
-                    f'Unsupported value: "{state}": supported values: {supported}',
-                    "status.state",
-                    reason=Cause.NOT_SUPPORTED,
-                )
-            )
+        found += schema.enum(state, STATES, "status.state")
     return found
 
 
@@ -181,15 +174,7 @@ def _priority_class(
             )
         )
     policy = pc.preemption_policy
-    if policy is not None and policy not in PREEMPTION_POLICIES:
-        supported = ", ".join(f'"{p}"' for p in PREEMPTION_POLICIES)
-        found.append(
-            FieldError(
-                f'Unsupported value: "{policy}": supported values: {supported}',
-                "preemptionPolicy",
-                reason=Cause.NOT_SUPPORTED,
-            )
-        )
+    found += schema.enum(policy, PREEMPTION_POLICIES, "preemptionPolicy")
     if old is not None:
         if old.value != pc.value:
             message = "Forbidden: may not be changed in an update."

@@ -11,7 +11,7 @@ import json
 import re
 from collections.abc import Sequence
 
-from vcflow.api.errors import FieldError
+from vcflow.api.errors import Cause, FieldError
 
 
 def _shown(value: object) -> str:
@@ -73,7 +73,8 @@ def enum(value: str | None, allowed: Sequence[str], path: str) -> list[FieldErro
     if value is None or value in allowed:
         return []
     supported = ", ".join(_shown(a) for a in allowed)
-    return [FieldError(f"Unsupported value: {_shown(value)}: supported values: {supported}", path)]
+    message = f"Unsupported value: {_shown(value)}: supported values: {supported}"
+    return [FieldError(message, path, reason=Cause.NOT_SUPPORTED)]
 
 
 def required(value: object, path: str) -> list[FieldError]:
