@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from vcflow.api.event import Event
 from vcflow.api.jobflow import JobFlow
 from vcflow.api.jobtemplate import JobTemplate
 from vcflow.api.scheduling import Queue, QueueStatus
@@ -141,3 +142,23 @@ def test_a_queue_deleted_releases_the_flow_it_held() -> None:
     store.delete(Queue, found.namespace, found.name)
     manager.settle()
     assert vcjobs(store) == ["f-p1"]  # (a queue vcflow does not know holds nothing)
+
+
+def test_a_hold_and_its_release_are_told_once_each_in_events() -> None:
+    store = store_with_queues()
+    store.apply([queue("2"), template("p1", "1"), template("p2", "4"), flow("Hold")])
+    manager = Manager(store)
+    manager.settle()
+    manager.settle()
+    (grown,) = store.list(Queue)
+    assert grown.spec is not None
+    grown.spec.capability = {"cpu": "8"}
+    store.update(grown)
+    manager.settle()
+    told = [
+        (e.type, e.reason, e.message) for e in store.list(Event) if e.reason in ("Held", "Released")
+    ]
+    assert told == [
+        ("Warning", "Held", "entry p2 needs cpu 4; queue team-a capability cpu 2"),
+        ("Normal", "Released", "the flow fits its queue now"),
+    ]

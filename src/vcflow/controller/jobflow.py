@@ -124,7 +124,7 @@ class FlowController:
         )
         #: the status each flow has in the store, as we wrote it, and that write's rv
         self.written: dict[FlowKey, tuple[int, dict[str, Any]]] = {}
-        self.queue_watch = QueueWatch(store, options.capacity)  # (`admission: Hold`)
+        self.queue_watch = QueueWatch(store, options.capacity, recorder)  # (`admission: Hold`)
         self.watches = self.queue_watch.watched(self.watches)
 
     # -- event routing -----------------------------------------------------------------------
@@ -417,6 +417,7 @@ class FlowController:
             held=self.queue_watch.why(flow, templates),
         )
         self.indexes[key] = index
+        self.queue_watch.tell(flow, index.state.scheduling.held)
         return index, plan
 
     def _ready(self, index: reconcile.FlowIndex, plan: reconcile.Plan, key: FlowKey) -> list[VCJob]:

@@ -16,12 +16,15 @@ from vcflow.api.jobtemplate import JobTemplate
 from vcflow.api.meta import Resource
 from vcflow.api.queues import QueueTable
 from vcflow.api.scheduling import Queue
+from vcflow.controller.events import NORMAL, WARNING, Recorder
 from vcflow.reconcile import neverfits
 from vcflow.reconcile.flow import FlowIndex
 from vcflow.reconcile.vcjob.resources import Capacity
 from vcflow.store.base import Store, UnknownKind
 
 K = TypeVar("K")
+#: holds remembered for their Events at most
+TOLD_MAX = 10_000
 
 
 def asks_hold(flow: JobFlow) -> bool:
@@ -33,9 +36,12 @@ def asks_hold(flow: JobFlow) -> bool:
 class QueueWatch:
     """Why a flow with `admission: Hold` is held, against the stored Queues and `machine`."""
 
-    def __init__(self, store: Store, machine: Capacity) -> None:
+    def __init__(self, store: Store, machine: Capacity, recorder: Recorder | None = None) -> None:
         self.store = store
         self.machine = machine
+        self.recorder = recorder
+        #: flow uid → the hold last told in an Event (so each hold and release is told once)
+        self._told: dict[str, str] = {}
         self._table: QueueTable | None = None
         #: the store has the Queue kind (Queues are watched, a change releases a hold)
         self.known = self._list() is not None
@@ -61,6 +67,22 @@ class QueueWatch:
         or released by what the Queues and the machine say now."""
         if index.state.scheduling.policy.hold and not index.started:
             index.hold(self.why(flow, templates))
+            self.tell(flow, index.state.scheduling.held)
+
+    def tell(self, flow: JobFlow, held: str) -> None:
+        """An Event when a flow's hold begins or changes (Warning `Held`, its message) and
+        when it ends (Normal `Released`), as `kubectl describe jf` shows them."""
+        uid = flow.metadata.uid
+        if held == self._told.get(uid, "") or self.recorder is None:
+            return
+        if held:
+            if len(self._told) >= TOLD_MAX:
+                self._told.clear()  # (flows deleted while held; at worst told again)
+            self._told[uid] = held
+            self.recorder.record(flow, WARNING, "Held", held)
+        else:
+            del self._told[uid]
+            self.recorder.record(flow, NORMAL, "Released", "the flow fits its queue now")
 
     def why(self, flow: JobFlow, templates: Mapping[str, JobTemplate]) -> str:
         """Why `flow` can never fit ("": it may run, or it does not ask for a hold)."""
