@@ -34,6 +34,7 @@ from vcflow.api.errors import VcflowError
 from vcflow.cli import (
     apply,
     controller,
+    convert,
     delete,
     describe,
     flowcmd,
@@ -298,6 +299,7 @@ def version() -> None:
 
 
 app.command("validate")(validate.validate)
+app.command("convert")(convert.convert)
 app.command("apply")(apply.apply)
 app.command("get")(get.get)
 app.command("describe")(describe.describe)
