@@ -137,6 +137,22 @@ def test_a_vcjob_from_get_becomes_a_clean_template(
     assert applied.stdout == "jobtemplate.flow.volcano.sh/a2 created\n"
 
 
+def test_a_list_from_get_gives_a_template_per_vcjob(
+    vc: Vc, example: Result, set_phase: Phase
+) -> None:
+    set_phase("test-a", "Completed")  # the controllers then create test-b
+    got = vc("get", "vcjob", "-o", "yaml")
+    assert yaml.safe_load(got.stdout)["kind"] == "List"
+    result = vc("convert", "-f", "-", "--to", "jt", input=got.stdout)
+    assert result.exit_code == 0, result.stderr
+    made = list(yaml.safe_load_all(result.stdout))
+    assert [(t["kind"], t["metadata"]["name"]) for t in made] == [
+        ("JobTemplate", "test-a"),
+        ("JobTemplate", "test-b"),
+    ]
+    assert all(set(t) == {"apiVersion", "kind", "metadata", "spec"} for t in made)
+
+
 def test_a_vcjob_from_a_cluster_keeps_only_what_the_user_wrote(vc: Vc, tmp_path: Path) -> None:
     job = dict(VCJOBS[0][1])
     stamped = {key: "x" for key in convert.CONTROLLER_ANNOTATIONS}
