@@ -49,6 +49,8 @@ class QueueSpec(WireModel):
 
 class QueueStatus(WireModel):
     state: str | None = None
+    #: what the queue's jobs hold (Volcano's queue controller keeps it; its CRD requires it)
+    allocated: dict[str, Any] | None = None
 
 
 class Queue(ClusterResource):

@@ -197,7 +197,11 @@ def _set_queue_state(world: World, name: str, state: str) -> None:
     except NotFound:
         raise CaseError(f"set_queue_state: Queue {name} does not exist") from None
     assert isinstance(queue, Queue)
-    queue.status = QueueStatus(state=state)
+    status = queue.status.clone() if queue.status is not None else QueueStatus()
+    status.state = state  # (the rest kept)
+    if status.allocated is None:
+        status.allocated = {}  # (Volcano's CRD requires it, as its queue controller writes it)
+    queue.status = status
     world.store.update_status(queue)
 
 
