@@ -88,12 +88,21 @@ class FlowScheduling:
 def estimates(flow: JobFlow, history: Mapping[str, Mapping[str, Any]]) -> dict[str, float]:
     """Each entry's estimate in seconds: its `runningEstimate`, else the median of its
     template's past durations in this flow (`past_durations`), else DEFAULT_ESTIMATE."""
+    known = known_estimates(flow, history)
+    return {e.name: known.get(e.name, critical.DEFAULT_ESTIMATE) for e in flow.flows}
+
+
+def known_estimates(flow: JobFlow, history: Mapping[str, Mapping[str, Any]]) -> dict[str, float]:
+    """The entries of `estimates` that have an estimate of their own (a `runningEstimate`
+    or a past run), without the default: an ETA built on defaults alone is made up."""
     past = past_durations(flow, history)
     out: dict[str, float] = {}
     for entry in flow.flows:
         given = entry.running_estimate
         seconds = clock.parse_go_duration(given) if given is not None else None
-        out[entry.name] = critical.estimate(seconds, past.get(entry.template_name, []))
+        runs = past.get(entry.template_name, [])
+        if seconds is not None or runs:
+            out[entry.name] = critical.estimate(seconds, runs)
     return out
 
 

@@ -1,0 +1,115 @@
+"""Where a flow stands and where it is heading, from its status alone: each entry's phase
+(a `for` entry's items counted), the critical path, and the seconds its unfinished work
+still takes. Read by `vcflow describe jobflow`, `vcflow get jf -o wide` and `vcflow graph`;
+the estimates are the flow controller's (`scheduling.estimates`), the walk `dag.eta`'s.
+Pure: the time is an argument.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from vcflow.api import clock, compactstatus, names
+from vcflow.api.jobflow import JobFlow
+from vcflow.dag import eta
+from vcflow.dag.graph import Graph
+from vcflow.reconcile import scheduling
+
+#: an entry's phases after which it does no more work
+FINISHED = frozenset({"Completed", "Failed", "Terminated", "Aborted", "Skipped"})
+#: an entry's phases before it has started
+NOT_STARTED = frozenset({"", "Waiting", "Backoff"})
+
+
+@dataclass(frozen=True)
+class EntryView:
+    """One entry as its flow's status tells it: its phase ("" before any), and for a `for`
+    entry its items completed and known (`items`: None for other entries)."""
+
+    name: str
+    phase: str
+    items: tuple[int, int] | None = None
+    started: str | None = None
+
+
+@dataclass(frozen=True)
+class Outlook:
+    """A flow's entries, critical path (run order) and the seconds left (None: unknown)."""
+
+    entries: dict[str, EntryView]
+    critical_path: list[str]
+    seconds_left: float | None
+
+
+def records(flow: JobFlow) -> dict[str, Any]:
+    """The flow's status in wire form, a compact one expanded (as stored if unreadable)."""
+    status = flow.status
+    data = status.to_dict() if status is not None else {}
+    if status is None or status.compact_job_status is None:
+        return data
+    try:
+        return compactstatus.expand(data)
+    except compactstatus.Unreadable:
+        return data
+
+
+def entry_views(flow: JobFlow, wire: Mapping[str, Any]) -> dict[str, EntryView]:
+    """Each entry's view; a `for` entry's items are the conditions `<flow>-<entry>-<i>`."""
+    conditions: Mapping[str, Any] = wire.get("conditions") or {}
+    starts = {str(i.get("name")): i.get("startTimestamp") for i in wire.get("jobStatusList") or []}
+    out: dict[str, EntryView] = {}
+    for entry in flow.flows:
+        job = names.job_name(flow.name, entry.name)
+        cond = conditions.get(job) or {}
+        items = None
+        if entry.for_each is not None:
+            prefix = f"{job}-"
+            mine = [
+                c
+                for k, c in conditions.items()
+                if k.startswith(prefix) and k[len(prefix) :].isdigit()
+            ]
+            given = entry.for_each.items
+            total = max(len(given), len(mine)) if given is not None else len(mine)
+            items = (sum(1 for c in mine if c.get("phase") == "Completed"), total)
+        out.setdefault(
+            entry.name,
+            EntryView(
+                entry.name,
+                str(cond.get("phase") or ""),
+                items,
+                starts.get(job) or cond.get("createTime"),
+            ),
+        )
+    return out
+
+
+def outlook(flow: JobFlow, now: datetime) -> Outlook:
+    """The flow's entries, its critical path by the controller's estimates, and the longest
+    remaining path over its unfinished entries (a running one: its estimate less the time
+    it has run)."""
+    wire = records(flow)
+    history = {str(i.get("name")): i for i in wire.get("jobStatusList") or []}
+    views = entry_views(flow, wire)
+    graph = Graph.build((e.name, e.targets) for e in flow.flows)
+    estimates = scheduling.estimates(flow, history)
+    known = scheduling.known_estimates(flow, history)
+    running: dict[str, float] = {}
+    for name, view in views.items():
+        if view.phase in FINISHED or view.phase in NOT_STARTED or not view.started:
+            continue
+        try:
+            started = clock.parse_time(view.started)
+        except ValueError:
+            continue
+        running[name] = max((now - started).total_seconds(), 0.0)
+    finished = frozenset(n for n, v in views.items() if v.phase in FINISHED)
+    progress = eta.Progress(finished, running)
+    return Outlook(
+        views,
+        eta.critical_path(graph, estimates),
+        eta.seconds_left(graph, estimates, known, progress),
+    )

@@ -1,0 +1,87 @@
+"""A flow's outlook from its status (`reconcile.outlook`): entry phases, `for` progress,
+the controller's estimates and the seconds left, at a fake clock's time."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from vcflow.api import clock
+from vcflow.api.jobflow import JobFlow
+from vcflow.reconcile.outlook import outlook
+
+T0 = "2026-01-01T00:00:00Z"
+
+
+def flow(entries: list[dict[str, Any]], status: dict[str, Any] | None = None) -> JobFlow:
+    body: dict[str, Any] = {
+        "metadata": {"name": "f", "namespace": "default"},
+        "spec": {"flows": entries},
+    }
+    if status is not None:
+        body["status"] = status
+    return JobFlow.model_validate(body)
+
+
+def cond(phase: str, reason: str | None = None) -> dict[str, Any]:
+    return {"phase": phase, "createTime": T0, **({"reason": reason} if reason else {})}
+
+
+def done(name: str, start: str, end: str) -> dict[str, Any]:
+    return {"name": name, "state": "Completed", "startTimestamp": start, "endTimestamp": end}
+
+
+CHAIN = [
+    {"name": "a", "runningEstimate": "1m"},
+    {"name": "b", "dependsOn": {"targets": ["a"]}, "runningEstimate": "5m"},
+    {"name": "c", "dependsOn": {"targets": ["b"]}},
+]
+
+
+def test_a_running_entry_counts_its_estimate_less_its_elapsed_time():
+    fake = clock.FakeClock(clock.parse_rfc3339(T0))
+    status = {
+        "conditions": {"f-a": cond("Completed"), "f-b": cond("Running")},
+        "jobStatusList": [
+            done("f-a", "2025-12-31T23:59:00Z", T0),
+            {"name": "f-b", "state": "Running", "startTimestamp": T0},
+        ],
+    }
+    fake.advance(120)
+    got = outlook(flow(CHAIN, status), fake.now())
+    assert got.critical_path == ["a", "b", "c"]
+    assert got.entries["b"].phase == "Running"
+    assert got.seconds_left == 180.0 + 1.0  # b's 5m less 2m, then c's default
+
+
+def test_unknown_before_any_estimate_and_none_for_an_ended_flow():
+    bare = [{"name": "a"}, {"name": "b", "dependsOn": {"targets": ["a"]}}]
+    now = clock.parse_rfc3339(T0)
+    assert outlook(flow(bare), now).seconds_left is None
+    ended = {"conditions": {"f-a": cond("Completed"), "f-b": cond("Failed")}}
+    assert outlook(flow(CHAIN[:2], ended), now).seconds_left is None
+
+
+def test_past_runs_of_the_same_template_estimate_an_entry():
+    entries = [
+        {"name": "x", "template": "t"},
+        {"name": "y", "template": "t", "dependsOn": {"targets": ["x"]}},
+    ]
+    status = {
+        "conditions": {"f-x": cond("Completed")},
+        "jobStatusList": [done("f-x", T0, "2026-01-01T00:00:42Z")],
+    }
+    got = outlook(flow(entries, status), clock.parse_rfc3339(T0))
+    assert got.seconds_left == 42.0
+
+
+def test_a_for_entry_counts_its_items():
+    entries = [{"name": "sweep", "for": {"items": [1, 2, 3]}}]
+    status = {
+        "conditions": {
+            "f-sweep": cond("Running", "ForEach"),
+            "f-sweep-0": cond("Completed"),
+            "f-sweep-1": cond("Running"),
+        }
+    }
+    got = outlook(flow(entries, status), clock.parse_rfc3339(T0))
+    assert got.entries["sweep"].items == (1, 3)
