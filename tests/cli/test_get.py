@@ -51,8 +51,9 @@ def test_table_style_is_kubectl_plain(example: Result, vc: Vc) -> None:
 def test_wide_adds_jobs_and_queue(example: Result, vc: Vc, set_phase: Phase, rows: Rows) -> None:
     set_phase("test-a", "Completed")
     flows = vc("get", "jf", "-o", "wide").stdout
-    assert headers(flows) == ["NAME", "STATUS", "AGE", "JOBS"]
+    assert headers(flows) == ["NAME", "STATUS", "AGE", "JOBS", "ETA"]
     assert rows(flows)[0]["JOBS"] == "1/5"
+    assert rows(flows)[0]["ETA"] == "<unknown>"  # (no estimates: Volcano's example has none)
     jobs = vc("get", "vcjobs", "-o", "wide").stdout
     assert headers(jobs)[-1] == "QUEUE"
     assert {r["QUEUE"] for r in rows(jobs)} == {"default"}

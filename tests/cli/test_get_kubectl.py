@@ -159,7 +159,7 @@ def test_no_headers(example: Result, vc: Vc) -> None:
     lines = ok(vc("get", "jt", "--no-headers")).splitlines()
     assert [line.split()[0] for line in lines] == list("abcde")
     wide = ok(vc("get", "jf", "-o", "wide", "--no-headers")).split()
-    assert wide[0] == "test" and wide[-1] == "0/5"
+    assert wide[0] == "test" and wide[-2:] == ["0/5", "<unknown>"]
 
 
 def test_several_kinds_as_kubectl_prints_them(example: Result, vc: Vc) -> None:

@@ -25,7 +25,7 @@ from vcflow.api.jobflow import (
 )
 from vcflow.api.jobtemplate import JobTemplate
 from vcflow.api.vcjob import JobSpec, VCJob
-from vcflow.cli import flowwaits, output
+from vcflow.cli import etatext, flowwaits, output
 from vcflow.reconcile import outputs, retryrequest
 
 NONE = "<none>"
@@ -228,6 +228,8 @@ def _flow_status(flow: JobFlow, text: Text, now: datetime | None, jobs: Sequence
     if due is not None and flow.phase not in ("Succeed", "Failed"):
         left = f" (in {_in((due - now).total_seconds())})" if now is not None else ""
         pairs.append(("Deadline", clock.rfc3339(due) + left))
+    if now is not None and flow.flows:
+        pairs += etatext.fields(flow, now)
     if status is not None and status.compact_job_status is not None:
         status, stored = _expanded(status)
         pairs.append(("Stored As", stored))
