@@ -39,6 +39,7 @@ from vcflow.cli import (
     describe,
     flowcmd,
     get,
+    graph,
     jobcmd,
     logs,
     operator,
@@ -303,6 +304,7 @@ app.command("convert")(convert.convert)
 app.command("apply")(apply.apply)
 app.command("get")(get.get)
 app.command("describe")(describe.describe)
+app.command("graph")(graph.graph)
 app.command("delete")(delete.delete)
 app.command("patch")(patch.patch)
 app.command("stop")(stop.stop)
