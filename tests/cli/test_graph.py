@@ -155,3 +155,35 @@ def test_flow_language_and_escaping(vc: Vc, write_manifest: Write) -> None:
     assert re.search(r'(-->|==>)\|"any"\| f0n2$', mermaid, re.M)
     assert re.search(r'(-->|==>)\|"Failed"\| f0n3$', mermaid, re.M)
     ET.fromstring(ok(vc("graph", "-f", path, "-o", "svg")).encode())
+
+
+FANNED = """\
+apiVersion: flow.volcano.sh/v1alpha1
+kind: JobFlow
+metadata: {name: fan}
+spec:
+  flows:
+    - {name: a}
+    - name: sweep
+      template: b
+      for: {items: [1, 2, 3]}
+      dependsOn: {targets: [a]}
+"""
+
+
+def test_a_stored_for_entry_shows_its_items_progress(
+    vc: Vc, write_manifest: Write, set_phase: Phase
+) -> None:
+    for path in (EXAMPLE / "JobTemplate.yaml", write_manifest(FANNED)):
+        ok(vc("apply", "-f", path))
+    set_phase("fan-a", "Completed")
+    set_phase("fan-sweep-0", "Completed")
+    text = ok(vc("graph", "jf", "fan", "-o", "dot"))
+    assert re.search(
+        r'"default/fan/sweep" \[label="sweep\\ntemplate: b\\nfor: 1/3\\nRunning"', text
+    )
+    assert (
+        vc("graph", "jf", "fan", "-o", "png")
+        .stderr.splitlines()[-1]
+        .endswith('unknown output format "png": use dot, mermaid or svg')
+    )

@@ -158,6 +158,10 @@ def test_every_verb_prints_as_embedded(remote: Remote, vc: Vc, tmp_path: Path) -
         ("describe", "jt", "a"),
         ("describe", "vcjob", "test-a"),
         ("validate", "-f", EXAMPLE),
+        ("get", "jf", "-o", "wide"),
+        ("graph", "jf", "test", "-o", "dot"),
+        ("graph", "jf", "test", "-o", "mermaid"),
+        ("graph", "jf", "nope"),
     ):
         same_eventually(remote, vc, *args)
     status = json.dumps({"status": {"state": {"phase": "Running"}}})

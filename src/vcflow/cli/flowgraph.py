@@ -115,16 +115,26 @@ def _lines(
     if entry.when is not None:
         lines.append(f"when: {entry.when}")
     if entry.for_each is not None:
-        given = entry.for_each.items
-        if items is not None:
-            lines.append(f"for: {items[0]}/{items[1]}")
-        else:
-            lines.append(f"for: {len(given)} items" if given is not None else "for")
+        lines.append(_for_line(entry, items))
     if exit_handler:
         lines.append("onExit")
     if phase:
         lines.append(phase)
     return tuple(lines)
+
+
+def _for_line(entry: Flow, items: tuple[int, int] | None) -> str:
+    """`for: 3/10` (items completed/known), else where its items come from."""
+    each = entry.for_each
+    if items is not None and items[1]:
+        return f"for: {items[0]}/{items[1]}"
+    if each is None or each.items is not None:
+        return f"for: {len(each.items or []) if each else 0} items"
+    if each.from_argument is not None:
+        return f"for: args.{each.from_argument}"
+    if each.from_output is not None:
+        return f"for: outputs.{each.from_output}"
+    return "for"
 
 
 def _edge_label(entry: Flow) -> str:

@@ -50,7 +50,13 @@ FileOption = Annotated[
     ),
 ]
 FormatOption = Annotated[
-    Format, typer.Option("-o", "--output", help="dot and mermaid: text; svg: laid out by dot.")
+    str,
+    typer.Option(
+        "-o",
+        "--output",
+        metavar="dot|mermaid|svg",
+        help="dot and mermaid: text; svg: laid out by Graphviz's dot.",
+    ),
 ]
 
 
@@ -59,7 +65,7 @@ def graph(
     kind: KindArgument = None,
     names: NamesArgument = None,
     filename: FileOption = None,
-    output: FormatOption = Format.DOT,
+    output_format: FormatOption = "dot",
     namespace: options.NamespaceOption = options.DEFAULT_NAMESPACE,
 ) -> None:
     """Draw flows as DAGs: entries, dependencies, phases and the critical path (bold).
@@ -67,6 +73,13 @@ def graph(
     `graph jobflow NAME` draws a stored flow with its phases; `graph -f FILE` every JobFlow
     of a manifest, offline. Reads only.
     """
+    try:
+        output = Format(output_format)
+    except ValueError:
+        raise typer.BadParameter(
+            f'unknown output format "{output_format}": use dot, mermaid or svg',
+            param_hint="'-o' / '--output'",
+        ) from None
     if filename and (kind or names):
         raise typer.BadParameter("give either -f or jobflow NAME, not both", param_hint="-f")
     if not filename and kind is None:
