@@ -85,3 +85,10 @@ def test_a_for_entry_counts_its_items():
     }
     got = outlook(flow(entries, status), clock.parse_rfc3339(T0))
     assert got.entries["sweep"].items == (1, 3)
+
+
+def test_a_pending_vcjob_has_its_whole_estimate_ahead():
+    status = {"conditions": {"f-a": cond("Pending")}}
+    later = clock.parse_rfc3339("2026-01-01T00:00:50Z")
+    got = outlook(flow(CHAIN[:2], status), later)
+    assert got.seconds_left == 60.0 + 300.0

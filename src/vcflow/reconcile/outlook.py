@@ -20,8 +20,9 @@ from vcflow.reconcile import scheduling
 
 #: an entry's phases after which it does no more work
 FINISHED = frozenset({"Completed", "Failed", "Terminated", "Aborted", "Skipped"})
-#: an entry's phases before it has started
-NOT_STARTED = frozenset({"", "Waiting", "Backoff"})
+#: an entry's phases before it runs (a Pending vcjob waits for its scheduler: its whole
+#: estimate is still ahead of it)
+NOT_STARTED = frozenset({"", "Waiting", "Backoff", "Pending"})
 
 
 @dataclass(frozen=True)
