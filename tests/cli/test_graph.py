@@ -187,3 +187,23 @@ def test_a_stored_for_entry_shows_its_items_progress(
         .stderr.splitlines()[-1]
         .endswith('unknown output format "png": use dot, mermaid or svg')
     )
+
+
+CYCLE = """\
+apiVersion: flow.volcano.sh/v1alpha1
+kind: JobFlow
+metadata: {name: loop}
+spec:
+  flows:
+    - {name: a, dependsOn: {targets: [b]}}
+    - {name: b, dependsOn: {targets: [a]}}
+"""
+
+
+def test_an_invalid_manifest_is_refused_as_validate_refuses_it(
+    vc: Vc, write_manifest: Write
+) -> None:
+    result = vc("graph", "-f", write_manifest(CYCLE))
+    assert result.exit_code == 1 and result.stdout == ""
+    assert "not DAG" in result.stderr
+    assert vc("graph", "-f", EXAMPLE / "JobTemplate.yaml").stderr.startswith("no JobFlow in ")
