@@ -253,6 +253,7 @@ def on_cluster(
     """vcflow installed in the session's cluster for `default`, for the module's cases."""
     with started(cluster, (NAMESPACE,), tmp_path_factory.mktemp("conformance-on-cluster")) as found:
         yield found
+        _delete_queues(found)  # (cluster-scoped: the session's other modules would meet them)
 
 
 #: the Queues a case leaves alone: Volcano's own

@@ -46,9 +46,15 @@ def pclass(name: str, value: int, **more: Any) -> PriorityClass:
 
 @pytest.fixture(autouse=True)
 def cleaned(store: StoreEngine) -> Iterator[None]:
-    """Whatever a test leaves of these kinds is deleted after it (on a real cluster they
-    outlive the namespaces the backend empties)."""
+    """Whatever a test (or another module on the same cluster) leaves of these kinds is
+    deleted before and after it: on a real cluster they outlive the namespaces the backend
+    empties."""
+    _delete_made(store)
     yield
+    _delete_made(store)
+
+
+def _delete_made(store: StoreEngine) -> None:
     for kind, made in ((Queue, ("team-a", "q", "a", "w")), (PriorityClass, ("a", "b", "high"))):
         for name in made:
             with contextlib.suppress(NotFound):
