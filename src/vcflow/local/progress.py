@@ -17,11 +17,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from vcflow.api import clock as clocks
-from vcflow.api import compactstatus, names
+from vcflow.api import names
 from vcflow.api.errors import NotFound
-from vcflow.api.jobflow import JobFlow, JobFlowStatus
+from vcflow.api.jobflow import JobFlow
 from vcflow.api.phases import FINISHED_JOB_PHASES, FlowPhase, JobPhase
 from vcflow.api.vcjob import VCJob
+from vcflow.reconcile import outlook
 from vcflow.reconcile.fanout import FOR_EACH
 from vcflow.store.base import Store
 
@@ -203,7 +204,7 @@ class Progress:
                 or (dep is not None and dep.outcome)
             )
         # what the flow recorded of its jobs (those deleted since are seen no more)
-        for item in wire_records(flow.status).get("jobStatusList") or []:
+        for item in outlook.records(flow).get("jobStatusList") or []:
             known = row.jobs.get(item.get("name"))
             if known is not None and item.get("state"):
                 known.phase = item["state"]
@@ -341,7 +342,7 @@ class Progress:
         row = self.flows.get(flow.key)
         if row is None or self.frozen:
             return
-        status = wire_records(flow.status)
+        status = outlook.records(flow)
         conditions: dict[str, Any] = status.get("conditions") or {}
         items = {i.get("name"): i for i in status.get("jobStatusList") or []}
         state = status.get("state") or {}
@@ -454,16 +455,3 @@ def _item_row(flow: FlowProgress, job: str) -> JobProgress | None:
             flow.jobs[job] = row
             return row
     return None
-
-
-def wire_records(status: JobFlowStatus | None) -> dict[str, Any]:
-    """A flow status in wire form, a compact one with every record in Volcano's fields (as
-    stored if unreadable): plain data, not models (a 10,000-item flow's records as models
-    would cost the run more memory than everything else it keeps)."""
-    data = status.to_dict() if status is not None else {}
-    if status is None or status.compact_job_status is None:
-        return data
-    try:
-        return compactstatus.expand(data)
-    except compactstatus.Unreadable:
-        return data

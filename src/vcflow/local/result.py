@@ -17,8 +17,9 @@ from vcflow.api.jobflow import JobFlow
 from vcflow.api.phases import FlowPhase, JobPhase
 from vcflow.api.pod import ContainerStatus, Pod
 from vcflow.api.vcjob import VCJob
-from vcflow.local.progress import SKIPPED, FlowProgress, JobProgress, Progress, wire_records
+from vcflow.local.progress import SKIPPED, FlowProgress, JobProgress, Progress
 from vcflow.podserver import podfs
+from vcflow.reconcile import outlook
 from vcflow.reconcile.vcjob import pods as podnames
 from vcflow.reconcile.vcjob import spec as jobspec
 from vcflow.runtime import loghistory
@@ -200,10 +201,7 @@ def _outputs(store: Store, flow: FlowProgress) -> dict[str, dict[str, Any]]:
         stored = store.get(JobFlow, flow.namespace, flow.name)
     except NotFound:
         return {}
-    status = stored.status
-    if status is None:
-        return {}
-    items = wire_records(status).get("jobStatusList") or []
+    items = outlook.records(stored).get("jobStatusList") or []
     return {item["name"]: dict(item["outputs"]) for item in items if item.get("outputs")}
 
 
