@@ -17,7 +17,6 @@ from vcflow.api import gcpause, printable, workdir
 from vcflow.api.errors import FieldError, Origin, ValidationFailed, VcflowError
 from vcflow.api.loading import Document
 from vcflow.cli import kinds, options, remote
-from vcflow.cli.validate import FilenameOption
 from vcflow.kubeapi import fieldvalidation
 from vcflow.local import manifests
 from vcflow.store.base import ApplyResult, Store
@@ -25,7 +24,7 @@ from vcflow.store.base import ApplyResult, Store
 
 def apply(
     ctx: typer.Context,
-    filename: FilenameOption,
+    filename: options.FilenameOption,
     namespace: options.ApplyNamespaceOption = None,
     argument: options.ArgumentsOption = None,
     field_validation: options.ValidateOption = "strict",

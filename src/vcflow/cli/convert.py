@@ -19,8 +19,7 @@ import typer
 
 from vcflow.api import loading, names
 from vcflow.api.errors import FieldError, Origin, ValidationFailed
-from vcflow.cli import kinds
-from vcflow.cli.validate import FilenameOption
+from vcflow.cli import kinds, options
 from vcflow.local import manifests
 from vcflow.reconcile import convert as conversion
 from vcflow.reconcile.convert import Target
@@ -77,7 +76,7 @@ OutputOption = Annotated[
 
 
 def convert(
-    filename: FilenameOption,
+    filename: options.FilenameOption,
     to: ToOption,
     name: NameOption = None,
     output: OutputOption = "yaml",

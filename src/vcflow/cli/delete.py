@@ -26,11 +26,8 @@ KindArgument = Annotated[
 ]
 FileOption = Annotated[
     list[str] | None,
-    typer.Option(
-        "-f",
-        "--filename",
-        metavar="PATH",
-        help="Delete the objects named in these manifests (files, directories or -).",
+    options.filename_option(
+        "Delete the objects named in these manifests (files, directories or -)."
     ),
 ]
 ForceOption = Annotated[

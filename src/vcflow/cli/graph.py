@@ -42,11 +42,8 @@ NamesArgument = Annotated[
 ]
 FileOption = Annotated[
     list[str] | None,
-    typer.Option(
-        "-f",
-        "--filename",
-        metavar="PATH",
-        help="Draw every JobFlow of these manifests (not applied: no phases); - for stdin.",
+    options.filename_option(
+        "Draw every JobFlow of these manifests (not applied: no phases); - for stdin."
     ),
 ]
 FormatOption = Annotated[

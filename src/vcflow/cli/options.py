@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, TypeVar
+from typing import Annotated, Any, TypeVar
 
 import typer
 
@@ -14,6 +14,7 @@ from vcflow.api.errors import InputError
 from vcflow.cli import kinds
 from vcflow.kubeapi import fieldvalidation
 from vcflow.local import manifests, statedir
+from vcflow.runtime import resources
 
 T = TypeVar("T")
 
@@ -67,6 +68,31 @@ def parsed_by(
         return value
 
     return check
+
+
+def filename_option(help: str) -> Any:
+    """`-f/--filename PATH`, repeatable: the manifests a verb reads (`help`: what it does
+    with them)."""
+    return typer.Option("-f", "--filename", metavar="PATH", help=help)
+
+
+FilenameOption = Annotated[
+    list[str],
+    filename_option(
+        "Manifest file, directory of manifests (not recursive) or - for stdin; repeatable."
+    ),
+]
+
+
+def capacity_option(help: str) -> Any:
+    """`--capacity LIST`: a machine's capacity, as `resources.parse_capacity` reads it
+    (`help`: what the verb does with it)."""
+    return typer.Option(
+        "--capacity",
+        metavar="LIST",
+        callback=parsed_by(resources.parse_capacity),
+        help=help,
+    )
 
 
 ArgumentsOption = Annotated[

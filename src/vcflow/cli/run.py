@@ -41,7 +41,6 @@ from vcflow.local.progress import FLOW_ENDED, JOB_ENDED, SUSPENDED, Progress
 from vcflow.local.result import RunResult
 from vcflow.local.session import LocalRun, Options
 from vcflow.podserver import logrotate
-from vcflow.runtime import resources
 from vcflow.runtime.run import Ending
 from vcflow.store import SqliteStore
 
@@ -66,13 +65,10 @@ TimeoutOption = Annotated[
 ]
 CapacityOption = Annotated[
     str | None,
-    typer.Option(
-        "--capacity",
-        metavar="LIST",
-        callback=options.parsed_by(resources.parse_capacity),
-        help="The machine's capacity for gang scheduling, e.g. cpu=8,memory=16Gi,"
+    options.capacity_option(
+        "The machine's capacity for gang scheduling, e.g. cpu=8,memory=16Gi,"
         "nvidia.com/gpu=2 (default: this host's CPUs and memory, and its GPUs as "
-        "nvidia-smi -L lists them).",
+        "nvidia-smi -L lists them)."
     ),
 ]
 FailFastOption = Annotated[
@@ -120,13 +116,10 @@ LiveOption = Annotated[
 
 RunFilenameOption = Annotated[
     list[str] | None,
-    typer.Option(
-        "-f",
-        "--filename",
-        metavar="PATH",
-        help="Manifest file, directory of manifests (not recursive) or - for stdin; "
+    options.filename_option(
+        "Manifest file, directory of manifests (not recursive) or - for stdin; "
         "repeatable. Without it: every flow (and vcjob applied alone) of the state "
-        "directory that has not ended.",
+        "directory that has not ended."
     ),
 ]
 

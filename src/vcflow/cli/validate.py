@@ -29,31 +29,17 @@ from vcflow.reconcile import neverfits
 from vcflow.reconcile.vcjob.resources import UNLIMITED, Capacity
 from vcflow.runtime import resources
 
-FilenameOption = Annotated[
-    list[str],
-    typer.Option(
-        "-f",
-        "--filename",
-        metavar="PATH",
-        help="Manifest file, directory of manifests (not recursive) or - for stdin; repeatable.",
-    ),
-]
-
-
 CapacityOption = Annotated[
     str | None,
-    typer.Option(
-        "--capacity",
-        metavar="LIST",
-        callback=options.parsed_by(resources.parse_capacity),
-        help="Warn of a flow an entry of which can never fit this capacity, e.g. cpu=8,"
-        "memory=16Gi,nvidia.com/gpu=2 (as vcflow run --capacity; default: no machine check).",
+    options.capacity_option(
+        "Warn of a flow an entry of which can never fit this capacity, e.g. cpu=8,"
+        "memory=16Gi,nvidia.com/gpu=2 (as vcflow run --capacity; default: no machine check)."
     ),
 ]
 
 
 def validate(
-    filename: FilenameOption,
+    filename: options.FilenameOption,
     field_validation: options.ValidateOption = "strict",
     capacity: CapacityOption = None,
 ) -> None:
