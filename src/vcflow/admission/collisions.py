@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from vcflow.api import names
 from vcflow.api.errors import FieldError
 from vcflow.api.jobflow import JobFlow
-from vcflow.api.jobtemplate import JobTemplate
+from vcflow.api.jobtemplate import JobTemplate, templates_by_namespace
 from vcflow.api.meta import Resource
 from vcflow.api.vcjob import JobSpec, VCJob
 from vcflow.patch import merge
@@ -102,10 +102,7 @@ def flow_errors(flow: JobFlow, specs: Sequence[JobSpec | None]) -> list[FieldErr
 
 def input_warnings(objects: Sequence[Resource]) -> list[FieldError]:
     """vcjob and pod names that two objects of one input (flows, vcjobs) would both make."""
-    templates: dict[str, dict[str, JobTemplate]] = {}
-    for obj in objects:
-        if isinstance(obj, JobTemplate):
-            templates.setdefault(obj.namespace, {})[obj.name] = obj
+    templates = templates_by_namespace(objects)
     jobs: list[Job] = []
     for obj in objects:
         if isinstance(obj, JobFlow):

@@ -6,6 +6,7 @@ vcjobs created from it that exist now (compatibility row 15).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Literal
 
 from vcflow.api.meta import Resource, WireModel
@@ -21,3 +22,13 @@ class JobTemplate(Resource):
     kind: Literal["JobTemplate"] = "JobTemplate"
     spec: JobSpec | None = None
     status: JobTemplateStatus | None = None
+
+
+def templates_by_namespace(objects: Iterable[object]) -> dict[str, dict[str, JobTemplate]]:
+    """The JobTemplates among `objects`, by namespace and then by name (the last of a name
+    given): what a batch's flows are resolved against."""
+    found: dict[str, dict[str, JobTemplate]] = {}
+    for obj in objects:
+        if isinstance(obj, JobTemplate):
+            found.setdefault(obj.namespace, {})[obj.name] = obj
+    return found

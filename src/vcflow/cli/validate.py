@@ -19,7 +19,7 @@ import typer
 from vcflow.api import loading
 from vcflow.api.errors import FieldError, Origin
 from vcflow.api.jobflow import JobFlow
-from vcflow.api.jobtemplate import JobTemplate
+from vcflow.api.jobtemplate import templates_by_namespace
 from vcflow.api.meta import Resource
 from vcflow.api.queues import QueueTable
 from vcflow.api.scheduling import Queue
@@ -67,10 +67,7 @@ def fit_warnings(items: Sequence[manifests.Item], machine: Capacity) -> list[Fie
     `items`; `default` implicit and uncapped) or `machine`, naming the entry's field."""
     objects: list[Resource] = [item.obj for item in items]
     queues = QueueTable.of(o for o in objects if isinstance(o, Queue))
-    templates: dict[str, dict[str, JobTemplate]] = {}
-    for obj in objects:
-        if isinstance(obj, JobTemplate):
-            templates.setdefault(obj.namespace, {})[obj.name] = obj
+    templates = templates_by_namespace(objects)
     found: list[FieldError] = []
     for item in items:
         flow = item.obj

@@ -27,7 +27,7 @@ from vcflow.api.errors import (
     ValidationFailed,
 )
 from vcflow.api.jobflow import JobFlow
-from vcflow.api.jobtemplate import JobTemplate
+from vcflow.api.jobtemplate import templates_by_namespace
 from vcflow.api.loading import Document
 from vcflow.api.meta import Resource
 from vcflow.kubeapi import fieldvalidation
@@ -192,10 +192,7 @@ def _review(
 ) -> list[FieldError]:
     """Admission of every typed object, unknown fields judged by `validation`; errors go to
     `problems`, warnings are returned."""
-    templates: dict[str, dict[str, JobTemplate]] = {}
-    for _, obj in typed.values():
-        if isinstance(obj, JobTemplate):
-            templates.setdefault(obj.namespace, {})[obj.name] = obj
+    templates = templates_by_namespace(obj for _, obj in typed.values())
     warnings: list[FieldError] = []
     for i, (doc, obj) in typed.items():
         context = admission.Context(

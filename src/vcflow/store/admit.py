@@ -19,7 +19,7 @@ from typing import Protocol, TypeVar
 from vcflow.admission import review
 from vcflow.api.errors import FieldError, NotFound, ValidationFailed
 from vcflow.api.jobflow import JobFlow
-from vcflow.api.jobtemplate import JobTemplate
+from vcflow.api.jobtemplate import JobTemplate, templates_by_namespace
 from vcflow.api.meta import Resource
 from vcflow.api.platform import Platform
 from vcflow.api.scheduling import PriorityClass
@@ -52,12 +52,9 @@ class Batch:
 
     def __init__(self, store: Lister, objects: Sequence[Resource] = ()) -> None:
         self._store = store
-        self._given: dict[str, dict[str, JobTemplate]] = {}
+        self._given = templates_by_namespace(objects)
         #: the batch's PriorityClasses (one globalDefault among them and the stored)
         self.classes = [obj for obj in objects if isinstance(obj, PriorityClass)]
-        for obj in objects:
-            if isinstance(obj, JobTemplate):
-                self._given.setdefault(obj.namespace, {})[obj.name] = obj
         self._templates: dict[str, dict[str, JobTemplate]] = {}
 
     def templates(self, namespace: str) -> dict[str, JobTemplate]:
