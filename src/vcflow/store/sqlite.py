@@ -71,6 +71,16 @@ _COLUMNS = "o.id, o.kind, o.ns, o.name, o.uid, o.rv, o.data, o.labels, o.owners"
 _CACHED_ROWS = 4096  # rows kept for read-modify-writes (a flow's few thousand objects)
 
 _Key = tuple[str, str, str]  # (kind, namespace, name)
+#: what adds an object's index entries (a label's, an owner's), and what removes them (by
+#: their keys: an index is one b-tree)
+_INDEX = (
+    "INSERT OR IGNORE INTO labels (kind, key, value, obj) VALUES (?, ?, ?, ?)",
+    "INSERT OR IGNORE INTO owners (owner, obj) VALUES (?, ?)",
+)
+_UNINDEX = (
+    "DELETE FROM labels WHERE kind = ? AND key = ? AND value = ? AND obj = ?",
+    "DELETE FROM owners WHERE owner = ? AND obj = ?",
+)
 
 
 class SqliteStore(StoreEngine):
@@ -364,14 +374,16 @@ class SqliteStore(StoreEngine):
             if found is None:  # a create of a taken name: nothing was written
                 return False
             oid = found[0]
-            self._index(oid, row.kind, row.labels.items(), row.owners)
+            self._index(_INDEX, oid, row.kind, row.labels.items(), row.owners)
         else:
             oid = self._update(key, values)
             if old.labels != row.labels or old.owners != row.owners:  # only what changed
                 old_labels, new_labels = old.labels.items(), row.labels.items()
                 old_owners, new_owners = set(old.owners), set(row.owners)
-                self._unindex(oid, row.kind, old_labels - new_labels, old_owners - new_owners)
-                self._index(oid, row.kind, new_labels - old_labels, new_owners - old_owners)
+                self._index(
+                    _UNINDEX, oid, row.kind, old_labels - new_labels, old_owners - new_owners
+                )
+                self._index(_INDEX, oid, row.kind, new_labels - old_labels, new_owners - old_owners)
         self._append_event(row, event)
         self._remember(key, oid, row)
         return True
@@ -396,32 +408,19 @@ class SqliteStore(StoreEngine):
         raise StoreError(f"{self.path}: {'/'.join(key)} vanished while being updated")
 
     def _index(
-        self, oid: int, kind: str, labels: Iterable[tuple[str, str]], owners: Iterable[str]
+        self,
+        statements: tuple[str, str],
+        oid: int,
+        kind: str,
+        labels: Iterable[tuple[str, str]],
+        owners: Iterable[str],
     ) -> None:
+        """Add (`_INDEX`) or remove (`_UNINDEX`) index entries of object `oid`."""
+        label_sql, owner_sql = statements
         if labels:
-            self._sql().executemany(
-                "INSERT OR IGNORE INTO labels (kind, key, value, obj) VALUES (?, ?, ?, ?)",
-                [(kind, key, value, oid) for key, value in labels],
-            )
+            self._sql().executemany(label_sql, [(kind, key, value, oid) for key, value in labels])
         if owners:
-            self._sql().executemany(
-                "INSERT OR IGNORE INTO owners (owner, obj) VALUES (?, ?)",
-                [(owner, oid) for owner in owners],
-            )
-
-    def _unindex(
-        self, oid: int, kind: str, labels: Iterable[tuple[str, str]], owners: Iterable[str]
-    ) -> None:
-        """Remove index entries of object `oid`, by their keys (an index is one b-tree)."""
-        if labels:
-            self._sql().executemany(
-                "DELETE FROM labels WHERE kind = ? AND key = ? AND value = ? AND obj = ?",
-                [(kind, key, value, oid) for key, value in labels],
-            )
-        if owners:
-            self._sql().executemany(
-                "DELETE FROM owners WHERE owner = ? AND obj = ?", [(owner, oid) for owner in owners]
-            )
+            self._sql().executemany(owner_sql, [(owner, oid) for owner in owners])
 
     def _drop(self, row: Row) -> None:
         found = (
@@ -435,7 +434,7 @@ class SqliteStore(StoreEngine):
         )
         if found is not None:  # (the stored labels: `row` may carry an update's new ones)
             oid, labels, owners = found
-            self._unindex(oid, row.kind, wire.loads(labels).items(), wire.loads(owners))
+            self._index(_UNINDEX, oid, row.kind, wire.loads(labels).items(), wire.loads(owners))
         self._append_event(row, EventType.DELETED)
         self._rows.pop((row.kind, row.namespace, row.name), None)
 
