@@ -71,7 +71,7 @@ def test_requests_take_tokens_and_an_open_watch_takes_none(
         seen: list[str] = []
 
         def watch() -> None:
-            for event in watching.follow(store.client, store._calls.watched([VCJob]), None, 0, 10):
+            for event in watching.follow(store.client, store.calls.watched([VCJob]), None, 0, 10):
                 seen.append(event.name)
                 if len(seen) == 6:
                     return

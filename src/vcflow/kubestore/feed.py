@@ -1,7 +1,7 @@
-"""The `Feed` side of `store.KubeStore` (`base.Feed`: resource_version, events_since,
-poll_events, wait, watch): the events come from the informer's persistent watch streams
-(`informer`), else from one-off streams (`watching`), and, with the store's `namespaces`,
-those of other namespaces are dropped.
+"""The `Feed` side of `store.KubeStore`, its base class (`base.Feed`: resource_version,
+events_since, poll_events, wait, watch): the events come from the informer's persistent
+watch streams (`informer`), else from one-off streams (`watching`), and, with the store's
+`namespaces`, those of other namespaces are dropped.
 """
 
 from __future__ import annotations
@@ -21,10 +21,10 @@ CATCH_UP_IDLE = 0.5
 
 class Feed:
     """The store's events (see the module docstring): its requests (`calls`: the client,
-    the informer, the kinds) and the namespaces in scope (none: all)."""
+    the informer, the kinds) and the namespaces in scope (none: all; each once)."""
 
     def __init__(self, calls: Calls, namespaces: Sequence[str]) -> None:
-        self.calls, self.namespaces = calls, tuple(namespaces)
+        self.calls, self.namespaces = calls, tuple(dict.fromkeys(namespaces))
 
     def resource_version(self) -> int:
         """The server's current resourceVersion: a one-item list's (store-wide in

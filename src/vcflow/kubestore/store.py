@@ -7,7 +7,7 @@ models and the dynamic client are skipped — the first do not know Volcano's ki
 drop fields they do not know, the second needs a discovery round trip per process — so the
 objects go straight from JSON into vcflow's own models, and the `Warning` headers are read.
 Its requests and reads (direct and cached) are in `calls`, `apply` in `applying`, the
-events side in `feed`.
+events side in `feed` (its base class).
 
 The API server owns the semantics (admission, resourceVersions, generation, garbage
 collection); where the protocol promises more than the Kubernetes API gives:
@@ -57,7 +57,7 @@ from __future__ import annotations
 
 import builtins
 import json
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, cast
 
 from vcflow.api import clusterscope
@@ -79,13 +79,11 @@ from vcflow.kubestore.informer import Informer
 from vcflow.store import wire
 from vcflow.store.base import (
     ApplyResult,
-    Cursor,
     Defaulter,
     KindInfo,
     KindRegistry,
     R,
     SelectorLike,
-    WatchEvent,
     Written,
     default_kinds,
 )
@@ -96,8 +94,9 @@ RETRIES = 5
 CACHED: tuple[type[Resource], ...] = (JobFlow, JobTemplate, VCJob)
 
 
-class KubeStore:
-    """The Store protocol over the Kubernetes API (see the module docstring)."""
+class KubeStore(feed.Feed):
+    """The Store protocol over the Kubernetes API (see the module docstring): its reads and
+    writes here, its events those of its base class, `feed.Feed`."""
 
     def __init__(
         self,
@@ -112,13 +111,11 @@ class KubeStore:
         """`reporting_instance`: the Events' `reportingInstance` (default: vcflow-<host>);
         `cached_reads`, `async_events`, `namespaces`: see the module docstring."""
         self.client = client
-        self.namespaces = tuple(dict.fromkeys(namespaces))
         self.reporting_instance = reporting_instance or eventsapi.default_instance()
         self.kinds = kinds.copy() if kinds is not None else default_kinds()
         self.informer = Informer(client)
         self.cached: frozenset[type[Resource]] = frozenset(CACHED if cached_reads else ())
-        self._calls = calls.Calls(client, self.kinds, self.informer, self.cached)
-        self._feed = feed.Feed(self._calls, self.namespaces)
+        super().__init__(calls.Calls(client, self.kinds, self.informer, self.cached), namespaces)
         self.events: EventSender | None = None
         self._event_client: KubeClient | None = None
         if async_events:  # (through a client of their own: `KubeClient.sibling`)
@@ -152,13 +149,11 @@ class KubeStore:
     # --- reads --------------------------------------------------------------------------
 
     def get(self, kind: type[R], namespace: str, name: str) -> R:
-        info, resource = self._calls.kind(kind)
+        info, resource = self.calls.kind(kind)
         if kind in self.cached:
-            return kind.model_validate_json(self._calls.cached_get(info, namespace, name))
+            return kind.model_validate_json(self.calls.cached_get(info, namespace, name))
         path = resource.path(namespace, name)
-        return cast(
-            R, self._calls.model(info, self._calls.call(info, "GET", path, name=name).json())
-        )
+        return cast(R, self.calls.model(info, self.calls.call(info, "GET", path, name=name).json()))
 
     def list(
         self, kind: type[R], namespace: str | None = None, label_selector: SelectorLike = None
@@ -178,36 +173,32 @@ class KubeStore:
     def _list(
         self, kind: type[R], namespace: str | None, label_selector: SelectorLike
     ) -> builtins.list[R]:
-        info, _ = self._calls.kind(kind)
+        info, _ = self.calls.kind(kind)
         if kind in self.cached:
-            found = self._calls.cached_list(info, namespace, label_selector)
+            found = self.calls.cached_list(info, namespace, label_selector)
             return [kind.model_validate_json(data) for _, data in found]
-        items, _ = self._calls.list_data(info, namespace, label_selector)
-        return [cast(R, self._calls.model(info, item)) for item in items]
+        items, _ = self.calls.list_data(info, namespace, label_selector)
+        return [cast(R, self.calls.model(info, item)) for item in items]
 
     def names(
         self, kind: type[Resource], namespace: str, label_selector: SelectorLike = None
     ) -> builtins.list[str]:
-        info, _ = self._calls.kind(kind)
+        info, _ = self.calls.kind(kind)
         if kind in self.cached:
-            return [key[1] for key, _ in self._calls.cached_list(info, namespace, label_selector)]
-        items, _ = self._calls.list_data(info, namespace, label_selector)
+            return [key[1] for key, _ in self.calls.cached_list(info, namespace, label_selector)]
+        items, _ = self.calls.list_data(info, namespace, label_selector)
         return [str((item.get("metadata") or {}).get("name") or "") for item in items]
 
     def phase(self, kind: type[Resource], namespace: str, name: str) -> str:
-        info, _ = self._calls.kind(kind)
+        info, _ = self.calls.kind(kind)
         if kind in self.cached:
-            data = json.loads(self._calls.cached_get(info, namespace, name))
+            data = json.loads(self.calls.cached_get(info, namespace, name))
         else:
-            data = self._calls.get_data(info, namespace, name)
+            data = self.calls.get_data(info, namespace, name)
         status = data.get("status")
         state = status.get("state") if isinstance(status, dict) else None
         phase = state.get("phase") if isinstance(state, dict) else None
         return phase if isinstance(phase, str) else ""
-
-    def resource_version(self) -> int:
-        """The server's current resourceVersion (`feed`)."""
-        return self._feed.resource_version()
 
     # --- writes -------------------------------------------------------------------------
 
@@ -249,7 +240,7 @@ class KubeStore:
         body.setdefault("metadata", {})["namespace"] = namespace
         for key in wire.SERVER_FIELDS:
             body["metadata"].pop(key, None)
-        through = via or self._calls
+        through = via or self.calls
         path = through.resource(info).path(namespace)
         response = through.call(
             info, "POST", path, namespace=namespace, name=obj.name, query=query, body=body
@@ -289,11 +280,11 @@ class KubeStore:
         meta = body.setdefault("metadata", {})
         namespace = meta.get("namespace") or apinames.DEFAULT_NAMESPACE
         name = str(meta.get("name") or "")
-        path = self._calls.resource(info).path(namespace, name)
+        path = self.calls.resource(info).path(namespace, name)
         for attempt in range(RETRIES):
             rv = resource_version
             if not rv:
-                stored = self._calls.get_data(info, namespace, name)["metadata"]
+                stored = self.calls.get_data(info, namespace, name)["metadata"]
                 if uid and stored.get("uid") != uid:
                     raise Conflict(
                         f"{info.describe(namespace, name)}: uid {uid} is not the stored "
@@ -304,7 +295,7 @@ class KubeStore:
             if uid:
                 meta["uid"] = uid
             try:
-                response = self._calls.call(
+                response = self.calls.call(
                     info, "PUT", path, namespace=namespace, name=name, query=query, body=body
                 )
             except Conflict:
@@ -312,7 +303,7 @@ class KubeStore:
                     raise
                 continue
             return Written(
-                self._calls.model(info, response.json()),
+                self.calls.model(info, response.json()),
                 calls.warnings(info, response, namespace, name),
             )
         raise AssertionError("unreachable")
@@ -344,7 +335,7 @@ class KubeStore:
     ) -> R:
         """A merge patch of the status subresource from `base`'s status (the caller's copy
         of the object: nothing is read first) or, without `base`, the stored status."""
-        info, _ = self._calls.kind(kind)
+        info, _ = self.calls.kind(kind)
         value = None if status is None else dict(status)
         return cast(
             R, self._write_status(info, namespace, name, value, resource_version, uid, base)
@@ -368,18 +359,18 @@ class KubeStore:
         if base is not None and (base.namespace or namespace, base.name) == (namespace, name):
             old = wire.status_of(base).get("status")
         else:
-            stored = self._calls.get_data(info, namespace, name)
+            stored = self.calls.get_data(info, namespace, name)
             meta = stored["metadata"]
             if uid and meta.get("uid") != uid:
                 raise self._recreated(info, namespace, name, uid, str(meta.get("uid")))
             old = stored.get("status")
             same_rv = resource_version in ("", meta.get("resourceVersion"))
             if old == status and same_rv:
-                return self._calls.model(info, stored)  # nothing to write
+                return self.calls.model(info, stored)  # nothing to write
         body = statuspatch.status_patch(old, status, resource_version=resource_version, uid=uid)
-        path = self._calls.resource(info).path(namespace, name, "status")
+        path = self.calls.resource(info).path(namespace, name, "status")
         try:
-            response = self._calls.call(
+            response = self.calls.call(
                 info,
                 "PATCH",
                 path,
@@ -396,11 +387,11 @@ class KubeStore:
                 e.path == "metadata.uid" for e in exc.errors
             )
             if uid and stale_uid:
-                current = self._calls.get_data(info, namespace, name)["metadata"].get("uid")
+                current = self.calls.get_data(info, namespace, name)["metadata"].get("uid")
                 if current != uid:
                     raise self._recreated(info, namespace, name, uid, str(current)) from None
             raise
-        return self._calls.model(info, response.json())
+        return self.calls.model(info, response.json())
 
     @staticmethod
     def _recreated(info: KindInfo, namespace: str, name: str, uid: str, stored: str) -> Conflict:
@@ -415,7 +406,7 @@ class KubeStore:
         """POST `pods/NAME/binding`; a clear error when the server does not serve it. A pod
         bound to `node_name` already is returned as it is, as the other stores do
         (kube-apiserver answers its binding again with 409 Conflict)."""
-        _info, resource = self._calls.kind(Pod)
+        _info, resource = self.calls.kind(Pod)
         binding: dict[str, Any] = {
             "apiVersion": "v1",
             "kind": "Binding",
@@ -453,7 +444,7 @@ class KubeStore:
         for a custom resource, ConfigMap, Secret, Event or Lease removed at once — only
         its name, namespace and uid (the Status's): no status, no phase. Its last state is
         the caller's to know (the flow controller takes the vcjob's from what it saw)."""
-        info, resource = self._calls.kind(kind)
+        info, resource = self.calls.kind(kind)
         options: dict[str, Any] = {
             "apiVersion": "v1",
             "kind": "DeleteOptions",
@@ -467,7 +458,7 @@ class KubeStore:
             options["preconditions"] = {"resourceVersion": resource_version}
         path = resource.path(namespace, name)
         since = self.informer.position(info.model)
-        response = self._calls.call(
+        response = self.calls.call(
             info, "DELETE", path, namespace=namespace, name=name, query=query, body=options
         )
         found = response.json()
@@ -479,7 +470,7 @@ class KubeStore:
             if info.model in self.cached:
                 self.informer.removed(info.model, (namespace, name), uid)
             found = {"metadata": {"name": name, "namespace": namespace, "uid": uid}}
-        return cast(R, self._calls.model(info, found))
+        return cast(R, self.calls.model(info, found))
 
     def pod_log(
         self,
@@ -524,40 +515,7 @@ class KubeStore:
     def apply(self, objects: Sequence[Resource]) -> builtins.list[ApplyResult]:
         """kubectl apply (`applying`): each object created or updated if changed, all of
         them dry-run first; a write that fails undoes the writes before it."""
-        return applying.Applier(self._calls, self).apply(objects)
-
-    # --- watches ------------------------------------------------------------------------
-
-    def events_since(
-        self,
-        since_rv: int,
-        *,
-        kinds: Iterable[type[Resource]] | None = None,
-        namespace: str | None = None,
-        limit: int | None = None,
-    ) -> builtins.list[WatchEvent]:
-        """The events after `since_rv` up to the server's current resourceVersion (`feed`)."""
-        return self._feed.events_since(since_rv, kinds=kinds, namespace=namespace, limit=limit)
-
-    def poll_events(
-        self, cursor: Cursor, kinds: Iterable[type[Resource]]
-    ) -> tuple[builtins.list[WatchEvent], Cursor]:
-        """What arrived on the persistent watches of `kinds` after `cursor` (`feed`)."""
-        return self._feed.poll_events(cursor, kinds)
-
-    def wait(self, cursor: Cursor, timeout: float) -> bool:
-        """True once an event after `cursor` arrives, False after `timeout` (`feed`)."""
-        return self._feed.wait(cursor, timeout)
-
-    def watch(
-        self,
-        kinds: Iterable[type[Resource]] | None = None,
-        *,
-        namespace: str | None = None,
-        since_rv: int | None = None,
-        timeout: float | None = None,
-    ) -> Iterator[WatchEvent]:
-        return self._feed.watch(kinds, namespace=namespace, since_rv=since_rv, timeout=timeout)
+        return applying.Applier(self.calls, self).apply(objects)
 
 
 def _names_object(response: Response, name: str) -> bool:
