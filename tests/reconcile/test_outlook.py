@@ -7,7 +7,8 @@ from typing import Any
 
 from vcflow.api import clock
 from vcflow.api.jobflow import JobFlow
-from vcflow.reconcile.outlook import outlook
+from vcflow.reconcile import scheduling
+from vcflow.reconcile.outlook import durations, elsewhere, outlook
 
 T0 = "2026-01-01T00:00:00Z"
 
@@ -92,3 +93,45 @@ def test_a_pending_vcjob_has_its_whole_estimate_ahead():
     later = clock.parse_rfc3339("2026-01-01T00:00:50Z")
     got = outlook(flow(CHAIN[:2], status), later)
     assert got.seconds_left == 60.0 + 300.0
+
+
+def _named(name: str, entries: list[dict[str, Any]], status: dict[str, Any]) -> JobFlow:
+    found = flow(entries, status)
+    found.metadata.name = name
+    return found
+
+
+def test_runs_of_the_template_in_other_flows_estimate_an_entry_only_when_given():
+    """The dashboard's ETA counts the same template's runs in the namespace's other flows
+    (`durations`, `elsewhere`); describe and get (no `past`) keep the flow's own only."""
+    entries = [{"name": "train", "template": "t"}]
+    earlier = _named(
+        "old",
+        entries,
+        {
+            "conditions": {"old-train": cond("Completed")},
+            "jobStatusList": [
+                done("old-train", T0, "2026-01-01T00:01:00Z"),
+            ],
+        },
+    )
+    other = _named(
+        "older",
+        entries,
+        {"jobStatusList": [done("older-train", T0, "2026-01-01T00:03:00Z")]},
+    )
+    fresh = _named("new", entries, {"conditions": {}})
+    now = clock.parse_rfc3339(T0)
+    assert outlook(fresh, now).seconds_left is None
+    pool = durations([earlier, other, fresh])
+    assert pool == {"old": {"t": [60.0]}, "older": {"t": [180.0]}}
+    got = outlook(fresh, now, elsewhere(pool, "new"))
+    assert got.seconds_left == 120.0  # the median of 60 and 180
+    # the flow's own runs are not counted twice: `elsewhere` leaves them out
+    assert elsewhere(pool, "old") == {"t": [180.0]}
+
+
+def test_the_runs_counted_elsewhere_are_bounded():
+    pool = {f"f{i}": {"t": [float(i)]} for i in range(40)}
+    kept = elsewhere(pool, "none")["t"]
+    assert kept == [float(i) for i in range(40 - scheduling.PAST_MAX, 40)]

@@ -2,12 +2,14 @@
 (a `for` entry's items counted), the critical path, and the seconds its unfinished work
 still takes. Read by `vcflow describe jobflow`, `vcflow get jf -o wide` and `vcflow graph`;
 the estimates are the flow controller's (`scheduling.estimates`), the walk `dag.eta`'s.
+The dashboard also counts the runs of the same templates in the namespace's other flows
+(`durations`, `elsewhere`), where the controller knows only the flow's own.
 Pure: the time is an argument.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -88,16 +90,19 @@ def entry_views(flow: JobFlow, wire: Mapping[str, Any]) -> dict[str, EntryView]:
     return out
 
 
-def outlook(flow: JobFlow, now: datetime) -> Outlook:
+def outlook(
+    flow: JobFlow, now: datetime, past: Mapping[str, Sequence[float]] | None = None
+) -> Outlook:
     """The flow's entries, its critical path by the controller's estimates, and the longest
     remaining path over its unfinished entries (a running one: its estimate less the time
-    it has run)."""
+    it has run). `past`: template → seconds its runs took in other flows (`elsewhere`),
+    counted with the flow's own; None, the flow's own only (what the controller knows)."""
     wire = records(flow)
     history = {str(i.get("name")): i for i in wire.get("jobStatusList") or []}
     views = entry_views(flow, wire)
     graph = Graph.build((e.name, e.targets) for e in flow.flows)
-    estimates = scheduling.estimates(flow, history)
-    known = scheduling.known_estimates(flow, history)
+    estimates = scheduling.estimates(flow, history, past)
+    known = scheduling.known_estimates(flow, history, past)
     running: dict[str, float] = {}
     for name, view in views.items():
         if view.phase in FINISHED or view.phase in NOT_STARTED or not view.started:
@@ -114,3 +119,31 @@ def outlook(flow: JobFlow, now: datetime) -> Outlook:
         eta.critical_path(graph, estimates),
         eta.seconds_left(graph, estimates, known, progress),
     )
+
+
+def durations(flows: Iterable[JobFlow]) -> dict[str, dict[str, list[float]]]:
+    """Flow name → template → the seconds its completed vcjobs took (`scheduling.
+    past_durations`), for `elsewhere`; `flows` of one namespace (a JobTemplate is a
+    namespace's)."""
+    out: dict[str, dict[str, list[float]]] = {}
+    for flow in flows:
+        wire = records(flow)
+        history = {str(i.get("name")): i for i in wire.get("jobStatusList") or []}
+        found = scheduling.past_durations(flow, history)
+        if found:
+            out[flow.name] = found
+    return out
+
+
+def elsewhere(
+    by_flow: Mapping[str, Mapping[str, Sequence[float]]], name: str
+) -> dict[str, list[float]]:
+    """Template → the durations of `by_flow` (`durations`) but flow `name`'s own, the last
+    `scheduling.PAST_MAX` of each: the past `outlook` counts beside the flow's own."""
+    out: dict[str, list[float]] = {}
+    for flow, templates in by_flow.items():
+        if flow == name:
+            continue
+        for template, seconds in templates.items():
+            out.setdefault(template, []).extend(seconds)
+    return {t: s[-scheduling.PAST_MAX :] for t, s in out.items()}

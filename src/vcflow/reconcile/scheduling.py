@@ -13,7 +13,7 @@ vcjobs of the same template took (at most `PAST_MAX` each), else 1 s. Pure: no I
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -85,22 +85,35 @@ class FlowScheduling:
         return -self.ranks(flow, history).get(entry, critical.DEFAULT_ESTIMATE)
 
 
-def estimates(flow: JobFlow, history: Mapping[str, Mapping[str, Any]]) -> dict[str, float]:
+def estimates(
+    flow: JobFlow,
+    history: Mapping[str, Mapping[str, Any]],
+    elsewhere: Mapping[str, Sequence[float]] | None = None,
+) -> dict[str, float]:
     """Each entry's estimate in seconds: its `runningEstimate`, else the median of its
-    template's past durations in this flow (`past_durations`), else DEFAULT_ESTIMATE."""
-    known = known_estimates(flow, history)
+    template's past durations in this flow (`past_durations`) and, if given, `elsewhere`
+    (template → durations of other flows' runs), else DEFAULT_ESTIMATE."""
+    known = known_estimates(flow, history, elsewhere)
     return {e.name: known.get(e.name, critical.DEFAULT_ESTIMATE) for e in flow.flows}
 
 
-def known_estimates(flow: JobFlow, history: Mapping[str, Mapping[str, Any]]) -> dict[str, float]:
+def known_estimates(
+    flow: JobFlow,
+    history: Mapping[str, Mapping[str, Any]],
+    elsewhere: Mapping[str, Sequence[float]] | None = None,
+) -> dict[str, float]:
     """The entries of `estimates` that have an estimate of their own (a `runningEstimate`
-    or a past run), without the default: an ETA built on defaults alone is made up."""
+    or a past run, here or `elsewhere`), without the default: an ETA built on defaults
+    alone is made up. Of a template's runs the last PAST_MAX count, this flow's last (its
+    own runs say most about it)."""
     past = past_durations(flow, history)
     out: dict[str, float] = {}
     for entry in flow.flows:
         given = entry.running_estimate
         seconds = clock.parse_go_duration(given) if given is not None else None
         runs = past.get(entry.template_name, [])
+        if elsewhere is not None:
+            runs = [*elsewhere.get(entry.template_name, ()), *runs][-PAST_MAX:]
         if seconds is not None or runs:
             out[entry.name] = critical.estimate(seconds, runs)
     return out
