@@ -8,30 +8,20 @@ Each is one write the controllers carry out, crash-safe like every other write:
 - resubmit creates a new JobFlow with the same spec (`--name`, else `<name>-` and five random
   characters), annotated `vcflow.io/resubmitted-from`; `-p NAME=VALUE` changes an argument's
   value in the copy.
+The writes are `controller.userrequests`', which the dashboard's Retry and Resubmit share.
 """
 
 from __future__ import annotations
 
 import shlex
-import uuid
 from typing import Annotated
 
 import typer
 
-from vcflow.api import arguments as flowargs
 from vcflow.api import clock
-from vcflow.api.errors import AlreadyExists, NotFound, VcflowError
-from vcflow.api.jobflow import JobFlow
-from vcflow.api.meta import ObjectMeta
-from vcflow.api.phases import FlowPhase
-from vcflow.cli import kinds, options, patch, remote
+from vcflow.cli import kinds, options, remote
+from vcflow.controller import userrequests
 from vcflow.local import statedir
-from vcflow.reconcile.flow import RETRY_ANNOTATION, STOP_ANNOTATION, RetryRequest
-from vcflow.store import Store
-
-RESUBMITTED_FROM = "vcflow.io/resubmitted-from"
-#: vcflow's requests to the controller, not copied to a resubmitted flow
-REQUESTS = (STOP_ANNOTATION, RETRY_ANNOTATION)
 
 KindArg = Annotated[str, typer.Argument(metavar="KIND", help="jobflow (jf).")]
 NameArg = Annotated[str, typer.Argument(metavar="NAME")]
@@ -73,30 +63,15 @@ def retry(
             param_hint="--entries",
         )
     with remote.writing(ctx) as store:
-        flow = _get(store, namespace, name)
-        ref = kinds.JOBFLOW.ref(name)
-        if flow.phase != FlowPhase.FAILED:
-            raise VcflowError(
-                f"{ref} is {flow.phase or 'new'}: only a Failed flow is retried "
-                f"(vcflow resubmit jobflow {name} runs it again as a new flow)"
-            )
-        have = [e.name for e in flow.flows]
-        for entry in named or ():
-            if entry not in have:
-                raise VcflowError(f'{ref} has no entry "{entry}" (its entries: {", ".join(have)})')
-        request = RetryRequest(
-            uuid.uuid4().hex[:12],
+        said = userrequests.retry(
+            store,
+            namespace,
+            name,
             clock.SystemClock().now(),
-            tuple(named) if named else None,
-            restart_successful,
+            restart_successful=restart_successful,
+            entries=named,
         )
-        body = {
-            "metadata": {
-                "annotations": {RETRY_ANNOTATION: request.to_annotation(), STOP_ANNOTATION: None}
-            }
-        }
-        patch.apply_patch(store, kinds.JOBFLOW, namespace, name, body, status=False)
-        typer.echo(f"{ref} retried{_run_hint(ctx)}")
+        typer.echo(f"{said}{_run_hint(ctx)}")
 
 
 def resubmit(
@@ -118,29 +93,7 @@ def resubmit(
     _jobflow(kind)
     given = options.arguments(argument)
     with remote.writing(ctx) as store:
-        flow = _get(store, namespace, name)
-        meta = flow.metadata
-        annotations = {k: v for k, v in meta.annotations.items() if k not in REQUESTS}
-        annotations[RESUBMITTED_FROM] = name
-        copy = JobFlow(
-            metadata=ObjectMeta(
-                name=new_name or "",
-                generate_name=None if new_name else f"{name}-",
-                namespace=namespace,
-                labels=dict(meta.labels),
-                annotations=annotations,
-            ),
-            spec=flow.spec.clone() if flow.spec is not None else None,
-        )
-        if given:
-            flowargs.give([copy], given)
-        try:
-            created = store.create(copy)
-        except AlreadyExists:
-            raise VcflowError(
-                f"Error from server (AlreadyExists): {kinds.JOBFLOW.quoted(new_name or '')} "
-                "already exists"
-            ) from None
+        created = userrequests.resubmit(store, namespace, name, new_name=new_name, arguments=given)
         typer.echo(f"{kinds.JOBFLOW.ref(created.name)} created{_run_hint(ctx)}")
 
 
@@ -163,10 +116,3 @@ def _run_hint(ctx: typer.Context) -> str:
 def _jobflow(kind: str) -> None:
     if kinds.resolve(kind) is not kinds.JOBFLOW:
         raise typer.BadParameter("only jobflows can be retried or resubmitted", param_hint="KIND")
-
-
-def _get(store: Store, namespace: str, name: str) -> JobFlow:
-    try:
-        return store.get(JobFlow, namespace, name)
-    except NotFound:
-        raise kinds.JOBFLOW.not_found(name) from None
