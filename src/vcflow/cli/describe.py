@@ -3,7 +3,7 @@
 Name, namespace, labels, annotations, kind and metadata; a `Spec:` summary and `Status:`
 (`sections.py`: for flows the per-job table from `status.conditions`, Waiting entries with
 their reason and message — a created vcjob's own scheduler reason, and a CriticalPath flow's
-ranks, `flowwaits` — and the job lists, every record of a compact status expanded; the
+ranks, `reconcile.flowwaits` — and the job lists, every record of a compact status expanded; the
 critical path and the ETA, `etatext`);
 then `Events:` — the stored Events whose involvedObject is this object (same kind, name and
 uid). Reads only.

@@ -25,7 +25,8 @@ from vcflow.api.jobflow import (
 )
 from vcflow.api.jobtemplate import JobTemplate
 from vcflow.api.vcjob import JobSpec, VCJob
-from vcflow.cli import etatext, flowwaits, output
+from vcflow.cli import etatext, output
+from vcflow.reconcile import flowwaits
 from vcflow.reconcile import outputs, retryrequest
 
 NONE = "<none>"
@@ -248,7 +249,7 @@ def _flow_status(flow: JobFlow, text: Text, now: datetime | None, jobs: Sequence
                 rows.append([fold.pattern(job), "Completed", "", fold.note(job)])
             else:
                 cond = conditions[job]
-                reason, message = waits.get(job, (cond.reason or "", cond.message or ""))
+                reason, message = flowwaits.waiting(job, cond.to_dict(), waits)
                 rows.append([job, _or_none(cond.phase), reason, message])
             if ranked:
                 rows[-1].insert(2, flowwaits.rank_of(rows[-1][0], ranked))

@@ -1,13 +1,16 @@
-"""Why each waiting job of a flow waits, for `vcflow describe jobflow` (docs/scheduling.md):
+"""Why each waiting job of a flow waits, for `vcflow describe jobflow` and the dashboard's
+nodes (docs/scheduling.md):
 beside what the flow's status says (a dependency, `Held`, a template), the reason and
 message a scheduler put on a created vcjob's current condition (`Unschedulable`: a queue's
 share or capability, a closed queue, another flow's hand-over, free resources), and under
-`jobOrder: CriticalPath` each job's rank. Reads what it is given; no store.
+`jobOrder: CriticalPath` each job's rank. Reads what it is given; no store. `waiting` is
+the one (reason, message) of a job both show.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from vcflow.api.jobflow import JobFlow
 from vcflow.api.phases import JobPhase
@@ -52,3 +55,15 @@ def rank_of(job: str, by_job: dict[str, str]) -> str:
         return by_job[job]
     group, _, index = job.rpartition("-")
     return by_job.get(group, "") if index.isdigit() else ""
+
+
+def waiting(
+    job: str, condition: Mapping[str, Any], by_scheduler: Mapping[str, tuple[str, str]]
+) -> tuple[str, str]:
+    """(reason, message) of a flow's `job`, as describe's REASON and MESSAGE columns say:
+    a scheduler's on its vcjob (`scheduler_reasons`), else its condition's in the flow's
+    status (`condition`: in wire form)."""
+    found = by_scheduler.get(job)
+    if found is not None:
+        return found
+    return str(condition.get("reason") or ""), str(condition.get("message") or "")
