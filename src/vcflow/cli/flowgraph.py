@@ -1,6 +1,7 @@
 """A flow's DAG as `vcflow graph` draws it: nodes are its entries (a `for` entry one node
 with its items' progress, a `when`/`switch` one dashed, an `onExit` one doubled), edges its
-`dependsOn.targets` (labelled with a strategy or outcome that is not the default), phases
+`dependsOn.targets` (labelled with a strategy or outcome that is not the default:
+`reconcile.flowshape`), phases
 when the flow is stored, and the critical path (`reconcile.outlook`) in bold. Renders DOT
 and Mermaid text; `graph.py` reads the flows and lays DOT out for `-o svg`.
 Pure: no I/O, no clock (the time is an argument).
@@ -15,8 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from vcflow.api.jobflow import Flow, JobFlow
-from vcflow.api.phases import DependencyOutcome, DependencyStrategy
-from vcflow.reconcile import outlook
+from vcflow.reconcile import flowshape, outlook
 
 #: fill colours by entry phase (Volcano's job phases and vcflow's entry states)
 COLOURS = {
@@ -87,7 +87,7 @@ def picture(flow: JobFlow, now: datetime, *, phased: bool, prefix: str = "") -> 
                 prefix + entry.name,
                 _lines(entry, phase, items if phased else None, exit_handler=entry.name in exits),
                 phase,
-                conditional=entry.when is not None or bool(entry.switch),
+                conditional=flowshape.conditional(entry),
                 exit_handler=entry.name in exits,
                 critical=entry.name in on_path,
             )
@@ -97,7 +97,7 @@ def picture(flow: JobFlow, now: datetime, *, phased: bool, prefix: str = "") -> 
                 Edge(
                     prefix + target,
                     prefix + entry.name,
-                    _edge_label(entry),
+                    flowshape.edge_label(entry),
                     critical=(target, entry.name) in steps,
                 )
             )
@@ -135,15 +135,6 @@ def _for_line(entry: Flow, items: tuple[int, int] | None) -> str:
     if each.from_output is not None:
         return f"for: outputs.{each.from_output}"
     return "for"
-
-
-def _edge_label(entry: Flow) -> str:
-    parts = []
-    if entry.strategy is not DependencyStrategy.ALL:
-        parts.append(str(entry.strategy))
-    if entry.outcome is not DependencyOutcome.COMPLETED:
-        parts.append(str(entry.outcome))
-    return ", ".join(parts)
 
 
 # --- DOT ---------------------------------------------------------------------------------
