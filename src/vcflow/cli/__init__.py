@@ -1,3 +1,3 @@
-"""Tier 8: the `vcflow` command line (typer). `app.py` holds the root command and the one
+"""Tier 9: the `vcflow` command line (typer). `app.py` holds the root command and the one
 error boundary; each verb lives in its own module; `manifests.py` turns `-f` paths into
 reviewed objects for every verb that reads manifests."""

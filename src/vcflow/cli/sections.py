@@ -26,8 +26,7 @@ from vcflow.api.jobflow import (
 from vcflow.api.jobtemplate import JobTemplate
 from vcflow.api.vcjob import JobSpec, VCJob
 from vcflow.cli import etatext, output
-from vcflow.reconcile import flowwaits
-from vcflow.reconcile import outputs, retryrequest
+from vcflow.reconcile import flowwaits, outputs, retryrequest
 
 NONE = "<none>"
 INDENT = "  "

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import functools
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
@@ -19,6 +18,12 @@ from vcflow.serving.logs import LogLevel
 class OnOff(StrEnum):
     ON = "on"
     OFF = "off"
+
+
+class DashboardChoice(StrEnum):
+    ON = "on"
+    OFF = "off"
+    READ_ONLY = "read-only"
 
 
 class RuntimeChoice(StrEnum):
@@ -78,6 +83,14 @@ def server(
             help="Plain HTTP, no token (loopback only): any local user can use the API.",
         ),
     ] = False,
+    dashboard: Annotated[
+        DashboardChoice,
+        typer.Option(
+            "--dashboard",
+            help="Serve the web dashboard at / (read-only: without its Stop, Retry and "
+            "Resubmit); `vcflow dashboard` prints its login link.",
+        ),
+    ] = DashboardChoice.ON,
 ) -> None:
     """Serve the state directory over the Kubernetes API until SIGINT/SIGTERM.
 
@@ -91,10 +104,21 @@ def server(
     JobFlows, JobTemplates and vcjobs created through it (kubectl apply) run their
     containers in the server's working directory (--working-dir, default: where it starts)
     unless they name one, as `vcflow apply` records the directory it runs in.
+
+    The web dashboard is at / (--dashboard off: none); `vcflow dashboard` prints a link
+    that logs in with the server's token.
     """
     # (the web stack is loaded only by the commands that serve)
+    from vcflow.dashboard import mount
     from vcflow.server import compat
+    from vcflow.server.app import Extensions, Host
     from vcflow.server.serve import Settings, serve
+
+    runs_pods = runtime is RuntimeChoice.LOCAL
+
+    def extend(host: Host) -> Extensions:
+        found = compat.extend(host, runs_pods=runs_pods)
+        return found.joined(mount.extend(host, mount.Mode(dashboard.value)))
 
     serve(
         Settings(
@@ -110,5 +134,5 @@ def server(
             insecure_no_auth=insecure_no_auth,
             working_dir=working_dir,
         ),
-        extend=functools.partial(compat.extend, runs_pods=runtime is RuntimeChoice.LOCAL),
+        extend=extend,
     )

@@ -40,10 +40,41 @@ class Extensions:
     watch_views: Sequence[WatchView] = ()
     #: told what the controllers do (the server's metrics); `serve` gives it to them
     observer: Observer | None = None
+    #: lines `serve` prints after its start line (where the dashboard is)
+    notes: Sequence[str] = ()
+
+    def joined(self, other: Extensions) -> Extensions:
+        """Both extensions: this one's routes and middleware first (outside), the first
+        observer given."""
+        return Extensions(
+            routes=[*self.routes, *other.routes],
+            middleware=[*self.middleware, *other.middleware],
+            views=[*self.views, *other.views],
+            watch_views=[*self.watch_views, *other.watch_views],
+            observer=self.observer if self.observer is not None else other.observer,
+            notes=[*self.notes, *other.notes],
+        )
 
 
-#: makes the Extensions of a server from its store and state directory
-Extend = Callable[[Store, Path], Extensions]
+@dataclass(frozen=True)
+class Host:
+    """What an extension is told of the server it extends: its store (writes) and the
+    one reads go to, its state directory, the flag set when it stops, its token (None:
+    none asked), the names `Host` and `Origin` may carry (`crosssite`), its scheme and
+    the URL clients on this machine reach it at."""
+
+    store: Store
+    reads: Store
+    state_dir: Path
+    stopping: threading.Event
+    token: str | None
+    accepted_hosts: frozenset[str]
+    scheme: str
+    url: str
+
+
+#: makes the Extensions of a server from what it is (`Host`)
+Extend = Callable[[Host], Extensions]
 
 
 def create_app(

@@ -7,17 +7,15 @@ to `serve`.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from vcflow.server import barepods, discovery, metrics, openapi, tables
-from vcflow.server.app import Extensions
-from vcflow.store.base import Store
+from vcflow.server.app import Extensions, Host
 
 
-def extend(store: Store, state_dir: Path, *, runs_pods: bool = False) -> Extensions:
-    """The extensions of one app over `store` (its own metrics registry); `runs_pods`: the
-    server's local runtime runs the pods, so a client's bare Pod is refused."""
-    found = metrics.Metrics(store)
+def extend(host: Host, *, runs_pods: bool = False) -> Extensions:
+    """The extensions of one app over the host's `reads` store (its own metrics registry);
+    `runs_pods`: the server's local runtime runs the pods, so a client's bare Pod is
+    refused."""
+    found = metrics.Metrics(host.reads)
     refusals = [barepods.route()] if runs_pods else []
     return Extensions(
         routes=[*discovery.routes(), *openapi.routes(), found.route(), *refusals],

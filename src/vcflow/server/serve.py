@@ -36,7 +36,7 @@ from vcflow.api.errors import VcflowError
 from vcflow.controller.observer import Observer
 from vcflow.local import controlplane, statedir
 from vcflow.server import advertise, credentials
-from vcflow.server.app import Extend, Extensions, create_app
+from vcflow.server.app import Extend, Extensions, Host, create_app
 from vcflow.serving import Refused, exposure, listening, logs, shell, tls
 from vcflow.serving.exposure import check_strength, is_loopback, read_token
 from vcflow.store.base import Store
@@ -112,7 +112,11 @@ def serve(
         guard = connections.guard()
         sock = guard.listener(listening.listen(settings.host, settings.port))
         stopping = threading.Event()
-        more = extend(reads, state_dir) if extend is not None else Extensions()
+        url = listening.local_url(access.scheme, settings.host, sock)
+        host = Host(
+            store, reads, state_dir, stopping, access.token, access.hosts, access.scheme, url
+        )
+        more = extend(host) if extend is not None else Extensions()
         app = create_app(
             store,
             state_dir=state_dir,
@@ -142,7 +146,7 @@ def serve(
             daemon=True,
         )
         advert = advertise.Advert(
-            url=listening.local_url(access.scheme, settings.host, sock),
+            url=url,
             pid=os.getpid(),
             token_file=access.token_file.absolute() if access.token_file else None,
             ca_file=access.ca_file.absolute() if access.ca_file else None,
@@ -155,6 +159,8 @@ def serve(
                     f"vcflow server: serving {advert.url} (state dir {state_dir}, "
                     f"pid {advert.pid}); kubeconfig {config_path}; working dir {working_dir}"
                 )
+                for note in more.notes:
+                    say(note)
                 sys.stdout.flush()
                 server.run(sockets=[sock])
         finally:

@@ -1,0 +1,108 @@
+"""A pod's log for the dashboard's log view, from wherever the host reads logs
+(`LogSource`): `vcflow server` reads the pod's own files (`server.podlogs`, the route
+kubectl's `logs` uses, with `runtime.podlog`'s rule that only the pod's files are read);
+`vcflow dashboard` asks the cluster's API (`KubeStore.pod_log`, the user's credentials).
+Both take kubectl's query (`container`, `tailLines`, `follow`) and stream a followed log
+until the container's run ends, the server stops or the client leaves.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import Response, StreamingResponse
+
+from vcflow.runtime import podlog
+from vcflow.server import podlogs
+from vcflow.server.status import ApiError
+from vcflow.store.base import Store
+
+if TYPE_CHECKING:
+    from vcflow.kubestore import KubeStore
+
+TEXT = "text/plain; charset=utf-8"
+#: followed logs at once over a cluster's API (each holds a worker thread while it waits)
+MAX_FOLLOWED = 16
+
+
+class LogSource(Protocol):
+    """Where a host reads a pod's log; the names are checked (DNS-1123) before."""
+
+    async def answer(self, request: Request, namespace: str, pod: str) -> Response:
+        """The log as text/plain, streamed when `follow`."""
+
+
+class FileLogs:
+    """`vcflow server`'s: the pod's log files in the state directory."""
+
+    def __init__(self, store: Store, state_dir: Path, stopping: threading.Event) -> None:
+        self.store, self.state_dir, self.stopping = store, state_dir, stopping
+
+    async def answer(self, request: Request, namespace: str, pod: str) -> Response:
+        podlog.check_names(namespace, pod)
+        return await podlogs.answer(
+            request, self.store, self.state_dir, namespace, pod, self.stopping.is_set
+        )
+
+
+class ApiLogs:
+    """`vcflow dashboard`'s: the cluster's `pods/NAME/log`."""
+
+    def __init__(self, store: KubeStore, stopping: threading.Event) -> None:
+        self.store, self.stopping = store, stopping
+        self._followed = threading.BoundedSemaphore(MAX_FOLLOWED)
+
+    async def answer(self, request: Request, namespace: str, pod: str) -> Response:
+        wanted = podlogs.log_request(request, namespace, pod)  # (kubectl's parameters)
+        follow = request.query_params.get("follow") in ("1", "true", "True")
+        if not follow:
+            data = await run_in_threadpool(self._read, wanted)
+            return Response(data, media_type=TEXT)
+        if not self._followed.acquire(blocking=False):
+            raise ApiError(503, f"too many followed logs (cap {MAX_FOLLOWED}): try again later")
+        try:
+            chunks = await run_in_threadpool(self._open, wanted, follow=True)
+        except BaseException:
+            self._followed.release()
+            raise
+        return StreamingResponse(self._stream(chunks), media_type=TEXT)
+
+    def _open(self, wanted: podlog.LogRequest, *, follow: bool) -> Iterator[bytes]:
+        chunks = self.store.pod_log(
+            wanted.namespace,
+            wanted.name,
+            container=wanted.container,
+            follow=follow,
+            tail=wanted.tail,
+            previous=wanted.previous,
+        )
+        first = next(chunks, None)  # (the request is made, and refused, here)
+        return _again(first, chunks)
+
+    def _read(self, wanted: podlog.LogRequest) -> bytes:
+        return b"".join(self._open(wanted, follow=False))
+
+    async def _stream(self, chunks: Iterator[bytes]) -> AsyncIterator[bytes]:
+        try:
+            while not self.stopping.is_set():
+                chunk = await run_in_threadpool(next, chunks, None)
+                if chunk is None:
+                    return
+                if chunk:
+                    yield chunk
+                else:
+                    await asyncio.sleep(0.1)
+        finally:
+            self._followed.release()
+
+
+def _again(first: bytes | None, rest: Iterator[bytes]) -> Iterator[bytes]:
+    if first is not None:
+        yield first
+    yield from rest
