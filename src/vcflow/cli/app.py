@@ -35,6 +35,7 @@ from vcflow.cli import (
     apply,
     controller,
     convert,
+    dashboard,
     delete,
     describe,
     flowcmd,
@@ -318,6 +319,7 @@ app.command("run")(run.run)
 app.command("logs")(logs.logs)
 app.command("wait")(wait.wait)
 app.command("server")(server.server)
+app.command("dashboard")(dashboard.dashboard)
 app.command("webhook")(webhook.webhook)
 app.command("operator")(operator.operator)
 
