@@ -172,7 +172,7 @@ def resubmit(
     try:
         return store.create(copy)
     except AlreadyExists:
-        raise VcflowError(
+        raise AlreadyExists(
             f"Error from server (AlreadyExists): {JOBFLOWS.singular}.{JOBFLOWS.group} "
             f'"{new_name or ""}" already exists'
         ) from None
