@@ -1,0 +1,117 @@
+"""`vcflow dashboard`: the local server's login link, or (`--kubeconfig`) the dashboard
+served on a port of its own over a Kubernetes API — here the kubeconfig `vcflow server`
+writes, as a cluster's would be — showing the same flows, stopping cleanly on SIGTERM;
+and its refusals in one line."""
+
+from __future__ import annotations
+
+import re
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+from tests.server.conftest import DEADLINE, Start, jobflow, template, wait_until
+
+from vcflow.dashboard import web
+
+from .test_routes import FLOWS, UI, create
+
+LINK = re.compile(r"^vcflow dashboard: open (https?://\S+?)/#token=(\S+)$", re.M)
+
+
+def vcflow(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "vcflow", *args],
+        capture_output=True,
+        text=True,
+        timeout=DEADLINE,
+    )
+
+
+def test_without_a_kubeconfig_it_prints_the_local_server_s_link(
+    start_server: Start, tmp_path: Path
+) -> None:
+    none = vcflow("--state-dir", str(tmp_path / "empty"), "dashboard")
+    assert none.returncode == 1
+    assert none.stderr.splitlines() == [
+        f"vcflow dashboard: no vcflow server runs on {tmp_path / 'empty'}: start one (vcflow "
+        "server), or give --kubeconfig FILE to serve the dashboard over a cluster"
+    ]
+    server = start_server("--runtime", "none")
+    found = vcflow("--state-dir", str(server.state_dir), "dashboard")
+    assert found.returncode == 0, found.stderr
+    link = LINK.search(found.stdout)
+    assert link is not None, found.stdout
+    assert link.group(1) == server.url and link.group(2) == server.token
+    wrong = vcflow("--state-dir", str(server.state_dir), "dashboard", "--port", "x")
+    assert wrong.returncode == 2 and "Traceback" not in wrong.stderr
+
+
+def test_with_a_kubeconfig_it_serves_the_same_flows(start_server: Start, tmp_path: Path) -> None:
+    server = start_server("--runtime", "none")
+    with server.client() as client:
+        create(client, jobflow("seen", "one"), template("one", "true"))
+    config = server.state_dir / "kubeconfig"
+    out, err = tmp_path / "dash.out", tmp_path / "dash.err"
+    with out.open("wb") as stdout, err.open("wb") as stderr:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "vcflow", "dashboard", "--kubeconfig", str(config),
+             "--port", "0", "--read-only"],
+            stdout=stdout,
+            stderr=stderr,
+        )  # fmt: skip
+    try:
+        link = wait_until(
+            lambda: LINK.search(out.read_text()) or proc.poll() is not None, "the link"
+        )
+        assert proc.poll() is None, err.read_text()
+        assert isinstance(link, re.Match)
+        url, token = link.group(1), link.group(2)
+        assert url.startswith("http://127.0.0.1:")
+        headers = {"Authorization": f"Bearer {token}"}
+        with httpx.Client(base_url=url, headers=headers, timeout=DEADLINE) as dash:
+            assert dash.get(UI + "/session").json() == {
+                "readOnly": True,
+                "namespaces": None,
+                "host": "cluster",
+            }
+            rows = dash.get(UI + "/flows").json()["flows"]
+            assert [(r["namespace"], r["name"]) for r in rows] == [("default", "seen")]
+            graph = dash.get(FLOWS + "/seen")
+            assert graph.status_code == 200 and [n["id"] for n in graph.json()["nodes"]] == ["one"]
+            assert graph.headers["content-security-policy"] == web.CSP
+            refused = dash.post(FLOWS + "/seen/stop", json={})
+            assert refused.status_code == 403
+        with httpx.Client(base_url=url, timeout=DEADLINE) as anyone:
+            assert anyone.get(UI + "/flows").status_code == 401
+            assert anyone.get("/").status_code == 200
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=DEADLINE) == 0, err.read_text()
+        assert "Traceback" not in err.read_text()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=DEADLINE)
+
+
+def test_a_non_loopback_address_needs_a_token_file_and_tls(tmp_path: Path) -> None:
+    config = tmp_path / "kubeconfig"
+    config.write_text("apiVersion: v1\nkind: Config\n")
+    refused = vcflow("dashboard", "--kubeconfig", str(config), "--address", "0.0.0.0")
+    assert refused.returncode == 1
+    assert refused.stderr.splitlines() == [
+        "refusing to serve the dashboard on 0.0.0.0: a non-loopback --address needs "
+        "--token-file and --tls-cert/--tls-key (or listen on 127.0.0.1)"
+    ]
+    config.write_text(
+        "apiVersion: v1\nkind: Config\ncurrent-context: x\n"
+        "clusters: [{name: c, cluster: {server: 'http://127.0.0.1:1'}}]\n"
+        "users: [{name: u, user: {token: t}}]\n"
+        "contexts: [{name: x, context: {cluster: c, user: u}}]\n"
+    )
+    away = vcflow("dashboard", "--kubeconfig", str(config), "--port", "0")
+    assert away.returncode == 1
+    (line,) = away.stderr.splitlines()
+    assert line.startswith(f"cannot reach the Kubernetes API of {config}: ")
