@@ -42,6 +42,7 @@ class Events:
                     elif line.startswith("data: "):
                         self.frames.put((event, json.loads(line.removeprefix("data: "))))
         self.started.set()
+        self.frames.put(("closed", None))
 
     def until(self, check: Any, what: str, deadline: float = 45.0) -> list[tuple[str, Any]]:
         """The frames read until one passes `check(event, data)` (it included)."""

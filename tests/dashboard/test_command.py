@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import httpx
-from tests.server.conftest import DEADLINE, Start, jobflow, template, wait_until
+from tests.server.conftest import DEADLINE, Start, flow_phase, jobflow, template, wait_until
 
 from vcflow.dashboard import web
 
@@ -50,9 +50,10 @@ def test_without_a_kubeconfig_it_prints_the_local_server_s_link(
 
 
 def test_with_a_kubeconfig_it_serves_the_same_flows(start_server: Start, tmp_path: Path) -> None:
-    server = start_server("--runtime", "none")
+    server = start_server()
     with server.client() as client:
-        create(client, jobflow("seen", "one"), template("one", "true"))
+        create(client, jobflow("seen", "one"), template("one", "echo said-over-the-api"))
+        wait_until(lambda: flow_phase(client, "seen") == "Succeed", "the flow to succeed")
     config = server.state_dir / "kubeconfig"
     out, err = tmp_path / "dash.out", tmp_path / "dash.err"
     with out.open("wb") as stdout, err.open("wb") as stderr:
@@ -84,6 +85,9 @@ def test_with_a_kubeconfig_it_serves_the_same_flows(start_server: Start, tmp_pat
             assert graph.headers["content-security-policy"] == web.CSP
             refused = dash.post(FLOWS + "/seen/stop", json={})
             assert refused.status_code == 403
+            log = dash.get(UI + "/namespaces/default/pods/seen-one-t-0/log")
+            assert log.status_code == 200 and "said-over-the-api" in log.text
+            assert dash.get(UI + "/namespaces/default/pods/nope/log").status_code == 404
         with httpx.Client(base_url=url, timeout=DEADLINE) as anyone:
             assert anyone.get(UI + "/flows").status_code == 401
             assert anyone.get("/").status_code == 200

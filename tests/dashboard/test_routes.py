@@ -194,6 +194,9 @@ def test_the_stream_follows_a_flow_and_the_log_route_reads_a_pod(start_server: S
         bad = client.get(UI + "/namespaces/default/pods/..%2Fx/log")
         assert bad.status_code in (400, 404)
         assert COALESCE <= 0.2
+        # the server's stop ends the open stream, and the server exits 0
+        assert server.stop() == 0
+        events.until(lambda event, data: event == "closed", "the stream's end")
 
 
 def test_the_actions_do_what_the_cli_verbs_do(start_server: Start) -> None:
