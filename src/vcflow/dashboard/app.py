@@ -22,7 +22,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import FileResponse, JSONResponse, Response, StreamingResponse
+from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
@@ -304,11 +304,7 @@ async def _stream(board: Dashboard, request: Request) -> Response:
     scope = stream.Scope(namespace, flow, selector)
     page = stream.Page(board.settings.reads, scope, board.pasts.of, board.settings.now)
     body = stream.events(board.hub, listener, page, board.settings.stopping)
-    return StreamingResponse(
-        body,
-        media_type="text/event-stream",
-        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
-    )
+    return stream.Response(body, board.hub, listener)
 
 
 # --- actions -----------------------------------------------------------------------------

@@ -29,6 +29,9 @@ from datetime import datetime
 from typing import Any
 
 from starlette.concurrency import run_in_threadpool
+from starlette.responses import StreamingResponse
+from starlette.types import Receive, Send
+from starlette.types import Scope as ASGIScope
 
 from vcflow.api import names
 from vcflow.api.errors import NotFound
@@ -137,18 +140,16 @@ class Hub:
                 if cursor is None:
                     cursor = Cursor.now(self.store)
                 found, cursor = self.store.poll_events(cursor, KINDS)
+                if found:
+                    self._tell(listeners, flows_of(found))
+                else:
+                    self.store.wait(cursor, WAIT)
             except Expired:
                 cursor = None
                 self._tell(listeners, {ALL})
-                continue
             except Exception:  # (a cluster's API away a moment): looked at again
                 log.warning("the dashboard's event feed failed; retrying", exc_info=True)
                 self.stopping.wait(WAIT)
-                continue
-            if found:
-                self._tell(listeners, flows_of(found))
-                continue
-            self.store.wait(cursor, WAIT)
 
     @staticmethod
     def _tell(listeners: Iterable[Listener], keys: set[Key]) -> None:
@@ -177,6 +178,26 @@ def flows_of(events: Iterable[WatchEvent]) -> set[Key]:
 
 
 # --- the frames of one stream ------------------------------------------------------------
+
+
+class Response(StreamingResponse):
+    """The stream's answer: its listener leaves the hub when the answer ends, however it
+    ends — also when the client left before the first frame was read (the frames'
+    generator then never starts, and its own clean-up never runs)."""
+
+    def __init__(self, body: AsyncIterator[bytes], hub: Hub, listener: Listener) -> None:
+        super().__init__(
+            body,
+            media_type="text/event-stream",
+            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+        )
+        self.hub, self.listener = hub, listener
+
+    async def __call__(self, scope: ASGIScope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            self.hub.leave(self.listener)
 
 
 def frame(event: str, data: Any) -> bytes:
