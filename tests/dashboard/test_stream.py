@@ -6,6 +6,7 @@ ends when the server stops."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import threading
 from datetime import UTC, datetime
@@ -137,4 +138,32 @@ def test_a_stream_says_hello_and_ends_when_the_server_stops() -> None:
     got = asyncio.run(asyncio.wait_for(run(), 10))
     assert decoded(got) == [("hello", {"resourceVersion": str(Cursor.now(store).rv)})]
     assert hub.open == 0
+    hub.close()
+
+
+def test_a_client_gone_before_the_first_frame_leaves_the_hub() -> None:
+    store = MemoryStore()
+    stopping = threading.Event()
+    hub = stream.Hub(store, stopping)
+
+    async def run() -> None:
+        listener = hub.join(asyncio.get_running_loop())
+        assert listener is not None
+        body = stream.events(hub, listener, page(store, None), stopping)
+        answer = stream.Response(body, hub, listener)
+
+        async def receive() -> dict[str, Any]:
+            await asyncio.sleep(10)
+            return {"type": "http.disconnect"}
+
+        async def send(message: Any) -> None:
+            raise OSError("the client is gone")
+
+        scope = {"type": "http", "asgi": {"spec_version": "2.4"}, "method": "GET"}
+        with contextlib.suppress(Exception):
+            await answer(scope, receive, send)
+        assert hub.open == 0
+
+    asyncio.run(run())
+    stopping.set()
     hub.close()
