@@ -59,7 +59,13 @@ def test_login_sets_a_cookie_that_opens_the_dashboard_but_not_the_api(
     with server.client(token="") as anyone:
         page = anyone.get("/")
         assert page.status_code == 200 and "<html" in page.text
+        assert page.headers["cache-control"] == "no-cache" and page.headers["etag"]
         secured(page)
+        static = anyone.get("/ui/static/index.html")
+        assert static.status_code == 200 and static.headers["cache-control"] == "no-cache"
+        secured(static)
+        escaped = anyone.get("/ui/static/..%2F..%2Fapp.py")
+        assert escaped.status_code == 404 and "create_app" not in escaped.text
         refused = anyone.get(UI + "/session")
         assert refused.status_code == 401 and refused.json()["kind"] == "Status"
         secured(refused)

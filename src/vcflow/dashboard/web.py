@@ -38,7 +38,8 @@ JSON = "application/json"
 
 
 class Headers:
-    """Adds HEADERS to every answer (and `Cache-Control: no-cache` to the static files)."""
+    """Adds HEADERS to every answer (and `Cache-Control: no-cache` to the page and its
+    files: a browser revalidates them by their ETag, so an upgrade shows at once)."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -47,7 +48,8 @@ class Headers:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        static = str(scope.get("path", "")).startswith("/ui/static/")
+        path = str(scope.get("path", ""))
+        static = path == "/" or path.startswith("/ui/static/")
 
         async def sending(message: Message) -> None:
             if message["type"] == "http.response.start":
