@@ -141,7 +141,9 @@ def test_read_only_refuses_the_actions_and_off_serves_no_dashboard(start_server:
 
 def test_the_stream_follows_a_flow_and_the_log_route_reads_a_pod(start_server: Start) -> None:
     server = start_server()
-    with server.client() as client, server.client() as streaming:
+    with server.client() as client, server.client() as streaming, server.client() as listing:
+        listed = Events(listing, UI + "/stream?namespace=default")
+        listed.until(lambda event, data: event == "hello", "the list's hello")
         create(
             client,
             jobflow("live", "first", "then<first"),
@@ -197,6 +199,11 @@ def test_the_stream_follows_a_flow_and_the_log_route_reads_a_pod(start_server: S
         (vcjob,) = entry["vcjobs"]
         assert [p["name"] for p in vcjob["pods"]] == ["live-first-t-0"]
         assert vcjob["pods"][0]["containers"] == ["main"]
+        # the list page's stream: a row for the new flow, `deleted` once it is gone
+        listed.until(lambda event, data: event == "row" and data["name"] == "live", "its row")
+        assert client.delete(f"{FLOW}/jobflows/live").status_code == 200
+        gone = {"namespace": "default", "name": "live"}
+        listed.until(lambda event, data: event == "deleted" and data == gone, "deleted")
         bad = client.get(UI + "/namespaces/default/pods/..%2Fx/log")
         assert bad.status_code in (400, 404)
         assert COALESCE <= 0.2
