@@ -18,6 +18,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from vcflow.api import jsontext, names
 from vcflow.api.errors import AlreadyExists, Conflict, InputError, NotFound, VcflowError
 from vcflow.controller import userrequests
+from vcflow.kubeapi import status as kubestatus
 from vcflow.server.crosssite import CrossSiteGuard
 from vcflow.server.status import ApiError
 
@@ -149,7 +150,8 @@ Endpoint = Callable[[Request], Awaitable[Response]]
 
 def answering(endpoint: Endpoint) -> Endpoint:
     """`endpoint` with every error answered as a Status: ApiError as it is, a flow action
-    refused 409, NotFound 404, bad input 400, anything else 500 (logged)."""
+    refused 409, NotFound 404, bad input 400, a store's error as `exc_code` says, anything
+    else 500 (logged)."""
 
     async def answer(request: Request) -> Response:
         try:
@@ -172,7 +174,16 @@ def answering(endpoint: Endpoint) -> Endpoint:
 
 
 def exc_code(exc: VcflowError) -> int:
-    return 409 if isinstance(exc, AlreadyExists | Conflict) else 500
+    """The code of a store's error: 409 for a write another got to first; over a cluster,
+    403 where the user's credentials may not (RBAC), 502 where the cluster refused them
+    (not the browser's login: the dashboard's own credentials)."""
+    if isinstance(exc, AlreadyExists | Conflict):
+        return 409
+    if isinstance(exc, kubestatus.Forbidden):
+        return 403
+    if isinstance(exc, kubestatus.Unauthorized):
+        return 502
+    return 500
 
 
 def _plain(exc: NotFound) -> str:
