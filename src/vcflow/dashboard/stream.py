@@ -323,6 +323,10 @@ async def events(
         began = pinged = time.monotonic()
         sent: dict[Key, float] = {}
         due: dict[Key, float] = {}
+        if page.scope.flow is not None and page.scope.namespace is not None:
+            # once more after the hub surely follows the feed: a change between the page's
+            # start and the hub's first look is not missed (a row, nodes only if changed)
+            due[(page.scope.namespace, page.scope.flow)] = began + COALESCE
         while not stopping.is_set():
             now = time.monotonic()
             if now - began >= max_age:
