@@ -13,7 +13,11 @@ import zipfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-DATA = ("vcflow/admission/crds/batch.volcano.sh_jobs.yaml", "vcflow/admission/crds/NOTICE.md")
+DATA = (
+    "vcflow/admission/crds/batch.volcano.sh_jobs.yaml",
+    "vcflow/admission/crds/NOTICE.md",
+    "vcflow/dashboard/static/index.html",  # (the dashboard's page: docs/dashboard.md)
+)
 CHECK = (
     "import vcflow, sys; from vcflow.admission import crd; "
     "spec = crd.job_spec_schema().properties['tasks'].items.properties['template']; "
