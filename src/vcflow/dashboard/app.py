@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -106,14 +106,18 @@ def create_app(settings: Settings) -> Starlette:
     return app
 
 
+Handler = Callable[[Dashboard, Request], Awaitable[Response]]
+
+
 def routes(board: Dashboard) -> list[BaseRoute]:
+    """The page, its files and the routes of docs/dashboard.md; each route's errors are
+    Status answers (`web.answering`)."""
     api = "/ui/api"
     flow = api + "/namespaces/{namespace}/jobflows/{name}"
 
-    def route(path: str, handler: Callable[[Dashboard, Request], Any], method: str) -> Route:
+    def route(path: str, handler: Handler, method: str) -> Route:
         async def endpoint(request: Request) -> Response:
-            result: Response = await handler(board, request)
-            return result
+            return await handler(board, request)
 
         return Route(path, web.answering(endpoint), methods=[method])
 
