@@ -191,20 +191,47 @@ export function showFlow(main, route, session) {
     await load();
   }
 
-  load().then(() => {
-    if (closed) return;
-    es = openStream({namespace: ns, flow: name}, {
-      nodes: onNodes,
-      row: onRow,
-      reload,
-      deleted: (d) => {
-        if (d.namespace !== ns || d.name !== name) return;
-        msg.className = "msg error";
-        msg.textContent = `JobFlow ${ns}/${name} was deleted.`;
-        announce(msg.textContent);
-      },
-    }, setConn);
-  });
+  // The stream opens first and the graph is read after its `hello`: frames are
+  // changes since `hello`, so a graph read before it could miss some. Frames that
+  // come before the graph is drawn wait in `early`. A later `hello` (EventSource
+  // reconnected) means changes may have been missed: resync from a fresh read.
+  let hellos = 0;
+  const early = [];
+  const helloTimer = setTimeout(() => { if (!hellos) { hellos = 1; load().then(flush); } }, 3000);
+  es = openStream({namespace: ns, flow: name}, {
+    hello: () => {
+      hellos += 1;
+      if (hellos === 1) { clearTimeout(helloTimer); load().then(flush); } else if (graph) resync();
+    },
+    nodes: (d) => (graph ? onNodes(d) : early.push(d)),
+    row: onRow,
+    reload,
+    deleted: (d) => {
+      if (d.namespace !== ns || d.name !== name) return;
+      msg.className = "msg error";
+      msg.textContent = `JobFlow ${ns}/${name} was deleted.`;
+      announce(msg.textContent);
+    },
+  }, setConn);
+
+  function flush() {
+    if (graph) for (const d of early.splice(0)) onNodes(d);
+  }
+
+  // Apply a fresh read as node updates; a different node set is a reload.
+  async function resync() {
+    let fresh;
+    try { fresh = await getJSON(base); } catch (_) { return; }
+    if (closed || !graph) return;
+    const ids = (g) => g.nodes.map((n) => n.id).sort().join("\n");
+    if (ids(fresh) !== ids(data)) { reload(); return; }
+    onRow(fresh.flow);
+    onNodes({namespace: ns, name, criticalPath: fresh.flow.criticalPath, nodes: fresh.nodes.filter((n) => {
+      const old = data.nodes.find((x) => x.id === n.id);
+      return !old || old.phase !== n.phase || JSON.stringify(old.items) !== JSON.stringify(n.items) ||
+        old.critical !== n.critical || old.reason !== n.reason;
+    })});
+  }
 
   const tick = setInterval(() => { if (data) renderHead(); }, 15000);
 
@@ -212,6 +239,7 @@ export function showFlow(main, route, session) {
     update(r) { route = r; showPanel(r.entry); },
     close() {
       closed = true;
+      clearTimeout(helloTimer);
       if (es) es.close();
       if (panel) panel.close();
       clearInterval(tick);

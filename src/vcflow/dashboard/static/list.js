@@ -90,28 +90,43 @@ export function showList(main, route, session) {
 
   const ctl = new AbortController();
   let es = null;
+  // (the list's query; the stream filters by namespace only)
   const q = new URLSearchParams();
   if (route.namespace) q.set("namespace", route.namespace);
   if (route.labelSelector) q.set("labelSelector", route.labelSelector);
-  getJSON("/ui/api/flows" + (q.toString() ? "?" + q : ""), ctl.signal).then((data) => {
-    for (const r of data.flows) put(r);
-    updateCount();
-    document.documentElement.dataset.painted = "1";
-    window.vcflowPaint = performance.now();
-    es = openStream({namespace: route.namespace}, {
-      row: put,
-      deleted: (d) => drop(`${d.namespace}/${d.name}`),
-    }, setConn);
-  }).catch((e) => {
-    if (e.name === "AbortError") return;
-    msg.textContent = e.message;
-    msg.classList.add("error");
-  });
+  // Stream first, list after its `hello` (rows are changes since then); rows
+  // before the list arrives wait in `early`; a later `hello` (reconnected)
+  // reads the list again.
+  let loaded = false;
+  const early = [];
+  function load() {
+    getJSON("/ui/api/flows" + (q.toString() ? "?" + q : ""), ctl.signal).then((data) => {
+      const keep = new Set(data.flows.map((r) => `${r.namespace}/${r.name}`));
+      for (const key of [...rows.keys()]) if (!keep.has(key)) drop(key);
+      for (const r of data.flows) put(r);
+      for (const r of early.splice(0)) put(r);
+      loaded = true;
+      updateCount();
+      document.documentElement.dataset.painted = "1";
+      window.vcflowPaint = performance.now();
+    }).catch((e) => {
+      if (e.name === "AbortError") return;
+      msg.textContent = e.message;
+      msg.classList.add("error");
+    });
+  }
+  let hellos = 0;
+  const helloTimer = setTimeout(() => { if (!hellos) { hellos = 1; load(); } }, 3000);
+  es = openStream({namespace: route.namespace}, {
+    hello: () => { hellos += 1; clearTimeout(helloTimer); load(); },
+    row: (r) => (loaded ? put(r) : early.push(r)),
+    deleted: (d) => drop(`${d.namespace}/${d.name}`),
+  }, setConn);
 
   // Ages and durations move with the clock.
   const tick = setInterval(() => { for (const v of rows.values()) v.tr.replaceChildren(...cells(v.row)); }, 15000);
 
-  return {close() { ctl.abort(); if (es) es.close(); clearInterval(tick); setConn(""); }};
+  return {close() { ctl.abort(); if (es) es.close(); clearInterval(tick); clearTimeout(helloTimer); setConn(""); }};
 }
 
 // Kubernetes label selector subset: k=v, k==v, k!=v, k, !k, k in (a,b), k notin (a,b).
