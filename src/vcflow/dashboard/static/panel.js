@@ -151,10 +151,10 @@ export function openPanel(box, base, ns, node, onClose) {
     if (log) log.abort();
     const old = box.querySelector("#log");
     if (old) old.replaceWith(h("div", {class: "log-slot", dataset: {pod: old.dataset.pod}}));
-    const pre = h("pre", {tabindex: "0", "aria-label": `log of ${pod}`});
+    const pre = h("pre", {tabindex: "0"});   // focusable: it scrolls
     const follow = h("input", {type: "checkbox", id: "log-follow"});
     const st = h("span", {class: "muted", role: "status"});
-    const view = h("div", {id: "log", class: "log", dataset: {pod}},
+    const view = h("div", {id: "log", class: "log", dataset: {pod}, role: "region", "aria-label": `log of ${pod}`},
       h("div", {class: "log-bar"}, h("strong", null, `${pod}${container ? " / " + container : ""}`),
         h("label", {for: "log-follow", class: "check"}, follow, " Follow"), st),
       pre);

@@ -25,8 +25,9 @@ export function clear(el) {
   return el;
 }
 
+// Entry phases, plus flow (Succeed, Terminating) and pod (Succeeded) ones.
 const PHASES = new Set(["Completed", "Running", "Pending", "Waiting", "Backoff",
-  "Failed", "Terminated", "Aborted", "Skipped", "Succeeded"]);
+  "Failed", "Terminated", "Aborted", "Skipped", "Succeed", "Succeeded", "Terminating"]);
 
 // CSS class for a phase colour; unknown or empty phases share one class.
 export function phaseClass(phase) {
