@@ -15,7 +15,7 @@ const MAX_LABEL = 32;        // longer names are cut with "…" (full name in ar
 // initial DFS order without the sweeps.
 export function layoutOptions(nodeCount, edgeCount) {
   const size = nodeCount + edgeCount;
-  if (size <= 400) return {ranker: "network-simplex", order: "optimal"};
+  if (size <= 300) return {ranker: "network-simplex", order: "optimal"};
   if (size <= 1500) return {ranker: fastRanker, order: "optimal"};
   return {ranker: fastRanker, order: "initial"};
 }
