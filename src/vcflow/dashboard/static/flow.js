@@ -191,17 +191,17 @@ export function showFlow(main, route, session) {
     await load();
   }
 
-  // The stream opens first and the graph is read after its `hello`: frames are
-  // changes since `hello`, so a graph read before it could miss some. Frames that
-  // come before the graph is drawn wait in `early`. A later `hello` (EventSource
-  // reconnected) means changes may have been missed: resync from a fresh read.
-  let hellos = 0;
+  // Frames carry changes since the stream's `hello`. The graph is read at once,
+  // alongside the stream, for a fast first paint; once both the graph is drawn
+  // and `hello` has come, one re-read (resync, no new layout) catches what
+  // changed between the two. Frames before the graph is drawn wait in `early`.
+  // A later `hello` (EventSource reconnected) resyncs the same way.
+  let hello = false, resyncDue = false;
   const early = [];
-  const helloTimer = setTimeout(() => { if (!hellos) { hellos = 1; load().then(flush); } }, 3000);
   es = openStream({namespace: ns, flow: name}, {
     hello: () => {
-      hellos += 1;
-      if (hellos === 1) { clearTimeout(helloTimer); load().then(flush); } else if (graph) resync();
+      hello = true;
+      if (graph) resync(); else resyncDue = true;
     },
     nodes: (d) => (graph ? onNodes(d) : early.push(d)),
     row: onRow,
@@ -213,9 +213,12 @@ export function showFlow(main, route, session) {
       announce(msg.textContent);
     },
   }, setConn);
+  load().then(flush);
 
   function flush() {
-    if (graph) for (const d of early.splice(0)) onNodes(d);
+    if (!graph) return;
+    for (const d of early.splice(0)) onNodes(d);
+    if (resyncDue && hello) { resyncDue = false; resync(); }
   }
 
   // Apply a fresh read as node updates; a different node set is a reload.
@@ -239,7 +242,6 @@ export function showFlow(main, route, session) {
     update(r) { route = r; showPanel(r.entry); },
     close() {
       closed = true;
-      clearTimeout(helloTimer);
       if (es) es.close();
       if (panel) panel.close();
       clearInterval(tick);
