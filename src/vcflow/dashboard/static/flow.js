@@ -48,27 +48,37 @@ export function showFlow(main, route, session) {
         h("div", {class: "graph-tools"}, legend, zoomBar), status, graphBox),
       panelBox));
 
+  // The title row (with the action buttons) is made once; updates redraw only
+  // the badge and the facts, so a focused button keeps its focus.
+  const badgeSlot = h("span");
+  const facts = h("dl", {class: "facts"});
+  const flowMsg = h("p", {class: "flow-msg"});
+  let headMade = false;
+
   function renderHead() {
     const f = data.flow;
-    const actions = h("div", {class: "actions"});
-    if (!data.readOnly && !session.readOnly) {
-      actions.append(
-        h("button", {type: "button", id: "action-stop", class: "danger"}, "Stop"),
-        h("button", {type: "button", id: "action-retry"}, "Retry"),
-        h("button", {type: "button", id: "action-resubmit"}, "Resubmit"));
+    if (!headMade) {
+      headMade = true;
+      const actions = h("div", {class: "actions"});
+      if (!data.readOnly && !session.readOnly) {
+        actions.append(
+          h("button", {type: "button", id: "action-stop", class: "danger"}, "Stop"),
+          h("button", {type: "button", id: "action-retry"}, "Retry"),
+          h("button", {type: "button", id: "action-resubmit"}, "Resubmit"));
+      }
+      clear(head).append(h("div", {class: "title-row"}, h("h1", null, name), badgeSlot, actions),
+        facts, flowMsg);
     }
+    badgeSlot.replaceChildren(badge(f.phase));
     const crit = (f.criticalPath || []);
-    clear(head).append(
-      h("div", {class: "title-row"},
-        h("h1", null, name), badge(f.phase),
-        actions),
-      h("dl", {class: "facts"},
-        fact("Progress", progress(f.done, f.total)),
-        fact("Started", f.started ? fmtTime(f.started) : "—"),
-        fact("Duration", duration(f.started, f.finished) || "—"),
-        fact("ETA", eta(f) || (f.finished ? "finished" : "—")),
-        fact("Critical path", crit.length ? crit.join(" → ") : "—", "crit-path")),
-      f.message || f.reason ? h("p", {class: "flow-msg"}, [f.reason, f.message].filter(Boolean).join(": ")) : "");
+    facts.replaceChildren(
+      fact("Progress", progress(f.done, f.total)),
+      fact("Started", f.started ? fmtTime(f.started) : "—"),
+      fact("Duration", duration(f.started, f.finished) || "—"),
+      fact("ETA", eta(f) || (f.finished ? "finished" : "—")),
+      fact("Critical path", crit.length ? crit.join(" → ") : "—", "crit-path"));
+    flowMsg.textContent = [f.reason, f.message].filter(Boolean).join(": ");
+    flowMsg.hidden = !flowMsg.textContent;
   }
 
   function fact(k, v, cls) {
@@ -172,6 +182,7 @@ export function showFlow(main, route, session) {
       if (old !== undefined && delta.phase) changes.push(`${delta.id} ${delta.phase}`);
     }
     if (d.criticalPath) graph.setCriticalPath(d.criticalPath);
+    renderHead();
     if (changes.length) announce(changes.join(", "));
     if (panel && d.nodes && d.nodes.some((x) => x.id === route.entry)) panel.refresh();
   }

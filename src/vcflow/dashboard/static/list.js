@@ -36,18 +36,34 @@ export function showList(main, route, session) {
   main.append(h("div", {class: "page-head"}, h("h1", null, "JobFlows"), count), form, msg,
     h("div", {class: "table-wrap"}, table));
 
-  function cells(r) {
-    const key = `${r.namespace}/${r.name}`;
-    const link = h("a", {href: `#/flows/${enc(r.namespace)}/${enc(r.name)}`}, r.name);
-    return [
-      h("td", null, r.namespace),
-      h("td", {class: "name"}, link),
-      h("td", null, badge(r.phase)),
-      h("td", null, progress(r.done, r.total)),
-      h("td", {title: r.created || ""}, age(r.created)),
-      h("td", null, duration(r.started, r.finished)),
-      h("td", {title: r.eta || ""}, eta(r)),
-    ].map((td) => { td.dataset.key = key; return td; });
+  // A row's cells are made once; updates change their contents in place, so a
+  // focused link keeps its focus while rows update.
+  function makeRow(r, key) {
+    const tds = Array.from({length: 7}, () => h("td"));
+    tds[1].className = "name";
+    tds[0].textContent = r.namespace;
+    tds[1].append(h("a", {href: `#/flows/${enc(r.namespace)}/${enc(r.name)}`}, r.name));
+    const tr = h("tr", {dataset: {flow: key}}, ...tds);
+    fill(tr, r);
+    return tr;
+  }
+
+  function fill(tr, r) {
+    const td = tr.children;
+    tr.dataset.phase = r.phase || "";
+    td[2].replaceChildren(badge(r.phase));
+    td[3].replaceChildren(progress(r.done, r.total));
+    tick1(tr, r);
+  }
+
+  // The cells that move with the clock.
+  function tick1(tr, r) {
+    const td = tr.children;
+    td[4].textContent = age(r.created);
+    td[4].title = r.created || "";
+    td[5].textContent = duration(r.started, r.finished);
+    td[6].textContent = eta(r);
+    td[6].title = r.eta || "";
   }
 
   function put(r) {
@@ -56,12 +72,11 @@ export function showList(main, route, session) {
     const old = rows.get(key);
     if (old) {
       if (old.row.phase !== r.phase && r.phase) announce(`${key}: ${r.phase}`);
-      old.tr.replaceChildren(...cells(r));
-      old.tr.dataset.phase = r.phase || "";
+      fill(old.tr, r);
       old.row = r;
       return;
     }
-    const tr = h("tr", {dataset: {flow: key, phase: r.phase || ""}}, ...cells(r));
+    const tr = makeRow(r, key);
     rows.set(key, {row: r, tr});
     // keep the table sorted by namespace then name
     const after = [...rows.keys()].sort().indexOf(key);
@@ -124,7 +139,7 @@ export function showList(main, route, session) {
   }, setConn);
 
   // Ages and durations move with the clock.
-  const tick = setInterval(() => { for (const v of rows.values()) v.tr.replaceChildren(...cells(v.row)); }, 15000);
+  const tick = setInterval(() => { for (const v of rows.values()) tick1(v.tr, v.row); }, 15000);
 
   return {close() { ctl.abort(); if (es) es.close(); clearInterval(tick); clearTimeout(helloTimer); setConn(""); }};
 }
