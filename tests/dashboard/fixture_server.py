@@ -2,7 +2,8 @@
 
 Serves src/vcflow/dashboard/static/ at / and /ui/static/, and canned data on the
 /ui/api paths of the dashboard contract (docs/dashboard.md): flows `demo` (a small
-flow with every node kind), `bigN` (N random entries, e.g. big1000), a fake SSE
+flow with every node kind), `bigN`, `recentN`, `layersN`, `chainN` (N entries,
+e.g. big1000; see big()), a fake SSE
 stream that moves a few nodes every second, pod logs (follow streams a line a
 second) and the actions. Token: `secret`.
 
@@ -95,8 +96,8 @@ def demo() -> dict[str, Any]:
 
 
 def big(shape: str, n: int, seed: int = 42) -> dict[str, Any]:
-    """big: 1-3 dependencies on any earlier entry; layers: 50 wide, 2 dependencies
-    in the layer before; chain: one long line."""
+    """big: 1-3 dependencies on any earlier entry; recent: 1-3 among the 40 before;
+    layers: 50 wide, 2 dependencies in the layer before; chain: one long line."""
     rnd = random.Random(seed)
     nodes = [node(f"step-{i:04d}", rnd.choice(PHASES)) for i in range(n)]
     edges = []
@@ -106,6 +107,8 @@ def big(shape: str, n: int, seed: int = 42) -> dict[str, Any]:
         elif shape == "layers":
             layer = i // 50
             preds = [(layer - 1) * 50 + rnd.randrange(50) for _ in range(2)] if layer else []
+        elif shape == "recent":
+            preds = [max(0, i - 1 - rnd.randrange(40)) for _ in range(1 + rnd.randrange(3))]
         else:
             preds = [rnd.randrange(i) for _ in range(1 + rnd.randrange(3))]
         edges += [(f"step-{p:04d}", f"step-{i:04d}") for p in preds]
@@ -158,7 +161,7 @@ ROWS = [
 
 def get_graph(ns: str, name: str) -> dict[str, Any] | None:
     key = f"{ns}/{name}"
-    m = re.fullmatch(r"(big|layers|chain)(\d+)", name)
+    m = re.fullmatch(r"(big|recent|layers|chain)(\d+)", name)
     if key not in GRAPHS and m:
         GRAPHS[key] = big(m.group(1), int(m.group(2)))
     return GRAPHS.get(key)
@@ -171,6 +174,13 @@ class Handler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: Any) -> None:
         pass
+
+    def handle_one_request(self) -> None:
+        # a browser that leaves mid-answer (navigation, a test's end) is no error
+        try:
+            super().handle_one_request()
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
 
     def head(self, code: int, ctype: str, length: int | None = None, **extra: str) -> None:
         self.send_response(code)
@@ -216,7 +226,6 @@ class Handler(BaseHTTPRequestHandler):
             return self.status(404, "not found")
         if not self.authed():
             return self.status(401, "Unauthorized")
-        time.sleep(0.05)
         if p == "/ui/api/session":
             return self.json(
                 200, {"readOnly": self.read_only, "namespaces": None, "host": "server"}
