@@ -98,6 +98,40 @@ function pathOf(pts) {
   return d;
 }
 
+// dagre's crossing sweeps also reorder when it gains nothing (ties flip with
+// its left/right bias): b and c of a diamond a->{b,c}->d come out as c above b.
+// Keep dagre's first order (the spec's order, depth first) unless the sweeps
+// really cross fewer edges. (A dagre customOrder: `order` is dagre's own.)
+function stableOrder(lg, order) {
+  order(lg, {disableOptimalOrderHeuristic: true});
+  const first = new Map(lg.nodes().map((v) => [v, lg.node(v).order]));
+  const before = crossings(lg);
+  order(lg, {});
+  if (crossings(lg) >= before) for (const [v, o] of first) lg.node(v).order = o;
+}
+
+// Edge crossings between adjacent ranks (dagre's internal edges span one rank).
+function crossings(lg) {
+  const byRank = new Map();
+  for (const e of lg.edges()) {
+    const a = lg.node(e.v), b = lg.node(e.w);
+    const r = Math.min(a.rank, b.rank);
+    const pair = a.rank < b.rank ? [a.order, b.order] : [b.order, a.order];
+    if (!byRank.has(r)) byRank.set(r, []);
+    byRank.get(r).push(pair);
+  }
+  let n = 0;
+  for (const list of byRank.values()) {
+    list.sort((p, q) => p[0] - q[0] || p[1] - q[1]);
+    for (let i = 0; i < list.length; i++) {
+      for (let j = i + 1; j < list.length; j++) {
+        if (list[j][0] > list[i][0] && list[j][1] < list[i][1]) n++;
+      }
+    }
+  }
+  return n;
+}
+
 function criticalPairs(path) {
   const s = new Set();
   for (let i = 0; i + 1 < (path || []).length; i++) s.add(path[i] + "\u0000" + path[i + 1]);
@@ -121,7 +155,7 @@ export function drawGraph(container, data, onOpen) {
     g.setNode(n.id, {width: Math.round(w), height: NODE_H});
   }
   for (const e of data.edges) if (g.hasNode(e.source) && g.hasNode(e.target)) g.setEdge(e.source, e.target);
-  dagre.layout(g, opts.order === "initial" ? {disableOptimalOrderHeuristic: true} : {});
+  dagre.layout(g, opts.order === "initial" ? {disableOptimalOrderHeuristic: true} : {customOrder: stableOrder});
   const tLayout = performance.now() - t0;
 
   const gw = Math.ceil(g.graph().width || 100), gh = Math.ceil(g.graph().height || 100);
