@@ -12,6 +12,7 @@ export function openPanel(box, base, ns, node, onClose) {
   const ctl = new AbortController();
   let log = null;            // {abort()} of the log view in use
   let refreshTimer = null;
+  let logClosed = false;     // the user closed the log: no automatic one again
 
   box.setAttribute("role", "region");
   box.setAttribute("aria-label", `entry ${node.id}`);
@@ -52,6 +53,11 @@ export function openPanel(box, base, ns, node, onClose) {
       if (slot) slot.replaceWith(keepLog);
       else if (log) { log.abort(); log = null; }
     }
+    // The first pod's log shows at once: it is what one opens an entry for.
+    if (!body.querySelector("#log") && !logClosed) {
+      const li = body.querySelector("ul.pods > li");
+      if (li) showLog(li, li.dataset.pod, li.dataset.container);
+    }
   }
 
   function kv(k, v) {
@@ -81,7 +87,7 @@ export function openPanel(box, base, ns, node, onClose) {
       const ul = h("ul", {class: "pods"});
       for (const p of j.pods) {
         const containers = p.containers && p.containers.length ? p.containers : [""];
-        const li = h("li", null, h("div", {class: "pod-line"}, h("code", null, p.name), " ", badge(p.phase),
+        const li = h("li", {dataset: {pod: p.name, container: containers[0]}}, h("div", {class: "pod-line"}, h("code", null, p.name), " ", badge(p.phase),
           p.node ? h("span", {class: "muted"}, ` on ${p.node}`) : "",
           h("span", {class: "muted"}, " ", duration(p.started, p.finished))));
         for (const c of containers) {
@@ -154,10 +160,17 @@ export function openPanel(box, base, ns, node, onClose) {
     const pre = h("pre", {tabindex: "0"});   // focusable: it scrolls
     const follow = h("input", {type: "checkbox", id: "log-follow"});
     const st = h("span", {class: "muted", role: "status"});
+    const hide = h("button", {type: "button", class: "small hide"}, "Hide");
     const view = h("div", {id: "log", class: "log", dataset: {pod}, role: "region", "aria-label": `log of ${pod}`},
       h("div", {class: "log-bar"}, h("strong", null, `${pod}${container ? " / " + container : ""}`),
-        h("label", {for: "log-follow", class: "check"}, follow, " Follow"), st),
+        h("label", {for: "log-follow", class: "check"}, follow, " Follow"), st, hide),
       pre);
+    hide.addEventListener("click", () => {
+      if (lc) lc.abort();
+      logClosed = true;
+      log = null;
+      view.replaceWith(h("div", {class: "log-slot", dataset: {pod}}));
+    });
     li.querySelector(".log-slot").replaceWith(view);
     let lc = null;
     const path = (extra) => `/ui/api/namespaces/${enc(ns)}/pods/${enc(pod)}/log?` +
