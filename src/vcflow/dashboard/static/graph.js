@@ -86,16 +86,21 @@ function nodeClass(n, selected) {
     (selected ? " selected" : "");
 }
 
-// Smooth path through dagre's edge points (Catmull-Rom turned into cubic Béziers).
+// A B-spline through dagre's edge points (d3's curveBasis): smooth, and unlike
+// a curve through every point it never overshoots on long, steep edges.
 function pathOf(pts) {
-  let d = `M${pts[0].x.toFixed(1)},${pts[0].y.toFixed(1)}`;
-  for (let i = 0; i < pts.length - 1; i++) {
-    const p0 = pts[i - 1] || pts[i], p1 = pts[i], p2 = pts[i + 1], p3 = pts[i + 2] || p2;
-    const c1x = p1.x + (p2.x - p0.x) / 6, c1y = p1.y + (p2.y - p0.y) / 6;
-    const c2x = p2.x - (p3.x - p1.x) / 6, c2y = p2.y - (p3.y - p1.y) / 6;
-    d += `C${c1x.toFixed(1)},${c1y.toFixed(1)} ${c2x.toFixed(1)},${c2y.toFixed(1)} ${p2.x.toFixed(1)},${p2.y.toFixed(1)}`;
-  }
-  return d;
+  const f = (v) => v.toFixed(1);
+  if (pts.length < 3) return pts.map((p, i) => `${i ? "L" : "M"}${f(p.x)},${f(p.y)}`).join("");
+  let x0 = pts[0].x, y0 = pts[0].y, x1 = pts[1].x, y1 = pts[1].y;
+  let d = `M${f(x0)},${f(y0)}L${f((5 * x0 + x1) / 6)},${f((5 * y0 + y1) / 6)}`;
+  const bezier = (x, y) => {
+    d += `C${f((2 * x0 + x1) / 3)},${f((2 * y0 + y1) / 3)} ${f((x0 + 2 * x1) / 3)},${f((y0 + 2 * y1) / 3)} ` +
+      `${f((x0 + 4 * x1 + x) / 6)},${f((y0 + 4 * y1 + y) / 6)}`;
+    x0 = x1; y0 = y1; x1 = x; y1 = y;
+  };
+  for (let i = 2; i < pts.length; i++) bezier(pts[i].x, pts[i].y);
+  bezier(x1, y1);
+  return d + `L${f(x1)},${f(y1)}`;
 }
 
 // dagre's crossing sweeps also reorder when it gains nothing (ties flip with
