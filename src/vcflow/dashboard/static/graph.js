@@ -154,8 +154,10 @@ export function drawGraph(container, data, onOpen) {
     ranker: opts.ranker});
   g.setDefaultEdgeLabel(() => ({}));
   for (const n of data.nodes) {
-    // Widest of the name (bold) and the phase line (smaller), estimated from lengths.
-    const chars = Math.max(Math.min(MAX_LABEL, (n.label || n.id).length), subText(n).length * 0.9 + 2);
+    // Widest of the name (bold) and the phase line (smaller), estimated from lengths;
+    // the phase line at its longest, as updates change it but never the layout.
+    const longest = subText({phase: "Terminated", items: n.items && {done: n.items.total, total: n.items.total}});
+    const chars = Math.max(Math.min(MAX_LABEL, (n.label || n.id).length), longest.length * 0.9 + 2);
     const w = Math.max(120, chars * CHAR_W + 26);
     g.setNode(n.id, {width: Math.round(w), height: NODE_H});
   }
