@@ -100,12 +100,14 @@ def open_page(browser: Browser) -> Iterator[OpenPage]:
 
 def example_objects(script: str) -> list[dict[str, Any]]:
     """Volcano's example flow (examples/jobflow/: five entries a → b → c, d → e) with each
-    template's `sleep 10s` replaced by `script`."""
+    template's `sleep 10s` replaced by `script`, its vcjobs retained."""
     out: list[dict[str, Any]] = []
     for path in sorted(EXAMPLE.glob("*.yaml")):
         for doc in yaml.safe_load_all(path.read_text()):
             if not doc:
                 continue
+            if doc["kind"] == "JobFlow":  # (kept, so that their pods' logs can be read)
+                doc["spec"]["jobRetainPolicy"] = "retain"
             if doc["kind"] == "JobTemplate":
                 for task in doc["spec"]["tasks"]:
                     for container in task["template"]["spec"]["containers"]:

@@ -83,6 +83,9 @@ def test_the_example_flow_turns_green_on_the_page(
 
     page.click(_node("a"))
     page.wait_for_selector("#panel", state="visible")
+    page.wait_for_selector("#panel >> text=test-a-")  # (its pod listed)
+    if page.locator("#log").count() == 0:  # (a log the page did not open by itself)
+        page.locator("#panel button", has_text="Log").first.click()
     page.wait_for_function(
         "() => (document.querySelector('#log pre') || {}).textContent?.includes('vcflow-log-line')",
         timeout=PAGE_DEADLINE,
@@ -166,7 +169,9 @@ def test_keyboard_moves_between_nodes(start_server: Any, open_page: OpenPage) ->
     page.keyboard.press("ArrowRight")
     first = focused()
     assert first in {"b", "c"}
-    page.keyboard.press("ArrowDown" if first == "b" else "ArrowUp")
+    page.keyboard.press("ArrowDown")  # (the other node of the rank: below, else above)
+    if focused() == first:
+        page.keyboard.press("ArrowUp")
     assert focused() == ({"b", "c"} - {first}).pop()
     page.keyboard.press("ArrowRight")
     assert focused() == "d"
