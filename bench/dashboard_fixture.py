@@ -7,7 +7,7 @@ e.g. big1000; see big()), a fake SSE
 stream that moves a few nodes every second, pod logs (follow streams a line a
 second) and the actions. Token: `secret`.
 
-    python tests/dashboard/fixture_server.py --port 8091 [--read-only] [--no-auth]
+    python bench/dashboard_fixture.py --port 8091 [--read-only] [--no-auth]
 """
 
 from __future__ import annotations

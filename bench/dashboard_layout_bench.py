@@ -1,7 +1,7 @@
 """Time dagre's layout of 1,000-node graphs in headless Chromium, per layout option,
 and the dashboard's time to first paint of a 1,000-node flow (fixture backend).
 
-    python tests/dashboard/layout_bench.py [--chromium /usr/bin/chromium] [--slow]
+    python bench/dashboard_layout_bench.py [--chromium /usr/bin/chromium] [--slow]
 
 --slow adds dagre's default network-simplex ranker (tens of seconds per graph).
 """
@@ -17,7 +17,7 @@ from pathlib import Path
 from playwright.sync_api import sync_playwright
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import fixture_server
+import dashboard_fixture as fixture_server
 
 # Same graph shapes as the fixture's bigN / layersN / chainN flows, built in the page.
 BENCH_JS = """
