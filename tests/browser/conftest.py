@@ -5,8 +5,6 @@ browsers are never downloaded), and a page of a real `vcflow server` (tests/serv
 
 from __future__ import annotations
 
-import os
-import shutil
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,20 +15,13 @@ import yaml
 from playwright.sync_api import Browser, BrowserContext, Page, Request, sync_playwright
 from tests.server.conftest import FLOW, Server, start_server
 
+from .chromium import chromium_path
+
 __all__ = ["FLOW", "Opened", "Server", "browser", "open_page", "start_server"]
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "jobflow"
 #: milliseconds a page may take to show what the tests wait for (a loaded CI machine)
 PAGE_DEADLINE = 30_000
-
-
-def chromium_path() -> str:
-    found = shutil.which("chromium") or shutil.which("chromium-browser")
-    if found is None:
-        if os.environ.get("CI"):
-            pytest.fail("chromium is not installed (.ci/run installs Debian's chromium)")
-        pytest.skip("headless Chromium is not installed (apt-get install chromium)")
-    return found
 
 
 @pytest.fixture(scope="module")

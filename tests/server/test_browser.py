@@ -10,15 +10,13 @@ import contextlib
 import functools
 import http.server
 import json
-import os
-import shutil
 import subprocess
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
-import pytest
+from tests.browser.chromium import chromium_path
 
 from .conftest import BATCH, DEADLINE, Start, wait_until
 from .test_default_auth import vcjob
@@ -39,15 +37,6 @@ Promise.allSettled(tries).then(() => { document.title = "sent"; });
 """
 
 
-def _chromium() -> str:
-    found = shutil.which("chromium") or shutil.which("chromium-browser")
-    if found is None:
-        if os.environ.get("CI"):
-            pytest.fail("chromium is not installed (.ci/run installs Debian's chromium)")
-        pytest.skip("headless Chromium is not installed (apt-get install chromium)")
-    return found
-
-
 @contextlib.contextmanager
 def _page_server(root: Path) -> Iterator[str]:
     """A plain HTTP server of `root` on another loopback port: the other origin."""
@@ -63,7 +52,7 @@ def _page_server(root: Path) -> Iterator[str]:
 
 
 def test_a_page_of_another_origin_cannot_create_a_job(start_server: Start, tmp_path: Path) -> None:
-    chromium = _chromium()
+    chromium = chromium_path()
     server = start_server("--insecure-no-auth")
     jobs = f"{server.url}{BATCH}/jobs"
     marker = tmp_path / "ran"

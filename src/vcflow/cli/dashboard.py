@@ -41,15 +41,9 @@ def dashboard(
             help="The token a browser logs in with (owner-only file; default: a new one).",
         ),
     ] = None,
-    tls_cert: Annotated[
-        Path | None, typer.Option("--tls-cert", metavar="FILE", help="TLS certificate (PEM).")
-    ] = None,
-    tls_key: Annotated[
-        Path | None, typer.Option("--tls-key", metavar="FILE", help="TLS private key (PEM).")
-    ] = None,
-    log_level: Annotated[
-        LogLevel, typer.Option("--log-level", help="info logs one line per request.")
-    ] = LogLevel.INFO,
+    tls_cert: options.TlsCertOption = None,
+    tls_key: options.TlsKeyOption = None,
+    log_level: options.RequestLogLevelOption = LogLevel.INFO,
 ) -> None:
     """Open the web dashboard: JobFlows live, their DAGs, logs, Stop/Retry/Resubmit.
 

@@ -15,6 +15,7 @@ from vcflow.cli import kinds
 from vcflow.kubeapi import fieldvalidation
 from vcflow.local import manifests, statedir
 from vcflow.runtime import resources
+from vcflow.serving.logs import LogLevel
 
 T = TypeVar("T")
 
@@ -23,6 +24,17 @@ STATE_DIR = "vcflow.state_dir"  # key in the click context's `meta`
 KindArgument = Annotated[str, typer.Argument(metavar="KIND", help=f"Kind: {kinds.HELP}.")]
 
 PortOption = Annotated[int, typer.Option("--port", help="Port (0: a free one).", min=0, max=65535)]
+#: the serving certificate and key of a command that serves HTTPS (`server`, `dashboard`)
+TlsCertOption = Annotated[
+    Path | None, typer.Option("--tls-cert", metavar="FILE", help="TLS certificate (PEM).")
+]
+TlsKeyOption = Annotated[
+    Path | None, typer.Option("--tls-key", metavar="FILE", help="TLS private key (PEM).")
+]
+#: the request log of a command that serves HTTP
+RequestLogLevelOption = Annotated[
+    LogLevel, typer.Option("--log-level", help="info logs one line per request.")
+]
 NamespaceOption = Annotated[
     str,
     typer.Option("-n", "--namespace", metavar="NAMESPACE", help="Namespace of the objects."),

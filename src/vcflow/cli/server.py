@@ -56,15 +56,9 @@ def server(
             "--token-file", metavar="FILE", help="Bearer token clients must send (owner-only file)."
         ),
     ] = None,
-    tls_cert: Annotated[
-        Path | None, typer.Option("--tls-cert", metavar="FILE", help="TLS certificate (PEM).")
-    ] = None,
-    tls_key: Annotated[
-        Path | None, typer.Option("--tls-key", metavar="FILE", help="TLS private key (PEM).")
-    ] = None,
-    log_level: Annotated[
-        LogLevel, typer.Option("--log-level", help="info logs one line per request.")
-    ] = LogLevel.INFO,
+    tls_cert: options.TlsCertOption = None,
+    tls_key: options.TlsKeyOption = None,
+    log_level: options.RequestLogLevelOption = LogLevel.INFO,
     working_dir: Annotated[
         Path | None,
         typer.Option(

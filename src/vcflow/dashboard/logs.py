@@ -8,9 +8,8 @@ until the container's run ends, the server stops or the client leaves.
 
 from __future__ import annotations
 
-import asyncio
 import threading
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Generator, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -73,7 +72,7 @@ class ApiLogs:
             raise
         return StreamingResponse(self._stream(chunks), media_type=TEXT)
 
-    def _open(self, wanted: podlog.LogRequest, *, follow: bool) -> Iterator[bytes]:
+    def _open(self, wanted: podlog.LogRequest, *, follow: bool) -> Generator[bytes, None, None]:
         chunks = self.store.pod_log(
             wanted.namespace,
             wanted.name,
@@ -88,21 +87,15 @@ class ApiLogs:
     def _read(self, wanted: podlog.LogRequest) -> bytes:
         return b"".join(self._open(wanted, follow=False))
 
-    async def _stream(self, chunks: Iterator[bytes]) -> AsyncIterator[bytes]:
+    async def _stream(self, chunks: Generator[bytes, None, None]) -> AsyncIterator[bytes]:
         try:
-            while not self.stopping.is_set():
-                chunk = await run_in_threadpool(next, chunks, None)
-                if chunk is None:
-                    return
-                if chunk:
-                    yield chunk
-                else:
-                    await asyncio.sleep(0.1)
+            async for chunk in podlogs.followed(chunks, self.stopping.is_set):
+                yield chunk
         finally:
             self._followed.release()
 
 
-def _again(first: bytes | None, rest: Iterator[bytes]) -> Iterator[bytes]:
+def _again(first: bytes | None, rest: Iterator[bytes]) -> Generator[bytes, None, None]:
     if first is not None:
         yield first
     yield from rest

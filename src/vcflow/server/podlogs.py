@@ -76,12 +76,12 @@ async def answer(
     chosen = await run_in_threadpool(podlog.choose, state_dir, wanted, stored)
     if follow and not wanted.previous and chosen.live:
         chunks = podlog.stream(state_dir, chosen, wanted.tail, idle=True, times=wanted.times)
-        return StreamingResponse(_followed(chunks, stopping), media_type=TEXT)
+        return StreamingResponse(followed(chunks, stopping), media_type=TEXT)
     data = await run_in_threadpool(podlog.read, state_dir, wanted, chosen)
     return Response(data, media_type=TEXT)
 
 
-async def _followed(
+async def followed(
     chunks: Generator[bytes, None, None], stopping: Callable[[], bool]
 ) -> AsyncIterator[bytes]:
     """The chunks, each read in a worker thread; a quiet log is waited for here, with no
