@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import hmac
 import json
 import random
 import re
@@ -26,10 +25,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlparse
 
+from vcflow.dashboard.session import COOKIE, cookie_value
+
 STATIC = Path(__file__).resolve().parents[2] / "src" / "vcflow" / "dashboard" / "static"
 TOKEN = "secret"
-COOKIE = "vcflow-dashboard"
-SESSION = hmac.new(TOKEN.encode(), b"vcflow dashboard session", hashlib.sha256).hexdigest()
+SESSION = cookie_value(TOKEN)
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
     "connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"

@@ -247,9 +247,7 @@ async def _graph(board: Dashboard, request: Request) -> Response:
 
 
 async def _entry(board: Dashboard, request: Request) -> Response:
-    board.require(request)
-    namespace, name = _flow_names(request)
-    entry = views.entry_of(request.path_params["entry"])
+    namespace, name, entry = _entry_names(board, request)
 
     def read() -> dict[str, Any] | None:
         reads = board.settings.reads
@@ -259,16 +257,11 @@ async def _entry(board: Dashboard, request: Request) -> Response:
         events = reads.list(Event, namespace)
         return detail.entry(_view(board, flow, jobs), entry, jobs, pods, events)
 
-    found = await run_in_threadpool(read)
-    if found is None:
-        raise ApiError(404, f'jobflow "{name}" has no entry "{entry[:100]}"')
-    return JSONResponse(found)
+    return await _found(read, f'jobflow "{name}" has no entry "{entry[:100]}"')
 
 
 async def _items(board: Dashboard, request: Request) -> Response:
-    board.require(request)
-    namespace, name = _flow_names(request)
-    entry = views.entry_of(request.path_params["entry"])
+    namespace, name, entry = _entry_names(board, request)
     query = request.query_params
     offset = web.number(query.get("offset"), "offset", 0)
     limit = web.number(query.get("limit"), "limit", 200, most=views.MAX_ITEMS_PAGE)
@@ -277,9 +270,21 @@ async def _items(board: Dashboard, request: Request) -> Response:
         flow, jobs = _read_flow(board, namespace, name)
         return views.items(_view(board, flow, jobs), entry, offset, limit)
 
+    return await _found(read, f'jobflow "{name}" has no for entry "{entry[:100]}"')
+
+
+def _entry_names(board: Dashboard, request: Request) -> tuple[str, str, str]:
+    """An entry route's namespace, flow and entry names, once its caller is let in."""
+    board.require(request)
+    namespace, name = _flow_names(request)
+    return namespace, name, views.entry_of(request.path_params["entry"])
+
+
+async def _found(read: Callable[[], dict[str, Any] | None], missing: str) -> Response:
+    """`read`'s answer, read off the event loop; 404 saying `missing` when it finds none."""
     found = await run_in_threadpool(read)
     if found is None:
-        raise ApiError(404, f'jobflow "{name}" has no for entry "{entry[:100]}"')
+        raise ApiError(404, missing)
     return JSONResponse(found)
 
 

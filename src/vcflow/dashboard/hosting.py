@@ -24,7 +24,6 @@ from vcflow.dashboard import app as dashboard_app
 from vcflow.dashboard.logs import ApiLogs
 from vcflow.server import credentials
 from vcflow.serving import Refused, exposure, listening, logs, shell, tls
-from vcflow.telemetry import connections
 
 if TYPE_CHECKING:
     from vcflow.kubestore import KubeStore
@@ -87,43 +86,36 @@ def serve(
             store.resource_version()
         except Exception as exc:  # (refused, unreachable, unauthorized: one line)
             raise Refused(f"cannot reach the Kubernetes API of {where}: {_brief(exc)}") from None
-        guard = connections.guard()
-        sock = guard.listener(listening.listen(settings.address, settings.port))
-        stopping = threading.Event()
-        board = dashboard_app.Settings(
-            reads=store,
-            writes=store,
-            logs=ApiLogs(store, stopping),
-            stopping=stopping,
-            token=token,
-            read_only=settings.read_only,
-            host=dashboard_app.CLUSTER,
-            accepted_hosts=frozenset(hosts),
-            scheme=scheme,
-        )
-        app = dashboard_app.create_app(board)
-        server = shell.shell(
-            app,
-            guard,
-            log_level=settings.log_level,
-            tls=context,
-            access_log=True,
-            stopping=stopping,
-        )
-        url = listening.local_url(scheme, settings.address, sock)
-        try:
-            with server.signals_caught():
-                if settings.token_file is None:
-                    say(f"vcflow dashboard: open {url}/#token={token}")
-                else:
-                    given = settings.token_file
-                    say(f"vcflow dashboard: open {url}/ (log in with the token in {given})")
-                sys.stdout.flush()
-                server.run(sockets=[sock])
-        finally:
-            stopping.set()
-            app.state.dashboard.hub.close()
-            sock.close()
+        with shell.endpoint(settings.address, settings.port) as endpoint:
+            stopping = threading.Event()
+            board = dashboard_app.Settings(
+                reads=store,
+                writes=store,
+                logs=ApiLogs(store, stopping),
+                stopping=stopping,
+                token=token,
+                read_only=settings.read_only,
+                host=dashboard_app.CLUSTER,
+                accepted_hosts=frozenset(hosts),
+                scheme=scheme,
+            )
+            app = dashboard_app.create_app(board)
+            server = endpoint.shell(
+                app, log_level=settings.log_level, tls=context, stopping=stopping
+            )
+            url = endpoint.url(scheme)
+            try:
+                with server.signals_caught():
+                    if settings.token_file is None:
+                        say(f"vcflow dashboard: open {url}/#token={token}")
+                    else:
+                        given = settings.token_file
+                        say(f"vcflow dashboard: open {url}/ (log in with the token in {given})")
+                    sys.stdout.flush()
+                    endpoint.serve(server)
+            finally:
+                stopping.set()
+                app.state.dashboard.hub.close()
 
 
 def _brief(exc: BaseException) -> str:

@@ -40,7 +40,6 @@ from vcflow.server.app import Extend, Extensions, Host, create_app
 from vcflow.serving import Refused, exposure, listening, logs, shell, tls
 from vcflow.serving.exposure import check_strength, is_loopback, read_token
 from vcflow.store.base import Store
-from vcflow.telemetry import connections
 
 log = logging.getLogger("vcflow.server")
 INSECURE_WARNING = (
@@ -109,66 +108,59 @@ def serve(
         if settings.insecure_no_auth:
             print(INSECURE_WARNING.format(user=_user()), file=sys.stderr)
         # (the soft file limit raised to the hard one; the connection cap follows from it)
-        guard = connections.guard()
-        sock = guard.listener(listening.listen(settings.host, settings.port))
-        stopping = threading.Event()
-        url = listening.local_url(access.scheme, settings.host, sock)
-        host = Host(
-            store, reads, state_dir, stopping, access.token, access.hosts, access.scheme, url
-        )
-        more = extend(host) if extend is not None else Extensions()
-        app = create_app(
-            store,
-            state_dir=state_dir,
-            token=access.token,
-            extra_routes=more.routes,
-            middleware=more.middleware,
-            views=more.views,
-            watch_views=more.watch_views,
-            stopping=stopping,
-            reads=reads,
-            accepted_hosts=access.hosts,
-            scheme=access.scheme,
-        )
-        server = shell.shell(
-            app,
-            guard,
-            log_level=settings.log_level,
-            tls=context,
-            access_log=True,
-            stopping=stopping,
-        )
-        failed: list[BaseException] = []
-        plane = threading.Thread(
-            target=_control_plane,
-            args=(state_dir, settings, stopping, server, failed, more.observer),
-            name="vcflow-control-plane",
-            daemon=True,
-        )
-        advert = advertise.Advert(
-            url=url,
-            pid=os.getpid(),
-            token_file=access.token_file.absolute() if access.token_file else None,
-            ca_file=access.ca_file.absolute() if access.ca_file else None,
-        )
-        try:
-            with server.signals_caught():  # (from here on a signal is a clean stop)
-                config_path = advertise.publish(state_dir, advert, access.token)
-                plane.start()
-                say(
-                    f"vcflow server: serving {advert.url} (state dir {state_dir}, "
-                    f"pid {advert.pid}); kubeconfig {config_path}; working dir {working_dir}"
-                )
-                for note in more.notes:
-                    say(note)
-                sys.stdout.flush()
-                server.run(sockets=[sock])
-        finally:
-            stopping.set()
-            if plane.is_alive():
-                plane.join()
-            advertise.withdraw(state_dir, advert.pid)
-            sock.close()
+        with shell.endpoint(settings.host, settings.port) as endpoint:
+            stopping = threading.Event()
+            url = endpoint.url(access.scheme)
+            host = Host(
+                store, reads, state_dir, stopping, access.token, access.hosts, access.scheme, url
+            )
+            more = extend(host) if extend is not None else Extensions()
+            app = create_app(
+                store,
+                state_dir=state_dir,
+                token=access.token,
+                extra_routes=more.routes,
+                middleware=more.middleware,
+                views=more.views,
+                watch_views=more.watch_views,
+                stopping=stopping,
+                reads=reads,
+                accepted_hosts=access.hosts,
+                scheme=access.scheme,
+            )
+            server = endpoint.shell(
+                app, log_level=settings.log_level, tls=context, stopping=stopping
+            )
+            failed: list[BaseException] = []
+            plane = threading.Thread(
+                target=_control_plane,
+                args=(state_dir, settings, stopping, server, failed, more.observer),
+                name="vcflow-control-plane",
+                daemon=True,
+            )
+            advert = advertise.Advert(
+                url=url,
+                pid=os.getpid(),
+                token_file=access.token_file.absolute() if access.token_file else None,
+                ca_file=access.ca_file.absolute() if access.ca_file else None,
+            )
+            try:
+                with server.signals_caught():  # (from here on a signal is a clean stop)
+                    config_path = advertise.publish(state_dir, advert, access.token)
+                    plane.start()
+                    say(
+                        f"vcflow server: serving {advert.url} (state dir {state_dir}, "
+                        f"pid {advert.pid}); kubeconfig {config_path}; working dir {working_dir}"
+                    )
+                    for note in more.notes:
+                        say(note)
+                    sys.stdout.flush()
+                    endpoint.serve(server)
+            finally:
+                stopping.set()
+                if plane.is_alive():
+                    plane.join()
+                advertise.withdraw(state_dir, advert.pid)
         if failed:
             raise VcflowError(f"the control plane failed: {failed[0]}")
 

@@ -7,15 +7,17 @@ from __future__ import annotations
 
 import contextlib
 import signal
+import socket
 import ssl
 import threading
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from types import FrameType
 from typing import Any
 
 import uvicorn
 
-from vcflow.serving import signals
+from vcflow.serving import listening, signals
 from vcflow.telemetry import connections
 
 GRACE = 5  # seconds open requests get to finish at a stop (streams end at once)
@@ -79,3 +81,53 @@ def shell(
     config.load()
     config.ssl = tls  # (uvicorn serves sockets with the context it holds)
     return Shell(config, stopping, hangup)
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """Where one serving process listens: its socket, behind `guard`'s bounds."""
+
+    guard: connections.Guard
+    sock: socket.socket
+    host: str
+
+    def shell(
+        self,
+        app: Any,
+        *,
+        log_level: str,
+        tls: ssl.SSLContext | None,
+        access_log: bool = True,
+        stopping: threading.Event | None = None,
+        hangup: Callable[[], object] | None = None,
+    ) -> Shell:
+        """`shell` for `app` behind this endpoint's guard."""
+        return shell(
+            app,
+            self.guard,
+            log_level=log_level,
+            tls=tls,
+            access_log=access_log,
+            stopping=stopping,
+            hangup=hangup,
+        )
+
+    def url(self, scheme: str) -> str:
+        """The URL clients on this machine reach the endpoint at."""
+        return listening.local_url(scheme, self.host, self.sock)
+
+    def serve(self, server: Shell) -> None:
+        """Run `server` on this endpoint's socket until it stops."""
+        server.run(sockets=[self.sock])
+
+
+@contextlib.contextmanager
+def endpoint(host: str, port: int, limits: connections.Limits | None = None) -> Iterator[Endpoint]:
+    """Listen on host:port with `limits` (the process's file limit raised first), the
+    socket closed at the end; Refused if it cannot listen."""
+    guard = connections.guard(limits)
+    sock = guard.listener(listening.listen(host, port))
+    try:
+        yield Endpoint(guard, sock, host)
+    finally:
+        sock.close()

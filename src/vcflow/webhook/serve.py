@@ -56,25 +56,21 @@ def serve(settings: Settings, say: Callable[[str], None] = print) -> None:
     """Serve until SIGTERM/SIGINT (see the module docstring)."""
     logs.configure(settings.log_level)
     certs = Certificates(settings.tls_cert, settings.tls_key)
-    guard = connections.guard(LIMITS)
-    with KubeStore(cluster_client(settings)) as cluster:
-        sock = guard.listener(listening.listen(settings.host, settings.port))
-        server = shell.shell(
+    with (
+        KubeStore(cluster_client(settings)) as cluster,
+        shell.endpoint(settings.host, settings.port, LIMITS) as endpoint,
+    ):
+        server = endpoint.shell(
             create_app(cluster),
-            guard,
             log_level=settings.log_level,
             tls=certs.context,
             access_log=False,  # (the app logs one line per review)
             hangup=certs.reload,
         )
-        try:
-            with server.signals_caught():
-                port = sock.getsockname()[1]
-                url = listening.url("https", settings.host, port)
-                say(f"vcflow webhook: serving {url} (cluster {cluster.url}, pid {os.getpid()})")
-                sys.stdout.flush()
-                log.info("connections: %s", guard.describe())
-                server.run(sockets=[sock])
-        finally:
-            sock.close()
+        with server.signals_caught():
+            url = listening.url("https", settings.host, endpoint.sock.getsockname()[1])
+            say(f"vcflow webhook: serving {url} (cluster {cluster.url}, pid {os.getpid()})")
+            sys.stdout.flush()
+            log.info("connections: %s", endpoint.guard.describe())
+            endpoint.serve(server)
     log.info("stopped")
