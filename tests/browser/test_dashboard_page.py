@@ -1,11 +1,13 @@
 """The dashboard in a real browser (headless Chromium) against a real `vcflow server`: the
 example flow's nodes change colour as it runs and end green, a node's log shows its pod's
 output, stop, retry and resubmit work from the page, the keyboard moves between nodes,
-axe-core finds no serious violation, and no request leaves the server."""
+a waiting node's tooltip and label say why it waits, axe-core finds no serious violation,
+and no request leaves the server."""
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import time
 from pathlib import Path
@@ -13,12 +15,14 @@ from typing import Any
 
 import httpx
 from PIL import Image
+from playwright.sync_api import expect
 from tests.server.conftest import FLOW, flow_phase, jobflow, template, wait_until
 
 from .conftest import PAGE_DEADLINE, OpenPage, Server, create, example_objects
 
 AXE = Path(__file__).resolve().parents[1] / "data" / "axe-core" / "axe.min.js"
 RUN_DEADLINE = 120.0
+UI = "/ui/api"
 #: records each node's phases from now on (the one it has, then each change), by id
 RECORD_PHASES = """() => {
   window.seenPhases = {};
@@ -145,6 +149,75 @@ def test_stop_retry_and_resubmit_from_the_page(start_server: Any, open_page: Ope
 
         copies = wait_until(resubmitted, "the resubmitted flow", RUN_DEADLINE)
     assert copies[0].startswith("held-")
+
+
+def test_a_waiting_node_says_why_in_its_title_and_label(
+    start_server: Any, open_page: OpenPage, tmp_path: Path
+) -> None:
+    server: Server = start_server()
+    gates = {name: tmp_path / f"{name}.go" for name in ("upstream", "middle")}
+    create(
+        server,
+        [
+            template(name, f"while [ ! -e {gate} ]; do sleep 0.05; done")
+            for name, gate in gates.items()
+        ]
+        + [template("downstream", "true")],
+    )
+    create(server, [jobflow("why", "upstream", "middle<upstream", "downstream<upstream,middle")])
+    graph = f"{UI}/namespaces/default/jobflows/why"
+
+    def nodes(client: httpx.Client) -> dict[str, dict[str, Any]]:
+        return {n["id"]: n for n in client.get(graph).json()["nodes"]}
+
+    def waiting_while(client: httpx.Client, running: str, was: str = "") -> dict[str, Any] | None:
+        """downstream's node once `running` runs and downstream has a reason other than
+        `was`, else None."""
+        found = nodes(client)
+        reason = found["downstream"]["reason"]
+        ready = found[running]["phase"] == "Running" and reason and reason != was
+        return found["downstream"] if ready else None
+
+    with server.client() as client:
+        first = wait_until(lambda: waiting_while(client, "upstream"), "downstream waiting")
+    reason = first["reason"]
+    assert "upstream" in reason and "middle" in reason, reason
+
+    opened = open_page(server)
+    page = opened.page
+    opened.flow("default", "why")
+    node = page.locator(_node("downstream"))
+    title = page.locator(f"{_node('downstream')} > title")
+    expect(title).to_contain_text(f"downstream {first['phase']} {reason}", timeout=PAGE_DEADLINE)
+    expect(node).to_have_attribute(
+        "aria-label", re.compile(re.escape(reason)), timeout=PAGE_DEADLINE
+    )
+
+    gates["upstream"].touch()  # upstream ends; downstream now waits for middle only (live)
+    with server.client() as client:
+        second = wait_until(lambda: waiting_while(client, "middle", reason), "middle running")
+    assert second["reason"] != reason and "middle" in second["reason"], second
+    expect(title).to_contain_text(second["reason"], timeout=PAGE_DEADLINE)
+    expect(title).not_to_contain_text(reason)
+    expect(node).to_have_attribute(
+        "aria-label", re.compile(re.escape(second["reason"])), timeout=PAGE_DEADLINE
+    )
+    expect(page.locator(f"{_node('middle')} > title")).to_have_text(
+        "middle Running", timeout=PAGE_DEADLINE
+    )
+
+    gates["middle"].touch()
+    with server.client() as client:
+        wait_until(lambda: flow_phase(client, "why") == "Succeed", "the flow done", RUN_DEADLINE)
+        final = nodes(client)
+    for id_, got in final.items():
+        assert got["phase"] == "Completed" and got["reason"] is None, got
+        expect(page.locator(f"{_node(id_)} > title")).to_have_text(
+            f"{id_} Completed", timeout=PAGE_DEADLINE
+        )
+        expect(page.locator(_node(id_))).to_have_attribute(
+            "aria-label", re.compile(rf"^{id_}: Completed(, [a-z ]+)*$"), timeout=PAGE_DEADLINE
+        )
 
 
 def test_keyboard_moves_between_nodes(start_server: Any, open_page: OpenPage) -> None:

@@ -71,13 +71,24 @@ export function subText(n) {
   return t;
 }
 
-// Starts with the visible text (name, phase, items) so speech matches what is seen.
+// Starts with the visible text (name, phase, items) so speech matches what is seen,
+// then why the node waits (or was skipped or failed): the API's `reason`, which it
+// gives only for nodes not Running or Completed.
 export function ariaLabel(n) {
   let t = `${n.label || n.id}: ${phaseWord(n.phase)}`;
   if (n.items) t += ` · ${n.items.done}/${n.items.total} items done`;
+  if (n.reason) t += ` — ${n.reason}`;
   if (n.kind === "when" || n.kind === "switch") t += `, ${n.kind}`;
   if (n.kind === "exit") t += ", on exit";
   if (n.critical) t += ", on the critical path";
+  return t;
+}
+
+// The node's <title> (its hover tooltip): the full name, the phase and the reason, a line each.
+export function titleText(n) {
+  let t = `${n.label || n.id}\n${phaseWord(n.phase)}`;
+  if (n.items) t += ` · ${n.items.done}/${n.items.total} items done`;
+  if (n.reason) t += `\n${n.reason}`;
   return t;
 }
 
@@ -194,7 +205,7 @@ export function drawGraph(container, data, onOpen) {
   frag.append(edgeLayer);
 
   const nodeLayer = svg("g", {class: "nodes"});
-  const refs = new Map();     // id -> {g, sub, node}
+  const refs = new Map();     // id -> {g, sub, title, node}
   const ranks = new Map();    // rank -> [ids by y], for Up/Down
   for (const n of data.nodes) {
     const L = g.node(n.id);
@@ -204,6 +215,9 @@ export function drawGraph(container, data, onOpen) {
     el.dataset.id = n.id;
     el.dataset.phase = n.phase || "";
     el.dataset.kind = n.kind || "job";
+    const title = svg("title");     // first child, as SVG asks
+    title.textContent = titleText(n);
+    el.append(title);
     el.append(svg("rect", {class: "box", width: L.width, height: L.height, rx: "6"}));
     if (n.kind === "exit") {
       el.append(svg("rect", {class: "box-inner", x: "3", y: "3", width: L.width - 6, height: L.height - 6, rx: "4"}));
@@ -218,7 +232,7 @@ export function drawGraph(container, data, onOpen) {
     text.append(label, " ", sub);
     el.append(text);
     nodeLayer.append(el);
-    refs.set(n.id, {g: el, sub, node: {...n}});
+    refs.set(n.id, {g: el, sub, title, node: {...n}});
     const r = L.rank ?? Math.round(L.x);
     if (!ranks.has(r)) ranks.set(r, []);
     ranks.get(r).push({id: n.id, y: L.y});
@@ -308,6 +322,7 @@ export function drawGraph(container, data, onOpen) {
       r.g.dataset.phase = n.phase || "";
       r.g.setAttribute("aria-label", ariaLabel(n));
       r.sub.textContent = subText(n);
+      r.title.textContent = titleText(n);
       r.g.dataset.changed = String(performance.now());
       return oldPhase !== n.phase ? oldPhase : undefined;
     },
