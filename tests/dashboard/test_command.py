@@ -5,20 +5,16 @@ and its refusals in one line."""
 
 from __future__ import annotations
 
-import re
-import signal
 import subprocess
 import sys
 from pathlib import Path
 
-import httpx
 from tests.server.conftest import DEADLINE, Start, flow_phase, jobflow, template, wait_until
 
 from vcflow.dashboard import web
 
+from .hosted import LINK, hosted_dashboard
 from .test_routes import FLOWS, UI, create
-
-LINK = re.compile(r"^vcflow dashboard: open (https?://\S+?)/#token=(\S+)$", re.M)
 
 
 def vcflow(*args: str) -> subprocess.CompletedProcess[str]:
@@ -55,49 +51,30 @@ def test_with_a_kubeconfig_it_serves_the_same_flows(start_server: Start, tmp_pat
         create(client, jobflow("seen", "one"), template("one", "echo said-over-the-api"))
         wait_until(lambda: flow_phase(client, "seen") == "Succeed", "the flow to succeed")
     config = server.state_dir / "kubeconfig"
-    out, err = tmp_path / "dash.out", tmp_path / "dash.err"
-    with out.open("wb") as stdout, err.open("wb") as stderr:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "vcflow", "dashboard", "--kubeconfig", str(config),
-             "--port", "0", "--read-only"],
-            stdout=stdout,
-            stderr=stderr,
-        )  # fmt: skip
-    try:
-        link = wait_until(
-            lambda: LINK.search(out.read_text()) or proc.poll() is not None, "the link"
-        )
-        assert proc.poll() is None, err.read_text()
-        assert isinstance(link, re.Match)
-        url, token = link.group(1), link.group(2)
-        assert url.startswith("http://127.0.0.1:")
-        headers = {"Authorization": f"Bearer {token}"}
-        with httpx.Client(base_url=url, headers=headers, timeout=DEADLINE) as dash:
-            assert dash.get(UI + "/session").json() == {
+    with hosted_dashboard(config, tmp_path, "--read-only") as dash:
+        assert dash.url.startswith("http://127.0.0.1:")
+        with dash.client() as client:
+            assert client.get(UI + "/session").json() == {
                 "readOnly": True,
                 "namespaces": None,
                 "host": "cluster",
             }
-            rows = dash.get(UI + "/flows").json()["flows"]
+            rows = client.get(UI + "/flows").json()["flows"]
             assert [(r["namespace"], r["name"]) for r in rows] == [("default", "seen")]
-            graph = dash.get(FLOWS + "/seen")
+            graph = client.get(FLOWS + "/seen")
             assert graph.status_code == 200 and [n["id"] for n in graph.json()["nodes"]] == ["one"]
             assert graph.headers["content-security-policy"] == web.CSP
-            refused = dash.post(FLOWS + "/seen/stop", json={})
+            refused = client.post(FLOWS + "/seen/stop", json={})
             assert refused.status_code == 403
-            log = dash.get(UI + "/namespaces/default/pods/seen-one-t-0/log")
+            log = client.get(UI + "/namespaces/default/pods/seen-one-t-0/log")
             assert log.status_code == 200 and "said-over-the-api" in log.text
-            assert dash.get(UI + "/namespaces/default/pods/nope/log").status_code == 404
-        with httpx.Client(base_url=url, timeout=DEADLINE) as anyone:
+            assert client.get(UI + "/namespaces/default/pods/nope/log").status_code == 404
+        with dash.client(token=False) as anyone:
             assert anyone.get(UI + "/flows").status_code == 401
             assert anyone.get("/").status_code == 200
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=DEADLINE) == 0, err.read_text()
-        assert "Traceback" not in err.read_text()
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(timeout=DEADLINE)
+        assert dash.stop() == 0, dash.output()
+        assert "Traceback" not in dash.output()
+        assert not dash.leftovers()
 
 
 def test_a_non_loopback_address_needs_a_token_file_and_tls(tmp_path: Path) -> None:
