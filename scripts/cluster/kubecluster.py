@@ -473,7 +473,7 @@ def _free_ports(count: int) -> list[int]:
 # Processes and waiting
 
 
-def _die_with_parent() -> None:  # pragma: no cover - runs in the child
+def kill_with_parent() -> None:  # pragma: no cover - runs in the child
     """In the child before exec: SIGKILL when the process that started it dies, so a test run
     that is killed does not leave a control plane behind (Linux prctl PR_SET_PDEATHSIG)."""
     try:
@@ -502,7 +502,7 @@ class Process:
             stdout=self._log,
             stderr=subprocess.STDOUT,
             start_new_session=True,  # its own process group: stop() signals the group
-            preexec_fn=_die_with_parent if die_with_parent and sys.platform == "linux" else None,
+            preexec_fn=kill_with_parent if die_with_parent and sys.platform == "linux" else None,
             cwd=self.log_path.parent,
             env={**os.environ, **(env or {})},
         )

@@ -66,10 +66,6 @@ _IDENTITY = re.compile(r"leader election: (\S+) is a candidate")
 # Processes
 
 
-def _die_with_parent() -> None:  # pragma: no cover - runs in the child
-    kubecluster._die_with_parent()
-
-
 @dataclass
 class Proc:
     """A `vcflow` process: its output (stdout and stderr) in `log`."""
@@ -136,7 +132,7 @@ class Procs:
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 env=env,
-                preexec_fn=_die_with_parent if sys.platform == "linux" else None,
+                preexec_fn=kubecluster.kill_with_parent if sys.platform == "linux" else None,
             )
         proc = Proc(name, popen, log)
         self.started.append(proc)
@@ -190,7 +186,7 @@ class Command:
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
-            preexec_fn=_die_with_parent if sys.platform == "linux" else None,
+            preexec_fn=kubecluster.kill_with_parent if sys.platform == "linux" else None,
         )
 
 

@@ -20,20 +20,11 @@ from pathlib import Path
 
 import httpx
 import pytest
+from tests.cluster.fixtures import kubecluster
 
 LINK = re.compile(r"^vcflow dashboard: open (https?://\S+?)/#token=(\S+)$", re.M)
 #: how long the process may take to print its link, and to exit once told to
 DEADLINE = 30.0
-
-
-def _die_with_parent() -> None:  # pragma: no cover - runs in the child
-    """SIGKILL when the test process dies (Linux PR_SET_PDEATHSIG): none is left behind."""
-    try:
-        import ctypes
-
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)
-    except (OSError, AttributeError):
-        pass
 
 
 @dataclass
@@ -88,7 +79,7 @@ def hosted_dashboard(kubeconfig: Path, where: Path, *flags: str) -> Iterator[Hos
             stderr=stderr,
             env=env,
             start_new_session=True,  # (its own process group: `leftovers` looks there)
-            preexec_fn=_die_with_parent if sys.platform == "linux" else None,
+            preexec_fn=kubecluster.kill_with_parent if sys.platform == "linux" else None,
         )  # fmt: skip
     try:
         end = time.monotonic() + DEADLINE
