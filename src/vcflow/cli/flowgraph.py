@@ -74,11 +74,7 @@ def picture(flow: JobFlow, now: datetime, *, phased: bool, prefix: str = "") -> 
     exits = set(flow.exit_handlers)
     nodes: list[Node] = []
     edges: list[Edge] = []
-    done: set[str] = set()
-    for entry in flow.flows:
-        if entry.name in done:
-            continue
-        done.add(entry.name)
+    for entry in flowshape.entries(flow):
         view = seen.entries.get(entry.name)
         phase = view.phase if phased and view is not None else ""
         items = view.items if view is not None else None

@@ -154,11 +154,7 @@ def nodes(view: FlowView) -> list[Json]:
     path = set(view.seen.critical_path)
     started, ended = _entry_times(view)
     out: list[Json] = []
-    done: set[str] = set()
-    for entry in flow.flows:
-        if entry.name in done:
-            continue
-        done.add(entry.name)
+    for entry in flowshape.entries(flow):
         seen = view.seen.entries.get(entry.name)
         phase = seen.phase if seen is not None else ""
         items = seen.items if seen is not None else None

@@ -6,12 +6,21 @@ draws in DOT and Mermaid and the dashboard in SVG, said once. Pure.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
 
-from vcflow.api.jobflow import Flow
+from vcflow.api.jobflow import Flow, JobFlow
 from vcflow.api.phases import DependencyOutcome, DependencyStrategy
 
 JOB, FOR, WHEN, SWITCH, EXIT = "job", "for", "when", "switch", "exit"
+
+
+def entries(flow: JobFlow) -> Iterator[Flow]:
+    """`flow`'s entries in spec order, each name once (its first entry): one node each."""
+    done: set[str] = set()
+    for entry in flow.flows:
+        if entry.name not in done:
+            done.add(entry.name)
+            yield entry
 
 
 def kind(entry: Flow, exits: Collection[str]) -> str:
