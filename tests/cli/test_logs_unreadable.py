@@ -14,7 +14,7 @@ from pathlib import Path
 from tests.server.conftest import BATCH, CORE, DEADLINE, Start, start_server
 
 from vcflow.api.pod import Pod, PodSpec
-from vcflow.cli import grouplogs
+from vcflow.kubeapi import logrefusal
 
 __all__ = ["start_server"]
 
@@ -92,10 +92,10 @@ def test_a_started_pods_unreadable_log_is_an_error_not_silence(
 def test_a_5xx_says_the_kubelet_of_the_node_could_not_be_reached() -> None:
     placed = Pod(spec=PodSpec(node_name="kwok-node-1"))
     said = "Error from server (InternalError): no preferred addresses found; known addresses: []"
-    assert grouplogs.log_error(said, placed) == (
+    assert logrefusal.explained(said, placed) == (
         f"{said} (the API server reads a pod's log from the kubelet of node kwok-node-1, and "
         "could not)"
     )
-    assert grouplogs.log_error(said, None).endswith("of the pod's node, and could not)")
+    assert logrefusal.explained(said, None).endswith("of the pod's node, and could not)")
     other = "Error from server (BadRequest): container main is waiting to start"
-    assert grouplogs.log_error(other, placed) == other
+    assert logrefusal.explained(other, placed) == other

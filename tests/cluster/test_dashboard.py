@@ -62,6 +62,11 @@ def test_the_dashboard_over_the_cluster_shows_a_flow_and_refuses_what_it_cannot(
 
             pods = sorted(p["metadata"]["name"] for p in scene.pods("volcano.sh/job-name=d-a"))
             assert pods == ["d-a-work-0", "d-a-work-1"]
+            [node] = {
+                p["spec"]["nodeName"]
+                for p in scene.pods("volcano.sh/job-name=d-a")
+                if p["metadata"]["name"] == pods[0]
+            }
             theirs = scene.kubectl.run("-n", ns, "logs", pods[0])
             assert theirs.returncode == 1, theirs.stdout
             said = theirs.stderr.strip().split(": ", 1)[1]  # no preferred addresses found; ...
@@ -74,6 +79,8 @@ def test_the_dashboard_over_the_cluster_shows_a_flow_and_refuses_what_it_cannot(
                 said_as = (status["kind"], status["code"], status["reason"])
                 assert said_as == ("Status", 500, "InternalError"), status
                 assert said in status["message"], (said, status)
+                # (and says why: the kubelet of the pod's node, a kwok one, gives no log)
+                assert status["message"].endswith(f"kubelet of node {node}, and could not)")
             missing = browser.get(f"{UI}/namespaces/{ns}/pods/nope/log", timeout=PROMPT)
             assert missing.status_code == 404 and missing.json()["kind"] == "Status"
 

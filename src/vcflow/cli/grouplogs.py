@@ -36,6 +36,7 @@ from vcflow.api.jobflow import JobFlow
 from vcflow.api.pod import Pod
 from vcflow.api.vcjob import VCJob
 from vcflow.cli import kinds, options, remote
+from vcflow.kubeapi import logrefusal
 from vcflow.podserver import logtimes
 from vcflow.runtime import logs as podlogs
 from vcflow.runtime import podlog
@@ -201,22 +202,6 @@ def started(pod: Pod) -> bool:
     )
 
 
-def log_error(message: str, pod: Pod | None) -> str:
-    """The server's refusal of a pod's log, with what a 5xx means on a cluster: the API
-    server reads a log from the kubelet of the pod's node, and could not."""
-    if not SERVER_FAILED.match(message):
-        return message
-    node = pod.spec.node_name if pod is not None and pod.spec is not None else None
-    where = f"node {node}" if node else "the pod's node"
-    return (
-        f"{message} (the API server reads a pod's log from the kubelet of {where}, and could not)"
-    )
-
-
-#: a 5xx answer as KubeStore words it (`kubestore.status`)
-SERVER_FAILED = re.compile(r"Error from server \((InternalError|ServiceUnavailable|Unknown)\)")
-
-
 class Failures:
     """The pods whose logs could not be read, each said on stderr once."""
 
@@ -229,7 +214,7 @@ class Failures:
             if pod.name in self.pods:
                 return
             self.pods.add(pod.name)
-        typer.echo(f"error: pod/{pod.name}: {log_error(message, pod)}", err=True)
+        typer.echo(f"error: pod/{pod.name}: {logrefusal.explained(message, pod)}", err=True)
 
 
 def _first_container(pod: Pod) -> str:

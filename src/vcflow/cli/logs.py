@@ -39,6 +39,7 @@ import typer
 from vcflow.api.errors import NotFound, StoreError
 from vcflow.api.pod import Pod
 from vcflow.cli import grouplogs, kinds, options, output, remote
+from vcflow.kubeapi import logrefusal
 from vcflow.runtime import logs as podlogs
 from vcflow.runtime import podlog
 from vcflow.runtime.loghistory import Attempt
@@ -209,8 +210,8 @@ def _remote_logs(server: remote.Remote, namespace: str, name: str, wanted: _Want
             raise kinds.POD.not_found(name) from None
         except StoreError as exc:  # the server's own words, as embedded prints them
             said = str(exc).removeprefix(_BAD_REQUEST)
-            if grouplogs.SERVER_FAILED.match(said):  # (the kubelet could not be reached)
-                said = grouplogs.log_error(said, _pod_or_none(store, namespace, name))
+            if logrefusal.SERVER_FAILED.match(said):  # (the kubelet could not be reached)
+                said = logrefusal.explained(said, _pod_or_none(store, namespace, name))
             raise podlogs.LogsError(said) from None
         except KeyboardInterrupt:
             raise typer.Exit(130) from None

@@ -17,6 +17,9 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
+from vcflow.api.errors import StoreError, VcflowError
+from vcflow.api.pod import Pod
+from vcflow.kubeapi import logrefusal
 from vcflow.runtime import podlog
 from vcflow.server import podlogs
 from vcflow.server.status import ApiError
@@ -81,8 +84,22 @@ class ApiLogs:
             tail=wanted.tail,
             previous=wanted.previous,
         )
-        first = next(chunks, None)  # (the request is made, and refused, here)
+        try:
+            first = next(chunks, None)  # (the request is made, and refused, here)
+        except StoreError as exc:
+            said = str(exc)
+            if not logrefusal.SERVER_FAILED.match(said):
+                raise
+            pod = self._pod(wanted.namespace, wanted.name)
+            raise StoreError(logrefusal.explained(said, pod)) from None
         return _again(first, chunks)
+
+    def _pod(self, namespace: str, name: str) -> Pod | None:
+        """The pod, for the node its refused log names; None when it cannot be read."""
+        try:
+            return self.store.get(Pod, namespace, name)
+        except VcflowError:
+            return None
 
     def _read(self, wanted: podlog.LogRequest) -> bytes:
         return b"".join(self._open(wanted, follow=False))
