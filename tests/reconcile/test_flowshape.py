@@ -3,24 +3,28 @@ labels — what `vcflow graph` and the dashboard both draw."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from vcflow.api.jobflow import JobFlow
 from vcflow.reconcile import flowshape
 
 
-def test_a_name_given_twice_is_one_node_at_its_first_place() -> None:
-    # Volcano keeps both entries of a repeated name; a drawing has one node for it
-    flow = JobFlow.model_validate(
+def _flow(*entries: dict[str, Any], **spec: Any) -> JobFlow:
+    return JobFlow.model_validate(
         {
             "metadata": {"name": "f", "namespace": "default"},
-            "spec": {
-                "flows": [
-                    {"name": "a"},
-                    {"name": "b", "dependsOn": {"targets": ["a"]}},
-                    {"name": "a", "dependsOn": {"targets": ["b"]}},
-                    {"name": "c", "dependsOn": {"targets": ["b"]}},
-                ]
-            },
+            "spec": {"flows": list(entries), **spec},
         }
+    )
+
+
+def test_a_name_given_twice_is_one_node_at_its_first_place() -> None:
+    # Volcano keeps both entries of a repeated name; a drawing has one node for it
+    flow = _flow(
+        {"name": "a"},
+        {"name": "b", "dependsOn": {"targets": ["a"]}},
+        {"name": "a", "dependsOn": {"targets": ["b"]}},
+        {"name": "c", "dependsOn": {"targets": ["b"]}},
     )
     drawn = list(flowshape.entries(flow))
     assert [entry.name for entry in drawn] == ["a", "b", "c"]
@@ -28,17 +32,10 @@ def test_a_name_given_twice_is_one_node_at_its_first_place() -> None:
 
 
 def test_kinds_and_labels() -> None:
-    flow = JobFlow.model_validate(
-        {
-            "metadata": {"name": "f", "namespace": "default"},
-            "spec": {
-                "flows": [
-                    {"name": "a"},
-                    {"name": "b", "dependsOn": {"targets": ["a"], "outcome": "Failed"}},
-                ],
-                "onExit": ["b"],
-            },
-        }
+    flow = _flow(
+        {"name": "a"},
+        {"name": "b", "dependsOn": {"targets": ["a"], "outcome": "Failed"}},
+        onExit=["b"],
     )
     a, b = flowshape.entries(flow)
     exits = flow.exit_handlers
