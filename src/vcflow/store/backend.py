@@ -22,7 +22,7 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Self, cast
+from typing import Self, TypedDict, cast
 
 from vcflow.api import clusterscope, gcpause
 from vcflow.api.clock import Clock, SystemClock
@@ -52,6 +52,14 @@ _ABORTED = (
     "the transaction was rolled back: a write in it failed after it had begun writing, "
     "so nothing of the transaction is committed"
 )
+
+
+class Options(TypedDict, total=False):
+    """What every store engine takes: a subclass adds its own and passes these on."""
+
+    clock: Clock | None
+    kinds: KindRegistry | None
+    event_retention: int
 
 
 class Backend(ABC):

@@ -12,11 +12,10 @@ from __future__ import annotations
 import bisect
 from collections.abc import Sequence
 from itertools import islice
-from typing import TypeVar, cast
+from typing import TypeVar, Unpack, cast
 
-from vcflow.api.clock import Clock
-from vcflow.store.backend import DEFAULT_RETENTION
-from vcflow.store.base import EventType, KindRegistry
+from vcflow.store.backend import Options
+from vcflow.store.base import EventType
 from vcflow.store.engine import StoreEngine
 from vcflow.store.wire import EventRow, Row
 
@@ -28,14 +27,8 @@ _V = TypeVar("_V")
 class MemoryStore(StoreEngine):
     """A dict-backed `base.Store`; thread-safe through the engine's lock."""
 
-    def __init__(
-        self,
-        *,
-        clock: Clock | None = None,
-        kinds: KindRegistry | None = None,
-        event_retention: int = DEFAULT_RETENTION,
-    ) -> None:
-        super().__init__(clock=clock, kinds=kinds, event_retention=event_retention)
+    def __init__(self, **options: Unpack[Options]) -> None:
+        super().__init__(**options)
         self._rows: dict[str, dict[_Key, Row]] = {}
         self._by_label: dict[tuple[str, str, str], set[_Key]] = {}
         self._by_owner: dict[str, set[tuple[str, str, str]]] = {}

@@ -47,13 +47,12 @@ import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Any, Literal, Unpack, cast
 
-from vcflow.api.clock import Clock
 from vcflow.api.errors import StoreError
 from vcflow.store import sqlitefiles, sqliteschema, wire
-from vcflow.store.backend import DEFAULT_RETENTION
-from vcflow.store.base import EventType, KindRegistry
+from vcflow.store.backend import Options
+from vcflow.store.base import EventType
 from vcflow.store.engine import StoreEngine
 from vcflow.store.wire import EventRow, Row
 from vcflow.store.writeturns import turns_of
@@ -92,13 +91,11 @@ class SqliteStore(StoreEngine):
         self,
         path: str | os.PathLike[str],
         *,
-        clock: Clock | None = None,
-        kinds: KindRegistry | None = None,
-        event_retention: int = DEFAULT_RETENTION,
         synchronous: Literal["NORMAL", "FULL"] = "NORMAL",
         busy_timeout: float = 30.0,
+        **options: Unpack[Options],
     ) -> None:
-        super().__init__(clock=clock, kinds=kinds, event_retention=event_retention)
+        super().__init__(**options)
         if synchronous not in ("NORMAL", "FULL"):
             raise ValueError(f"synchronous must be NORMAL or FULL, not {synchronous!r}")
         self.path = Path(path)
