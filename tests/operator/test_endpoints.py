@@ -19,7 +19,7 @@ from tests.server.conftest import DEADLINE, wait_until
 
 from .conftest import Operator, StartOperator
 
-TOKEN = "s3cret-token"
+TOKEN = "s3cret-token-of-20-b"
 REFUSAL = (
     "refusing to serve /metrics on 0.0.0.0: a non-loopback --metrics-addr needs "
     "--metrics-token-file and --metrics-tls-cert/--metrics-tls-key (or listen on 127.0.0.1)"
@@ -130,6 +130,24 @@ def test_unusable_metrics_files_are_refused_in_one_line(
     done = _refused(tmp_path, *(paths.get(flag, flag) for flag in flags))
     assert done.returncode == 1
     assert len(done.stderr.splitlines()) == 1 and line in done.stderr, done.stderr
+
+
+def test_a_short_metrics_token_is_refused_off_loopback(
+    tmp_path: Path, token_file: Path, tls: tuple[Path, Path]
+) -> None:
+    # the server's rule: a token of fewer than 16 bytes is no guard where a network reaches
+    token_file.write_text("s3cret\n")
+    cert, key = tls
+    done = _refused(
+        tmp_path,
+        *("--metrics-addr", "0.0.0.0:0", "--metrics-token-file", str(token_file)),
+        *("--metrics-tls-cert", str(cert), "--metrics-tls-key", str(key)),
+    )
+    assert done.returncode == 1
+    assert len(done.stderr.splitlines()) == 1, done.stderr
+    assert "holds a token of 6 bytes: a listener on 0.0.0.0 needs one of at least 16" in (
+        done.stderr
+    )
 
 
 def test_with_token_and_tls_metrics_answer_on_every_interface_to_the_token_only(

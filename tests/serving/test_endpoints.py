@@ -11,6 +11,7 @@ import pytest
 import trustme
 
 from vcflow.serving import Refused, endpoints, exposure
+from vcflow.serving.exposure import BadTokenFile, Exposure
 
 TOKEN = "a-token-of-some-length"
 DEADLINE = 30.0
@@ -35,20 +36,29 @@ def files(tmp_path: Path, ca: trustme.CA) -> tuple[Path, Path, Path]:
 
 
 def test_loopback_is_open() -> None:
-    assert endpoints.guard("127.0.0.1", None, None, None, exposure.SERVER) == endpoints.Guard()
+    assert endpoints.guard(Exposure("127.0.0.1"), exposure.SERVER) == endpoints.Guard()
 
 
 def test_elsewhere_without_token_and_tls_is_refused(files: tuple[Path, Path, Path]) -> None:
     token, cert, key = files
     for given in ((None, cert, key), (token, None, None)):
         with pytest.raises(Refused, match=r"^refusing to listen on 0\.0\.0\.0:"):
-            endpoints.guard("0.0.0.0", *given, exposure.SERVER)
+            endpoints.guard(Exposure("0.0.0.0", *given), exposure.SERVER)
+
+
+def test_elsewhere_a_short_token_is_refused(files: tuple[Path, Path, Path]) -> None:
+    # the metrics port keeps the server's rule: a guessable token is no guard on a network
+    token, cert, key = files
+    token.write_text("short\n")
+    with pytest.raises(BadTokenFile, match=r"holds a token of 5 bytes: a listener on 0\.0\.0\.0"):
+        endpoints.guard(Exposure("0.0.0.0", token, cert, key), exposure.SERVER)
+    assert endpoints.guard(Exposure("127.0.0.1", token, cert, key), exposure.SERVER).token
 
 
 def test_a_guarded_port_answers_the_token_only(
     files: tuple[Path, Path, Path], ca: trustme.CA
 ) -> None:
-    guard = endpoints.guard("0.0.0.0", *files, exposure.SERVER)
+    guard = endpoints.guard(Exposure("0.0.0.0", *files), exposure.SERVER)
     assert guard.token is not None and guard.tls is not None
     routes = {"/ping": lambda: (200, b"pong", endpoints.TEXT)}
     listener = endpoints.Listener("--ping-addr", ("127.0.0.1", 0), routes, guard)

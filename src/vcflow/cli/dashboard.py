@@ -17,6 +17,7 @@ import typer
 
 from vcflow.api.errors import VcflowError
 from vcflow.cli import options, remote
+from vcflow.serving.exposure import Exposure
 from vcflow.serving.listening import LOOPBACK
 from vcflow.serving.logs import LogLevel
 
@@ -66,12 +67,9 @@ def dashboard(
     where = found.kubeconfig or found.url
     hosting.serve(
         hosting.Settings(
-            address=address,
+            Exposure(address, token_file, tls_cert, tls_key),
             port=port,
             read_only=read_only,
-            token_file=token_file,
-            tls_cert=tls_cert,
-            tls_key=tls_key,
             log_level=log_level.value,
         ),
         found.connect,

@@ -11,6 +11,7 @@ import typer
 
 from vcflow.cli import options
 from vcflow.cli.options import PortOption
+from vcflow.serving.exposure import Exposure
 from vcflow.serving.listening import LOOPBACK
 from vcflow.serving.logs import LogLevel
 
@@ -117,13 +118,10 @@ def server(
     serve(
         Settings(
             state_dir=state_dir if state_dir is not None else options.state_dir(ctx),
-            host=host,
+            exposure=Exposure(host, token_file, tls_cert, tls_key),
             port=port,
             runtime=runtime is RuntimeChoice.LOCAL,
             controllers=controllers is OnOff.ON,
-            token_file=token_file,
-            tls_cert=tls_cert,
-            tls_key=tls_key,
             log_level=log_level.value,
             insecure_no_auth=insecure_no_auth,
             working_dir=working_dir,

@@ -17,13 +17,13 @@ import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from vcflow.dashboard import app as dashboard_app
 from vcflow.dashboard.logs import ApiLogs
 from vcflow.server import credentials
-from vcflow.serving import Refused, exposure, listening, logs, shell, tls
+from vcflow.serving import Refused, exposure, logs, shell, tls
+from vcflow.serving.exposure import Exposure
 
 if TYPE_CHECKING:
     from vcflow.kubestore import KubeStore
@@ -35,26 +35,18 @@ PORT = 8090
 
 @dataclass(frozen=True)
 class Settings:
-    address: str = listening.LOOPBACK
+    exposure: Exposure
     port: int = PORT
     read_only: bool = False
-    token_file: Path | None = None
-    tls_cert: Path | None = None
-    tls_key: Path | None = None
     log_level: str = "info"
 
 
 def check(settings: Settings) -> str:
     """The token (read from `--token-file`, else made); Refused (one line) when the
     exposure rule does not allow the address, or the files do not load."""
-    exposure.check_pair(settings.tls_cert, settings.tls_key, FLAGS)
+    token = settings.exposure.token(FLAGS)
     logs.check_level(settings.log_level)
-    exposure.check(settings.address, settings.token_file, settings.tls_cert, FLAGS)
-    if settings.token_file is None:
-        return secrets.token_urlsafe(32)
-    token = exposure.read_token(settings.token_file)
-    exposure.check_strength(token, settings.address, settings.token_file)
-    return token
+    return token if token is not None else secrets.token_urlsafe(32)
 
 
 def serve(
@@ -66,27 +58,22 @@ def serve(
     """Serve the dashboard over the store `connect` makes (`where`: what it reaches, for
     the error when it cannot) until SIGTERM/SIGINT."""
     token = check(settings)
+    exposed = settings.exposure
     context = None
-    if settings.tls_cert is not None and settings.tls_key is not None:
-        context = tls.context(settings.tls_cert, settings.tls_key)
+    if exposed.tls_cert is not None and exposed.tls_key is not None:
+        context = tls.context(exposed.tls_cert, exposed.tls_key)
     scheme = "https" if context is not None else "http"
-    hosts = set(credentials.LOOPBACK_NAMES)
-    if settings.address not in listening.WILDCARDS:
-        hosts.add(settings.address.strip("[]").lower())
-    if settings.tls_cert is not None:
-        try:
-            hosts |= credentials.names_of(settings.tls_cert)
-        except credentials.Unusable as exc:
-            raise Refused(
-                f"cannot load the TLS certificate {settings.tls_cert}: {exc.why}"
-            ) from None
+    try:
+        hosts = credentials.accepted_hosts(exposed.host, exposed.tls_cert)
+    except credentials.Unusable as exc:
+        raise Refused(f"cannot load the TLS certificate {exposed.tls_cert}: {exc.why}") from None
     logs.configure(settings.log_level)
     with connect() as store:
         try:
             store.resource_version()
         except Exception as exc:  # (refused, unreachable, unauthorized: one line)
             raise Refused(f"cannot reach the Kubernetes API of {where}: {_brief(exc)}") from None
-        with shell.endpoint(settings.address, settings.port) as endpoint:
+        with shell.endpoint(exposed.host, settings.port) as endpoint:
             stopping = threading.Event()
             board = dashboard_app.Settings(
                 reads=store,
@@ -96,7 +83,7 @@ def serve(
                 token=token,
                 read_only=settings.read_only,
                 host=dashboard_app.CLUSTER,
-                accepted_hosts=frozenset(hosts),
+                accepted_hosts=hosts,
                 scheme=scheme,
             )
             app = dashboard_app.create_app(board)
@@ -106,10 +93,10 @@ def serve(
             url = endpoint.url(scheme)
             try:
                 with server.signals_caught():
-                    if settings.token_file is None:
+                    if exposed.token_file is None:
                         say(f"vcflow dashboard: open {url}/#token={token}")
                     else:
-                        given = settings.token_file
+                        given = exposed.token_file
                         say(f"vcflow dashboard: open {url}/ (log in with the token in {given})")
                     sys.stdout.flush()
                     endpoint.serve(server)

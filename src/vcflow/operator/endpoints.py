@@ -9,7 +9,6 @@ keeps too).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from pathlib import Path
 
 from prometheus_client import CollectorRegistry
 from prometheus_client.core import GaugeMetricFamily, Metric
@@ -111,9 +110,7 @@ METRICS_FLAGS = exposure.Flags(
 )
 
 
-def metrics_guard(
-    host: str, token_file: Path | None, tls_cert: Path | None, tls_key: Path | None
-) -> Guard:
+def metrics_guard(exposed: exposure.Exposure) -> Guard:
     """The metrics port's guard; Refused (one line) unless the host is loopback or the
     token file and the TLS pair are all given and load."""
-    return guard(host, token_file, tls_cert, tls_key, METRICS_FLAGS)
+    return guard(exposed, METRICS_FLAGS)

@@ -42,6 +42,7 @@ from vcflow.operator.podlabels import PodLabeler, jobs_of
 from vcflow.reconcile import schedmode, slatime
 from vcflow.reconcile.schedmode import Mode
 from vcflow.serving.endpoints import Listener
+from vcflow.serving.exposure import Exposure
 
 PROCESS = "operator"
 log = logging.getLogger(f"vcflow.{PROCESS}")
@@ -164,10 +165,12 @@ def listen(settings: Settings, health: Health, metrics: Metrics) -> list[Listene
     if served(settings.metrics_addr):
         host = parse_address(settings.metrics_addr)[0]
         guard = metrics_guard(
-            host,
-            settings.metrics_token_file,
-            settings.metrics_tls_cert,
-            settings.metrics_tls_key,
+            Exposure(
+                host,
+                settings.metrics_token_file,
+                settings.metrics_tls_cert,
+                settings.metrics_tls_key,
+            )
         )
     opened: list[Listener] = []
     try:

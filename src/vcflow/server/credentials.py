@@ -28,6 +28,7 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 from vcflow.api.errors import VcflowError
 from vcflow.podserver import ownership, podfs
 from vcflow.serving.exposure import read_token
+from vcflow.serving.listening import WILDCARDS
 
 DIRECTORY = "serving"
 TOKEN, CA_CERT, CA_KEY, CERT, KEY = "token", "ca.crt", "ca.key", "tls.crt", "tls.key"
@@ -80,6 +81,18 @@ def ensure(state_dir: Path, *, token: bool, tls: bool) -> Made:
         cert_file=where / CERT if tls else None,
         key_file=where / KEY if tls else None,
     )
+
+
+def accepted_hosts(host: str, cert_file: Path | None) -> frozenset[str]:
+    """The names a listener on `host` accepts in a request's `Host` (the DNS-rebinding
+    guard): loopback's, `host` itself unless it is a wildcard, and the certificate's;
+    Unusable when the certificate does not load."""
+    hosts = set(LOOPBACK_NAMES)
+    if host not in WILDCARDS:
+        hosts.add(host.strip("[]").lower())
+    if cert_file is not None:
+        hosts |= names_of(cert_file)
+    return frozenset(hosts)
 
 
 def names_of(cert_file: Path) -> frozenset[str]:

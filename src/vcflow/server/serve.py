@@ -28,7 +28,7 @@ import pwd
 import sys
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from vcflow.api import workdir
@@ -37,8 +37,8 @@ from vcflow.controller.observer import Observer
 from vcflow.local import controlplane, statedir
 from vcflow.server import advertise, credentials
 from vcflow.server.app import Extend, Extensions, Host, create_app
-from vcflow.serving import Refused, exposure, listening, logs, shell, tls
-from vcflow.serving.exposure import check_strength, is_loopback, read_token
+from vcflow.serving import Refused, listening, logs, shell, tls
+from vcflow.serving.exposure import Exposure, is_loopback
 from vcflow.store.base import Store
 
 log = logging.getLogger("vcflow.server")
@@ -51,13 +51,10 @@ INSECURE_WARNING = (
 @dataclass(frozen=True)
 class Settings:
     state_dir: Path
-    host: str = listening.LOOPBACK
+    exposure: Exposure = field(default_factory=Exposure)
     port: int = 8700
     runtime: bool = True
     controllers: bool = True
-    token_file: Path | None = None
-    tls_cert: Path | None = None
-    tls_key: Path | None = None
     log_level: str = "info"
     #: serve plain HTTP with no token (loopback only): any local user can then use the API
     insecure_no_auth: bool = False
@@ -66,20 +63,21 @@ class Settings:
     working_dir: Path | None = None
 
 
-def check_exposure(settings: Settings) -> None:
-    """Refused unless the address is loopback, or a token file and TLS are both given
-    (`serving.exposure`); `--insecure-no-auth` on loopback only, and with no token."""
-    exposure.check_pair(settings.tls_cert, settings.tls_key)
+def check_exposure(settings: Settings) -> str | None:
+    """The token of `--token-file` (None: none given). Refused unless the address is
+    loopback, or a token file and TLS are both given (`serving.exposure`);
+    `--insecure-no-auth` on loopback only, and with no token."""
+    exposed = settings.exposure
     logs.check_level(settings.log_level)
     if settings.insecure_no_auth:
-        if settings.token_file is not None:
+        if exposed.token_file is not None:
             raise Refused("--insecure-no-auth and --token-file contradict each other: give one")
-        if not is_loopback(settings.host):
+        if not is_loopback(exposed.host):
             raise Refused(
-                f"refusing to listen on {settings.host} with --insecure-no-auth: without "
+                f"refusing to listen on {exposed.host} with --insecure-no-auth: without "
                 f"a token the server listens on loopback only ({listening.LOOPBACK})"
             )
-    exposure.check(settings.host, settings.token_file, settings.tls_cert)
+    return exposed.token()
 
 
 def serve(
@@ -87,10 +85,7 @@ def serve(
 ) -> None:
     """Run the server until SIGTERM/SIGINT (see the module docstring); `extend` adds
     routes, middleware and views to the app (discovery, OpenAPI, metrics, tables)."""
-    check_exposure(settings)
-    token = read_token(settings.token_file) if settings.token_file is not None else None
-    if token is not None:
-        check_strength(token, settings.host, settings.token_file)
+    token = check_exposure(settings)
     state_dir = statedir.resolve(settings.state_dir).absolute()
     working_dir = _working_dir(settings.working_dir)
     logs.configure(settings.log_level)
@@ -108,7 +103,7 @@ def serve(
         if settings.insecure_no_auth:
             print(INSECURE_WARNING.format(user=_user()), file=sys.stderr)
         # (the soft file limit raised to the hard one; the connection cap follows from it)
-        with shell.endpoint(settings.host, settings.port) as endpoint:
+        with shell.endpoint(settings.exposure.host, settings.port) as endpoint:
             stopping = threading.Event()
             url = endpoint.url(access.scheme)
             host = Host(
@@ -231,29 +226,26 @@ class _Access:
 def _access(settings: Settings, state_dir: Path, token: str | None) -> _Access:
     """The given token and TLS files, and `credentials` made for what is not given (unless
     `--insecure-no-auth`)."""
+    given = settings.exposure
     made = credentials.ensure(
         state_dir,
-        token=settings.token_file is None and not settings.insecure_no_auth,
-        tls=settings.tls_cert is None and not settings.insecure_no_auth,
+        token=given.token_file is None and not settings.insecure_no_auth,
+        tls=given.tls_cert is None and not settings.insecure_no_auth,
     )
-    cert = settings.tls_cert or made.cert_file
-    hosts = set(credentials.LOOPBACK_NAMES)
-    if settings.host not in listening.WILDCARDS:
-        hosts.add(settings.host.strip("[]").lower())
-    if cert is not None:
-        try:
-            hosts |= credentials.names_of(cert)
-        except credentials.Unusable as exc:
-            raise Refused(
-                f"cannot load the TLS certificate {cert} or key {settings.tls_key}: {exc.why}"
-            ) from None
+    cert = given.tls_cert or made.cert_file
+    try:
+        hosts = credentials.accepted_hosts(given.host, cert)
+    except credentials.Unusable as exc:
+        raise Refused(
+            f"cannot load the TLS certificate {cert} or key {given.tls_key}: {exc.why}"
+        ) from None
     return _Access(
         token=token if token is not None else made.token,
-        token_file=settings.token_file or made.token_file,
+        token_file=given.token_file or made.token_file,
         cert_file=cert,
-        key_file=settings.tls_key or made.key_file,
-        ca_file=settings.tls_cert or made.ca_file,  # (a given certificate is its own CA)
-        hosts=frozenset(hosts),
+        key_file=given.tls_key or made.key_file,
+        ca_file=given.tls_cert or made.ca_file,  # (a given certificate is its own CA)
+        hosts=hosts,
     )
 
 

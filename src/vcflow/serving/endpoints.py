@@ -17,7 +17,6 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 from typing import Any
 
 from vcflow.serving import Refused, exposure, listening, tls
@@ -44,20 +43,13 @@ class Guard:
     tls: ssl.SSLContext | None = None
 
 
-def guard(
-    host: str,
-    token_file: Path | None,
-    cert: Path | None,
-    key: Path | None,
-    flags: exposure.Flags,
-) -> Guard:
-    """The guard of a port on `host`; Refused (one line) unless the host is loopback or the
-    token file and the TLS pair are all given and load."""
-    exposure.check_pair(cert, key, flags)
-    exposure.check(host, token_file, cert, flags)
-    token = BearerToken(exposure.read_token(token_file)) if token_file is not None else None
+def guard(exposed: exposure.Exposure, flags: exposure.Flags) -> Guard:
+    """The guard of a port; Refused (one line) unless its host is loopback or the token
+    file and the TLS pair are all given and load (`Exposure.token`)."""
+    token = exposed.token(flags)
+    cert, key = exposed.tls_cert, exposed.tls_key
     context = tls.context(cert, key) if cert is not None and key is not None else None
-    return Guard(token, context)
+    return Guard(BearerToken(token) if token is not None else None, context)
 
 
 class _Server(ThreadingHTTPServer):

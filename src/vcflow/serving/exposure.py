@@ -1,7 +1,8 @@
 """Who may reach a process's HTTP endpoints: the loopback rule (another address needs a
 bearer token and TLS, `check`), the owner-only token file, and the bearer check in constant
-time (`hmac.compare_digest`). One rule for `vcflow server` (`server.auth`, `server.serve`)
-and `vcflow operator`'s metrics (`serving.endpoints`), each naming its own flags (`Flags`).
+time (`hmac.compare_digest`). One rule, `Exposure.token`, for `vcflow server`, `vcflow
+dashboard` and `vcflow operator`'s metrics port (`serving.endpoints`), each naming its own
+flags (`Flags`).
 """
 
 from __future__ import annotations
@@ -102,6 +103,28 @@ def check_strength(token: str, host: str, source: Path | None) -> None:
             f"token file {source} holds a token of {len(token.encode())} bytes: a listener on "
             f"{host} needs one of at least {MIN_TOKEN_BYTES} (openssl rand -hex 32 > {source})"
         )
+
+
+@dataclass(frozen=True)
+class Exposure:
+    """Where a listener listens and what guards it, as its flags give them."""
+
+    host: str = LOOPBACK
+    token_file: Path | None = None
+    tls_cert: Path | None = None
+    tls_key: Path | None = None
+
+    def token(self, flags: Flags = SERVER) -> str | None:
+        """The token of the token file (None: none given). Refused or BadTokenFile (one
+        line, naming `flags`) unless the TLS pair is whole, and the host is loopback or
+        the token file and TLS are both given, the token long enough for it."""
+        check_pair(self.tls_cert, self.tls_key, flags)
+        check(self.host, self.token_file, self.tls_cert, flags)
+        if self.token_file is None:
+            return None
+        token = read_token(self.token_file)
+        check_strength(token, self.host, self.token_file)
+        return token
 
 
 class BearerToken:
