@@ -201,19 +201,25 @@ def delete(
     deletionTimestamp); once it is gone, the object only for the kinds whose registry
     returns it (`RETURNS_DELETED`), else a Success Status naming it (`kubeapi.status.deleted`;
     `shown`: the resource the client asked for, when it is served from another's storage).
-    Dependents are collected at once whatever the propagationPolicy (the store's garbage
-    collection is synchronous); `gracePeriodSeconds=0` skips the DELETE review (force)."""
+    Dependents are collected at once (the store's garbage collection is synchronous), but
+    for `propagationPolicy=Orphan` (`kubectl delete --cascade=orphan`): the object's
+    ownerReference is taken off its dependents first, in the same transaction, so they
+    stay (a flow's vcjobs and their pods), as kube's garbage collector orphans them;
+    `gracePeriodSeconds=0` skips the DELETE review (force)."""
 
     def remove() -> base.Written[Resource]:
-        return base.Written(
-            store.delete(
-                resource.model,
-                namespace,
-                name,
-                force=options.force,
-                resource_version=options.preconditions_rv,
+        with store.transaction():
+            if options.propagation == "Orphan":
+                _orphan(store, store.get(resource.model, namespace, name))
+            return base.Written(
+                store.delete(
+                    resource.model,
+                    namespace,
+                    name,
+                    force=options.force,
+                    resource_version=options.preconditions_rv,
+                )
             )
-        )
 
     stored = functools.partial(_stored, store, resource, namespace, name)
     last = _written(store, options.dry_run, remove, stored).object
@@ -221,6 +227,22 @@ def delete(
     if held or resource in RETURNS_DELETED:
         return last.to_dict()
     return kubestatus.deleted(shown or resource, last.name, last.metadata.uid)
+
+
+def _orphan(store: EmbeddedStore, owner: Resource) -> None:
+    """Take `owner`'s ownerReference off every object that has one (in its namespace, or
+    any for a cluster-scoped owner), as kube's garbage collector does before an orphaning
+    delete removes the owner."""
+    uid = owner.metadata.uid
+    namespace = owner.namespace if resources.of_model(type(owner)).namespaced else None
+    for kind in resources.ALL:
+        if kind in resources.STORED_AS:
+            continue
+        for dependent in store.list(kind.model, namespace if kind.namespaced else None):
+            refs = dependent.metadata.owner_references
+            if any(ref.uid == uid for ref in refs):
+                dependent.metadata.owner_references = [ref for ref in refs if ref.uid != uid]
+                store.update(dependent)
 
 
 def _stored(store: Store, resource: APIResource, namespace: str, name: str) -> str:
