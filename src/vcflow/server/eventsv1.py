@@ -18,10 +18,8 @@ from starlette.routing import BaseRoute
 
 from vcflow.api.errors import Conflict, ValidationFailed
 from vcflow.kubeapi import eventsv1, resources
-from vcflow.patch.jsonmerge import merge_patch
 from vcflow.server import listing, objects, requests, watching
 from vcflow.server.routes import PATCH_TYPES, Api, _not_allowed, _route, _verb, _written
-from vcflow.server.status import ApiError
 
 SERVED = resources.EVENTS_V1
 STORED = resources.EVENTS
@@ -136,24 +134,27 @@ async def _item(request: Request, resource: Any, api: Api) -> Response:
     if request.method == "PATCH":
         _verb(request, "patch")
         patch = await requests.body(request, PATCH_TYPES)
-        written = await run_in_threadpool(_patch, api, namespace, name, patch, options)
+        listed = requests.content_type(request) == requests.JSON_PATCH
+        written = await run_in_threadpool(_patch, api, namespace, name, patch, options, listed)
         return _answer(written)
     raise _not_allowed(request)
 
 
 def _patch(
-    api: Api, namespace: str, name: str, patch: Any, options: requests.WriteOptions
+    api: Api,
+    namespace: str,
+    name: str,
+    patch: Any,
+    options: requests.WriteOptions,
+    json_patch: bool = False,
 ) -> objects.Written:
-    """A merge patch of the events API's shape: applied to the stored Event converted,
-    written back as core v1 (against the resourceVersion read, again after a conflict
-    unless the patch pins one)."""
-    if not isinstance(patch, dict):
-        raise ApiError(400, "a merge patch must be a JSON object")
-    meta = patch.get("metadata")
-    pinned = isinstance(meta, dict) and bool(meta.get("resourceVersion"))
+    """A merge patch (or JSON patch) of the events API's shape: applied to the stored
+    Event converted, written back as core v1 (against the resourceVersion read, again
+    after a conflict unless the patch pins one)."""
+    pinned = objects.pins_version(patch, json_patch)
     for attempt in range(objects.PATCH_ATTEMPTS):
         current = objects.get(api.store, STORED, namespace, name)
-        merged = merge_patch(eventsv1.to_v1(current), patch)
+        merged = objects.patched(eventsv1.to_v1(current), patch, json_patch)
         core = _checked_core(merged)
         core.setdefault("metadata", {}).setdefault(
             "resourceVersion", current["metadata"]["resourceVersion"]

@@ -22,6 +22,7 @@ from vcflow.api.pod import Pod
 from vcflow.kubeapi import resources, warningtext
 from vcflow.kubeapi import status as kubestatus
 from vcflow.kubeapi.resources import APIResource
+from vcflow.patch import jsonpatch
 from vcflow.patch.jsonmerge import merge_patch
 from vcflow.server import status
 from vcflow.server.requests import DeleteOptions, WriteOptions, to_object
@@ -108,17 +109,16 @@ def patch(
     options: WriteOptions,
     *,
     status: bool = False,
+    json_patch: bool = False,
 ) -> Written:
-    """A JSON merge patch over the stored object, written as an update (or a status
-    update); re-read and patched again after a concurrent write unless the patch pins a
-    resourceVersion."""
-    if not isinstance(body, dict):
-        raise ApiError(400, "a merge patch must be a JSON object")
-    meta = body.get("metadata")
-    pinned = isinstance(meta, dict) and bool(meta.get("resourceVersion"))
+    """A JSON merge patch (`json_patch`: an RFC 6902 JSON patch, 422 when an operation
+    cannot apply, as kube answers) over the stored object, written as an update (or a
+    status update); re-read and patched again after a concurrent write unless the patch
+    pins a resourceVersion."""
+    pinned = pins_version(body, json_patch)
     for attempt in range(PATCH_ATTEMPTS):
         current = store.get(resource.model, namespace, name)
-        merged = merge_patch(current.to_dict(), body)
+        merged = patched(current.to_dict(), body, json_patch)
         obj = to_object(resource, merged, name)
         if (obj.namespace, obj.name) != (namespace, name):
             raise ApiError(400, "a patch cannot change metadata.namespace or metadata.name")
@@ -135,6 +135,34 @@ def patch(
             if pinned or attempt == PATCH_ATTEMPTS - 1:
                 raise
     raise AssertionError("unreachable")
+
+
+def pins_version(body: Any, json_patch: bool) -> bool:
+    """Whether a patch names the resourceVersion it applies to (then a conflict is the
+    client's to resolve); 400 for a body that is no patch of its type."""
+    if json_patch:
+        if not isinstance(body, list):
+            raise ApiError(400, "a JSON patch must be a list of operations")
+        return any(
+            isinstance(op, dict) and op.get("path") == "/metadata/resourceVersion" for op in body
+        )
+    if not isinstance(body, dict):
+        raise ApiError(400, "a merge patch must be a JSON object")
+    meta = body.get("metadata")
+    return isinstance(meta, dict) and bool(meta.get("resourceVersion"))
+
+
+def patched(current: dict[str, Any], body: Any, json_patch: bool) -> Any:
+    """`current` with the merge patch (or JSON patch) `body` applied; 422 for a JSON patch
+    operation that cannot apply."""
+    if not json_patch:
+        return merge_patch(current, body)
+    try:
+        return jsonpatch.json_patch(current, body)
+    except jsonpatch.PatchError as exc:
+        raise ApiError(
+            422, f"the server rejected our request due to an error in our request: {exc}"
+        ) from None
 
 
 def bind(store: Store, namespace: str, name: str, data: Any) -> dict[str, Any]:

@@ -28,6 +28,7 @@ MAX_BODY = bounds.MAX_OBJECT_BYTES + 512 * 1024
 JSON = "application/json"
 MERGE_PATCH = "application/merge-patch+json"
 STRATEGIC_PATCH = "application/strategic-merge-patch+json"  # merged as JSON merge, for CRDs
+JSON_PATCH = "application/json-patch+json"  # RFC 6902: `kubectl patch --type json`
 PROPAGATIONS = ("Orphan", "Background", "Foreground")
 
 
@@ -176,6 +177,11 @@ async def body(
     if not kind and not untyped and data.strip() and crosssite.from_browser(request.headers):
         raise _unsupported(accepted)
     return parse_json(bytes(data))
+
+
+def content_type(request: Request) -> str:
+    """The request's media type, lower-cased, without parameters ("" when none)."""
+    return (request.headers.get("content-type") or "").split(";")[0].strip().lower()
 
 
 def _unsupported(accepted: tuple[str, ...]) -> ApiError:

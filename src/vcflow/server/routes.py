@@ -11,6 +11,7 @@ a Status object.
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 from collections.abc import Awaitable, Callable, Sequence
@@ -33,7 +34,7 @@ from vcflow.store.base import EmbeddedStore, Store
 
 log = logging.getLogger("vcflow.server")
 METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"]
-PATCH_TYPES = (requests.MERGE_PATCH, requests.STRATEGIC_PATCH)
+PATCH_TYPES = (requests.JSON_PATCH, requests.MERGE_PATCH, requests.STRATEGIC_PATCH)
 
 #: What a get or list answers instead of its JSON (kubectl's Table, say), or None: called
 #: with the request, the resource and the body (the object, or the `<Kind>List`).
@@ -187,8 +188,15 @@ async def _write(
     if request.method == "PATCH":
         _verb(request, "patch")
         data = await requests.body(request, PATCH_TYPES)
+        listed = requests.content_type(request) == requests.JSON_PATCH
         written = await run_in_threadpool(
-            objects.patch, api.store, resource, namespace, name, data, options, status=status
+            functools.partial(objects.patch, status=status, json_patch=listed),
+            api.store,
+            resource,
+            namespace,
+            name,
+            data,
+            options,
         )
         return _written(written)
     raise _not_allowed(request)
