@@ -238,8 +238,8 @@ def test_logs_and_delete_of_a_flow_that_ran(kubectl: Make, tmp_path: Path) -> No
     pods = split(kube.ok("get", "pods"))
     assert pods[0] == ["NAME", "READY", "STATUS", "RESTARTS", "AGE"]
     assert [p[:4] for p in pods[1:]] == [
-        ["test-a-t-0", "0/1", "Succeeded", "0"],
-        ["test-b-t-0", "0/1", "Succeeded", "0"],
+        ["test-a-t-0", "0/1", "Completed", "0"],
+        ["test-b-t-0", "0/1", "Completed", "0"],
     ]
 
     events = split(kube.ok("get", "events"))

@@ -8,8 +8,9 @@ the server's meta.k8s.io Table responses (server/tables.py). Pure: the time is a
 - jobtemplate: Name, Age;
 - vcjob: Name, STATUS, minAvailable (`.status.minAvailable`), RUNNINGS (`.status.running`),
   AGE; wide adds QUEUE (`.spec.queue`) — Volcano's own column names;
-- pod: Name, Ready (ready/total containers), Status (phase, or the waiting or terminated
-  reason of a container, or `Terminating`), Restarts, Age; wide adds Node;
+- pod: Name, Ready (ready/total containers), Status (kube's: the phase, or the waiting or
+  terminated reason of a container — `Completed` for a pod that succeeded —, or
+  `Terminating`), Restarts, Age; wide adds Node;
 - configmap: Name, Data, Age; secret: Name, Type, Data, Age;
 - queue: Name, PARENT (Volcano's CRD); priorityclass: Name, Value, Global-Default, Age,
   PreemptionPolicy (kube's);
@@ -109,24 +110,36 @@ def _pod_ready(obj: Resource, now: datetime) -> str:
 
 
 def _pod_status(obj: Resource, now: datetime) -> str:
+    """kubectl's STATUS of a pod (kube's pod printer): the phase, or a container's waiting
+    or terminated reason (the first container's wins: `Completed`, `Error`,
+    `ContainerCreating`), `ExitCode:N`/`Signal:N` for an end without a reason, `Running`
+    again for a `Completed` pod with a container still running, `Terminating`."""
     if not isinstance(obj, Pod):
         return ""
     if obj.metadata.deletion_timestamp:
         return "Terminating"
     status = obj.status
-    for c in (status.container_statuses or []) if status else []:
+    if status is None:
+        return ""
+    reason = status.phase or ""
+    running = False
+    for c in reversed(status.container_statuses or []):
         state = c.state
         if state and state.waiting and state.waiting.reason:
-            return state.waiting.reason
-        if (
-            state
-            and state.terminated
-            and state.terminated.reason
-            and status
-            and (status.phase == "Failed")
-        ):
-            return state.terminated.reason
-    return (status.phase or "") if status else ""
+            reason = state.waiting.reason
+        elif state and state.terminated and state.terminated.reason:
+            reason = state.terminated.reason
+        elif state and state.terminated:
+            ended = state.terminated
+            reason = f"Signal:{ended.signal}" if ended.signal else f"ExitCode:{ended.exit_code}"
+        elif c.ready and state and state.running:
+            running = True
+    if reason == "Completed" and running:
+        ready = any(
+            cond.type == "Ready" and cond.status == "True" for cond in status.conditions or []
+        )
+        reason = "Running" if ready else "NotReady"
+    return reason
 
 
 def _pod_restarts(obj: Resource, now: datetime) -> str:
