@@ -10,6 +10,7 @@ from pathlib import Path
 from .flows import (
     cli,
     ended,
+    flow,
     followed,
     gated_flow,
     jobflow,
@@ -67,4 +68,28 @@ def test_follow_a_running_flow_until_it_ends(tmp_path: Path, state_dir: Path) ->
             assert ended(run)[0] == 0
     finally:
         go.touch()
+        stop_pods(state_dir)
+
+
+def test_a_for_entrys_items_come_at_its_place_by_index(tmp_path: Path, state_dir: Path) -> None:
+    manifest = tmp_path / "f.yaml"
+    items = ", ".join(str(i) for i in range(11))
+    manifest.write_text(
+        template("prep", "echo prep")
+        + template("train", "echo item $VCFLOW_INDEX")
+        + template("pick", "echo pick")
+        + flow(
+            "f",
+            "{name: prep}",
+            f"{{name: train, dependsOn: {{targets: [prep]}}, for: {{items: [{items}]}}}}",
+            "{name: pick, dependsOn: {targets: [train]}}",
+        )
+    )
+    try:
+        assert cli(state_dir, "run", "-f", str(manifest), "--no-live").returncode == 0
+        got = cli(state_dir, "logs", "jobflow/f", "--no-prefix")
+        assert (got.returncode, got.stderr) == (0, "")
+        expected = ["prep", *(f"item {i}" for i in range(11)), "pick"]
+        assert got.stdout.splitlines() == expected  # (item 10 after item 9, pick last)
+    finally:
         stop_pods(state_dir)

@@ -2,7 +2,8 @@
 or job, as kubectl prints a workload's (`kubectl logs -l ... --prefix`). Called by `logs.py`.
 
 Pods are those the store has whose controller reference is one of the owner's vcjobs (by
-uid), in flow order: the flow's entries as listed, each job's pods by task and index. Each
+uid), in flow order: the flow's entries as listed (a `for` entry's items after it, by
+index), each job's pods by task and index. Each
 line is prefixed `[pod/NAME/CONTAINER] ` when more than one pod is read (or `--prefix`).
 Without `-f` each pod's log is printed whole, one pod after another; a pod with no log yet
 (not started) is skipped. A started pod whose log the server does not give — on a cluster
@@ -93,6 +94,19 @@ def _natural(name: str) -> tuple[str, int]:
     return (match.group(1), int(match.group(2))) if match else (name, -1)
 
 
+def _flow_rank(flow: JobFlow, job: str) -> tuple[int, int, str]:
+    """Where vcjob `job` goes in flow order: at its entry, a `for` entry's items
+    (`<flow>-<entry>-<index>`) right after it by index; any other last."""
+    entries = [str(names.job_name(flow.name, entry.name)) for entry in flow.flows]
+    if job in entries:
+        return entries.index(job), -1, ""
+    for place, (entry, name) in enumerate(zip(flow.flows, entries, strict=True)):
+        index = job[len(name) + 1 :] if job.startswith(name + "-") else ""
+        if entry.for_each is not None and index.isdigit():
+            return place, int(index), ""
+    return len(entries), 0, job
+
+
 def pods_of(store: Store, namespace: str, owner: Owner) -> tuple[list[Pod], bool]:
     """The owner's pods in flow order, and whether the owner has finished (or is gone)."""
     if owner.kind is kinds.JOBFLOW:
@@ -100,15 +114,12 @@ def pods_of(store: Store, namespace: str, owner: Owner) -> tuple[list[Pod], bool
             flow = store.get(JobFlow, namespace, owner.name)
         except NotFound:
             raise owner.kind.not_found(owner.name) from None
-        order: dict[str, int] = {
-            str(names.job_name(flow.name, f.name)): i for i, f in enumerate(flow.flows)
-        }
         jobs = [
             j
             for j in store.list(VCJob, namespace)
             if (ref := j.metadata.controller_ref()) is not None and ref.uid == flow.metadata.uid
         ]
-        jobs.sort(key=lambda j: (order.get(j.name, len(order)), j.name))
+        jobs.sort(key=lambda j: _flow_rank(flow, j.name))
         done = flow.phase in FLOW_DONE
     else:
         try:
