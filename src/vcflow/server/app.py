@@ -1,5 +1,6 @@
 """`create_app`: the ASGI application of `vcflow server` over a Store — the resource routes
-(`routes`), the health checks, bearer-token auth (`auth`) and Status answers for paths and
+(`routes`), the health checks, `kubectl auth can-i`'s reviews (`access`), bearer-token
+auth (`auth`) and Status answers for paths and
 methods no route takes. Other parts of the server (discovery, OpenAPI, metrics, tables)
 plug in through its arguments rather than by editing the routes.
 """
@@ -21,7 +22,7 @@ from starlette.routing import BaseRoute, Route
 from vcflow.controller.observer import Observer
 from vcflow.kubeapi import resources
 from vcflow.kubeapi.resources import APIResource
-from vcflow.server import eventsv1
+from vcflow.server import access, eventsv1
 from vcflow.server.auth import BearerAuth
 from vcflow.server.crosssite import CrossSiteGuard
 from vcflow.server.routes import Api, View, WatchView, resource_routes
@@ -119,7 +120,13 @@ def create_app(
     if token is not None:
         stack.append(Middleware(BearerAuth, token=token))
     app = Starlette(
-        routes=[*health, *extra_routes, *resource_routes(api, served), *_shared(api, served)],
+        routes=[
+            *health,
+            *extra_routes,
+            *resource_routes(api, served),
+            *_shared(api, served),
+            *access.routes(served),
+        ],
         middleware=stack,
         exception_handlers={HTTPException: _http_error},
     )

@@ -154,14 +154,19 @@ async def delete_options(request: Request) -> DeleteOptions:
 
 
 async def body(
-    request: Request, accepted: tuple[str, ...] = (JSON,), *, untyped: bool = False
+    request: Request,
+    accepted: tuple[str, ...] = (JSON,),
+    *,
+    untyped: bool = False,
+    raw: bool = False,
 ) -> Any:
     """The body as JSON, at most MAX_BODY bytes (413), of an accepted type (415). A body
     without a Content-Type is read as JSON (as kube does: the official Python client sends
     none on create) unless a browser sent it (`crosssite.from_browser`), which is refused:
     a web page's form or `no-cors` fetch can POST a body of no type, but no JSON type
     without the CORS preflight this server never grants. `untyped`: no Content-Type is
-    fine from anyone (a DELETE, which needs a preflight whatever its type)."""
+    fine from anyone (a DELETE, which needs a preflight whatever its type). `raw`: the
+    bytes, not parsed (a protobuf body)."""
     given = request.headers.get("content-type")
     kind = given.split(";")[0].strip().lower() if given is not None else ""
     if kind and kind not in accepted:
@@ -176,7 +181,7 @@ async def body(
             raise too_large()
     if not kind and not untyped and data.strip() and crosssite.from_browser(request.headers):
         raise _unsupported(accepted)
-    return parse_json(bytes(data))
+    return bytes(data) if raw else parse_json(bytes(data))
 
 
 def content_type(request: Request) -> str:
