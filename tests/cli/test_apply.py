@@ -90,7 +90,9 @@ def test_store_refusal_names_file_and_line(example: Result, vc: Vc, write_manife
     result = vc("apply", "-f", path)
     assert result.exit_code == 1
     assert result.stderr.splitlines() == [
-        f"{path}:6: JobFlow default/test: spec: jobflow spec updates are not supported"
+        f"{path}:6: JobFlow default/test: spec: jobflow spec updates are not supported (a "
+        "flow runs its spec once: delete the flow first, or run it again as a new flow with "
+        "vcflow resubmit jobflow test [-p NAME=VALUE])"
     ]
 
 

@@ -84,7 +84,13 @@ def test_a_flow_is_allowed_with_warnings_from_the_clusters_templates(
 def test_a_flow_spec_update_is_refused(webhook: Webhook, seeded: Server) -> None:
     sent = payload("jobflow-update")  # entry c added to a Running flow
     found = response(webhook.review(JF, sent), sent)
-    refused(found, 422, "spec: jobflow spec updates are not supported")
+    refused(
+        found,
+        422,
+        "spec: jobflow spec updates are not supported (a flow runs its spec once: delete the "
+        "flow first, or run it again as a new flow with vcflow resubmit jobflow test "
+        "[-p NAME=VALUE])",
+    )
 
 
 def test_a_flow_metadata_update_is_allowed(webhook: Webhook, seeded: Server) -> None:

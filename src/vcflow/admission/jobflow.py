@@ -38,6 +38,15 @@ HINTS = 5
 UNFINISHED = frozenset({phases.FlowPhase.PENDING, phases.FlowPhase.RUNNING})
 
 
+def _rerun_hint(flow: JobFlow) -> str:
+    """What to do instead of changing a flow's spec (its arguments, say)."""
+    namespace = "" if flow.namespace in ("", "default") else f" -n {flow.namespace}"
+    return (
+        "a flow runs its spec once: delete the flow first, or run it again as a new flow "
+        f"with vcflow resubmit jobflow {flow.name}{namespace} [-p NAME=VALUE]"
+    )
+
+
 def validate_jobflow(
     flow: JobFlow,
     *,
@@ -55,7 +64,7 @@ def validate_jobflow(
     """
     errors: list[FieldError] = []
     if old is not None and _spec_dump(old) != _spec_dump(flow):
-        errors.append(FieldError(SPEC_UPDATE, "spec"))
+        errors.append(FieldError(SPEC_UPDATE, "spec", hint=_rerun_hint(flow)))
     flows = flow.flows
     errors += _schema(flows)
     errors += _scheduling(flow)
