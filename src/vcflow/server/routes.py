@@ -84,7 +84,26 @@ def resource_routes(api: Api, served: Sequence[APIResource]) -> list[BaseRoute]:
             found.append(_route(api, resource, collection + "/{name}/log", _log))
         if "binding" in resource.subresources:
             found.append(_route(api, resource, collection + "/{name}/binding", _binding))
+        if resource is resources.PODS:
+            for sub in UNSERVED_POD_SUBRESOURCES:
+                found.append(_route(api, resource, f"{collection}/{{name}}/{sub}", _unserved))
     return found
+
+
+#: what kubectl exec, attach and port-forward ask for, which a local process cannot give
+UNSERVED_POD_SUBRESOURCES = ("exec", "attach", "portforward")
+
+
+async def _unserved(request: Request, resource: APIResource, api: Api) -> Response:
+    """A 400 saying why, where a 404 (`the server could not find the requested resource`)
+    would read as a missing pod."""
+    namespace, name = requests.object_names(request)
+    await run_in_threadpool(objects.get, api.reader, resource, namespace, name)  # (404 if none)
+    raise ApiError(
+        400,
+        f'vcflow server serves no exec, attach or port-forward: pod "{name}" is a process on '
+        f"the server's machine, not a container (its log: kubectl logs {name})",
+    )
 
 
 def _route(api: Api, resource: APIResource, path: str, handler: Handler) -> Route:
