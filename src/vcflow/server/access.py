@@ -78,87 +78,8 @@ def rules(served: Sequence[APIResource]) -> list[dict[str, Any]]:
     return found
 
 
-PROTOBUF = "application/vnd.kubernetes.protobuf"
-_MAGIC = b"k8s\x00"
-#: the string fields of the protobuf messages read (authorization.k8s.io/v1 generated.proto)
-_RESOURCE_ATTRIBUTES = {
-    1: "namespace",
-    2: "verb",
-    3: "group",
-    4: "version",
-    5: "resource",
-    6: "subresource",
-    7: "name",
-}
-_NON_RESOURCE_ATTRIBUTES = {1: "path", 2: "verb"}
-
-
-def _fields(data: bytes) -> dict[int, bytes]:
-    """The length-delimited fields of a protobuf message (the last of each number); other
-    wire types skipped. 400 for a message cut short."""
-    found: dict[int, bytes] = {}
-    at = 0
-
-    def varint() -> int:
-        nonlocal at
-        value = shift = 0
-        while True:
-            if at >= len(data):
-                raise ApiError(400, "the protobuf body is cut short")
-            byte = data[at]
-            at += 1
-            value |= (byte & 0x7F) << shift
-            shift += 7
-            if not byte & 0x80:
-                return value
-
-    while at < len(data):
-        key = varint()
-        number, wire = key >> 3, key & 7
-        if wire == 0:
-            varint()
-        elif wire == 2:
-            size = varint()
-            found[number] = data[at : at + size]
-            at += size
-        elif wire in (1, 5):
-            at += 8 if wire == 1 else 4
-        else:
-            raise ApiError(400, f"the protobuf body has wire type {wire}")
-    return found
-
-
-def _strings(data: bytes, names: dict[int, str]) -> dict[str, str]:
-    fields = _fields(data)
-    return {name: fields[n].decode("utf-8", "replace") for n, name in names.items() if n in fields}
-
-
-def from_protobuf(body: bytes) -> dict[str, Any]:
-    """A review kubectl (1.33 on) sends as protobuf (`k8s\\0` + runtime.Unknown holding the
-    typed message), as the JSON it means: its kind and spec."""
-    if not body.startswith(_MAGIC):
-        raise ApiError(400, "the protobuf body does not start with the k8s magic")
-    unknown = _fields(body[len(_MAGIC) :])
-    kind = _strings(unknown.get(1, b""), {2: "kind"}).get("kind", "")
-    spec = _fields(_fields(unknown.get(2, b"")).get(2, b""))
-    found: dict[str, Any] = {}
-    if kind == "SelfSubjectAccessReview":
-        if 1 in spec:
-            found["resourceAttributes"] = _strings(spec[1], _RESOURCE_ATTRIBUTES)
-        if 2 in spec:
-            found["nonResourceAttributes"] = _strings(spec[2], _NON_RESOURCE_ATTRIBUTES)
-    elif kind == "SelfSubjectRulesReview":
-        found = _strings(_fields(unknown.get(2, b"")).get(2, b""), {1: "namespace"})
-    group = "authentication.k8s.io" if kind == "SelfSubjectReview" else "authorization.k8s.io"
-    return {"kind": kind, "apiVersion": f"{group}/v1", "metadata": {}, "spec": found}
-
-
 async def _body(request: Request, kind: str, group: str) -> dict[str, Any]:
-    if requests.content_type(request) == PROTOBUF:
-        raw = await requests.body(request, (PROTOBUF,), raw=True)
-        data: Any = from_protobuf(raw)
-    else:
-        data = await requests.body(request)
+    data = await requests.body(request)  # (JSON, or protobuf as kubectl 1.33+ sends it)
     if not isinstance(data, dict) or data.get("kind") != kind:
         raise ApiError(400, f"the body must be a {group} {kind}")
     request.state.verb = "create"

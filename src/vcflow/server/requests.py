@@ -19,7 +19,7 @@ from vcflow.api.modelerrors import schema_errors
 from vcflow.kubeapi import fieldvalidation
 from vcflow.kubeapi.fieldvalidation import Validation
 from vcflow.kubeapi.resources import APIResource
-from vcflow.server import crosssite, fields
+from vcflow.server import crosssite, fields, protobody
 from vcflow.server.status import ApiError, invalid
 from vcflow.store.base import InvalidSelector, Selector
 
@@ -158,18 +158,19 @@ async def body(
     accepted: tuple[str, ...] = (JSON,),
     *,
     untyped: bool = False,
-    raw: bool = False,
 ) -> Any:
     """The body as JSON, at most MAX_BODY bytes (413), of an accepted type (415). A body
     without a Content-Type is read as JSON (as kube does: the official Python client sends
     none on create) unless a browser sent it (`crosssite.from_browser`), which is refused:
     a web page's form or `no-cors` fetch can POST a body of no type, but no JSON type
     without the CORS preflight this server never grants. `untyped`: no Content-Type is
-    fine from anyone (a DELETE, which needs a preflight whatever its type). `raw`: the
-    bytes, not parsed (a protobuf body)."""
+    fine from anyone (a DELETE, which needs a preflight whatever its type). Where JSON is
+    accepted, so is the protobuf of the built-in objects kubectl 1.33+ sends that way
+    (`protobody`: ConfigMap, Secret, access reviews), read as the JSON it means."""
     given = request.headers.get("content-type")
     kind = given.split(";")[0].strip().lower() if given is not None else ""
-    if kind and kind not in accepted:
+    protobuf = kind == protobody.MEDIA_TYPE and JSON in accepted
+    if kind and kind not in accepted and not protobuf:
         raise _unsupported(accepted)
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > MAX_BODY:
@@ -181,7 +182,12 @@ async def body(
             raise too_large()
     if not kind and not untyped and data.strip() and crosssite.from_browser(request.headers):
         raise _unsupported(accepted)
-    return bytes(data) if raw else parse_json(bytes(data))
+    if protobuf:
+        try:
+            return protobody.decode(bytes(data))
+        except protobody.Invalid as exc:
+            raise ApiError(415, str(exc)) from None
+    return parse_json(bytes(data))
 
 
 def content_type(request: Request) -> str:
