@@ -46,3 +46,32 @@ def test_create_configmap_and_secret(kubectl: Make, tmp_path: Path) -> None:
     assert kube.ok("get", "secret", "reg", "-o", "jsonpath={.type}") == (
         "kubernetes.io/dockerconfigjson"
     )
+
+
+def test_create_priorityclass_and_namespace(kubectl: Make) -> None:
+    kube = kubectl("--runtime", "none", "--controllers", "off")
+    kube.ok(
+        "create",
+        "priorityclass",
+        "high",
+        "--value=1000",
+        "--description=hi",
+        "--preemption-policy=Never",
+    )
+    kube.ok("create", "priorityclass", "low", "--value=-5")
+    classes = {
+        c["metadata"]["name"]: (c["value"], c.get("description"), c["preemptionPolicy"])
+        for c in json.loads(kube.ok("get", "pc", "-o", "json"))["items"]
+    }
+    assert classes == {
+        "high": (1000, "hi", "Never"),
+        "low": (-5, None, "PreemptLowerPriority"),
+    }
+    # (namespaces need no creating: it says so, where it was a 404 that read as broken)
+    refused = kube.run("create", "namespace", "team-a")
+    assert (refused.returncode, refused.stderr) == (
+        1,
+        "Error from server (BadRequest): vcflow server keeps no Namespace objects: a "
+        "namespace exists once an object is created in it (kubectl apply -n NAMESPACE -f "
+        "...)\n",
+    )

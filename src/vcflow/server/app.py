@@ -25,7 +25,7 @@ from vcflow.kubeapi.resources import APIResource
 from vcflow.server import access, eventsv1
 from vcflow.server.auth import BearerAuth
 from vcflow.server.crosssite import CrossSiteGuard
-from vcflow.server.routes import Api, View, WatchView, resource_routes
+from vcflow.server.routes import Api, View, WatchView, namespace_routes, resource_routes
 from vcflow.server.status import ApiError
 from vcflow.store.base import EmbeddedStore, Store
 
@@ -126,6 +126,7 @@ def create_app(
             *resource_routes(api, served),
             *_shared(api, served),
             *access.routes(served),
+            *namespace_routes(),
         ],
         middleware=stack,
         exception_handlers={HTTPException: _http_error},

@@ -1,9 +1,9 @@
 """Request bodies kubectl sends as Kubernetes protobuf (`application/vnd.kubernetes.protobuf`:
 `k8s\\0` + a runtime.Unknown holding the typed message) — kubectl 1.33 on does for the
-built-in types its typed clients write: `kubectl create configmap`, `create secret`, `auth
-can-i`. Read here as the JSON object they mean (field numbers from Kubernetes'
-generated.proto files), for the routes to handle as any JSON body; answers stay JSON (kubectl
-accepts it). A hand-written reader of the few messages needed. Pure."""
+built-in types its typed clients write: `kubectl create configmap`, `create secret`,
+`create priorityclass`, `auth can-i`. Read here as the JSON object they mean (field numbers
+from Kubernetes' generated.proto files), for the routes to handle as any JSON body; answers
+stay JSON (kubectl accepts it). A hand-written reader of the few messages needed. Pure."""
 
 from __future__ import annotations
 
@@ -101,9 +101,25 @@ def _immutable(message: bytes, number: int) -> dict[str, Any]:
     return {} if flag is None else {"immutable": bool(flag)}
 
 
+def _priority_class(message: bytes) -> dict[str, Any]:
+    """value (int32), globalDefault, description, preemptionPolicy (scheduling/v1)."""
+    found: dict[str, Any] = {}
+    for number, value in fields(message):
+        if number == 2 and isinstance(value, int):
+            value = value - (1 << 64) if value >= 1 << 63 else value  # (a negative int32)
+            found["value"] = value
+        elif number == 3 and isinstance(value, int):
+            found["globalDefault"] = bool(value)
+        elif number == 4 and isinstance(value, bytes) and value:
+            found["description"] = _text(value)
+        elif number == 5 and isinstance(value, bytes) and value:
+            found["preemptionPolicy"] = _text(value)
+    return found
+
+
 def decode(body: bytes) -> dict[str, Any]:
-    """The JSON object a protobuf body means: a ConfigMap, a Secret or an access review
-    (kind and apiVersion from the envelope); Invalid for anything else."""
+    """The JSON object a protobuf body means: a ConfigMap, a Secret, a PriorityClass or an
+    access review (kind and apiVersion from the envelope); Invalid for anything else."""
     if not body.startswith(MAGIC):
         raise Invalid("the protobuf body does not start with the k8s magic bytes")
     envelope = body[len(MAGIC) :]
@@ -133,6 +149,8 @@ def decode(body: bytes) -> dict[str, Any]:
             **secret_type,
             **_immutable(message, 5),
         }
+    if kind == "PriorityClass":
+        return {**head, "metadata": _metadata(message), **_priority_class(message)}
     if kind in ("SelfSubjectAccessReview", "SelfSubjectRulesReview", "SelfSubjectReview"):
         spec = _bytes(message, 2)
         found: dict[str, Any] = {}

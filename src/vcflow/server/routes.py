@@ -90,6 +90,22 @@ def resource_routes(api: Api, served: Sequence[APIResource]) -> list[BaseRoute]:
     return found
 
 
+def namespace_routes() -> list[BaseRoute]:
+    """`kubectl create namespace` (POST /api/v1/namespaces): a 400 saying that namespaces
+    need no creating here, where a 404 read as a broken server."""
+
+    async def refuse(request: Request) -> Response:
+        if request.method != "POST":  # (as before: no such resource)
+            return ApiError(404, "the server could not find the requested resource").response()
+        return ApiError(
+            400,
+            "vcflow server keeps no Namespace objects: a namespace exists once an object is "
+            "created in it (kubectl apply -n NAMESPACE -f ...)",
+        ).response()
+
+    return [Route(f"{resources.PODS.prefix}/namespaces", refuse, methods=METHODS)]
+
+
 #: what kubectl exec, attach and port-forward ask for, which a local process cannot give
 UNSERVED_POD_SUBRESOURCES = ("exec", "attach", "portforward")
 
