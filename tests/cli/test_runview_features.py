@@ -108,3 +108,17 @@ def test_the_report_says_attempts_skips_and_why_a_flow_ended() -> None:
     assert "Completed (3 attempts)" in text
     assert "Skipped" in text and "TargetCompleted: why" in text
     assert text.endswith(f"flow f Failed in 60.0s: {reason}\n")
+
+
+def test_a_for_entrys_items_show_right_after_it() -> None:
+    spec = {
+        "flows": [
+            {"name": "a", "for": {"items": [1, 2]}},
+            {"name": "b", "dependsOn": {"targets": ["a"]}},
+        ]
+    }
+    progress = Progress([flow_object(spec)], now=lambda: NOW)
+    for name in ("a-1", "a-0"):  # (seen after b's row was made, and out of order)
+        progress.observe(job(name, "Running"), False)
+    entries = [line.split()[0] for line in shown(progress).splitlines()[1:]]
+    assert entries == ["a", "a-0", "a-1", "b"]

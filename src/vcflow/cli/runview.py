@@ -95,7 +95,7 @@ class LiveView:
         )
         for flow, room in zip(flows, shown_budget, strict=False):
             lines.append(_flow_line(flow, self.progress.flow_span(flow), now))
-            lines += _job_lines(list(flow.jobs.values()), room, now)
+            lines += _job_lines(flow.in_order(), room, now)
         if alone:
             lines.append(Text("vcjobs", style="bold"))
             lines += _job_lines(alone, shown_budget[-1], now)

@@ -140,6 +140,14 @@ class FlowProgress:
     def elapsed(self, now: float) -> float:
         return max(0.0, (self.finished if self.finished is not None else now) - self.started)
 
+    def in_order(self) -> list[JobProgress]:
+        """The rows in flow order, a `for` entry's items right after it by index (`jobs`
+        holds them in the order they were first seen: after every entry)."""
+        place = {row.entry: n for n, row in enumerate(self.jobs.values()) if not row.item_of}
+        return sorted(
+            self.jobs.values(), key=lambda r: (place.get(r.item_of or r.entry, 0), r.item_index)
+        )
+
 
 def _stamp(text: str | None, default: float | None) -> float | None:
     if not text:

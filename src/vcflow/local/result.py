@@ -180,10 +180,7 @@ def _job(job: JobProgress, store: Store, state_dir: Path, now: float) -> JobResu
 def _in_flow_order(flow: FlowProgress) -> list[JobProgress]:
     """The flow's rows in flow order, a `for` entry's items after it by index (they are
     added as they are seen); a `for` entry's duration is its items' span."""
-    place = {row.entry: n for n, row in enumerate(flow.jobs.values()) if not row.item_of}
-    rows = sorted(
-        flow.jobs.values(), key=lambda r: (place.get(r.item_of or r.entry, 0), r.item_index)
-    )
+    rows = flow.in_order()
     for row in rows:
         if row.job in flow.groups and row.started is None:
             items = [r for r in rows if r.item_of == row.entry and r.started is not None]
