@@ -96,3 +96,15 @@ def test_run_without_manifests_runs_what_the_state_directory_has_not_ended(
     assert nothing.stdout == (
         "nothing to run: every flow and vcjob of the state directory has ended\n"
     )
+
+
+def test_run_without_manifests_where_nothing_was_applied_makes_no_state_directory(
+    tmp_path: Path,
+) -> None:
+    where = tmp_path / "typo"
+    nothing = cli(where, "run", "--no-live")
+    assert nothing.returncode == 0, nothing.stderr
+    assert nothing.stdout == (
+        f"nothing to run: {where} holds no flow or vcjob (apply some, or give -f)\n"
+    )
+    assert not where.exists()  # as `get` there: a read finds nothing and makes nothing

@@ -42,7 +42,7 @@ from vcflow.local.result import RunResult
 from vcflow.local.session import LocalRun, Options
 from vcflow.podserver import logrotate
 from vcflow.runtime.run import Ending
-from vcflow.store import SqliteStore
+from vcflow.store import DB_FILE, SqliteStore
 
 REFRESH = 0.25  # seconds between live-view refreshes
 WAITING_REFRESH = 1.0  # seconds between reads of the flows' waiting reasons (live view)
@@ -203,6 +203,11 @@ def _run_stored(
         fail_fast=fail_fast,
         log_limits=running.log_limits(log_max_size, log_max_files),
     )
+    if not (state_dir / DB_FILE).is_file():
+        # as a reading command: a state directory without a store holds nothing to run,
+        # and none is made (a mistyped --state-dir, or a run in the wrong directory)
+        typer.echo(f"nothing to run: {state_dir} holds no flow or vcjob (apply some, or give -f)")
+        return
     with running.holding(state_dir) as store:
         flows = [f for f in store.list(JobFlow) if f.phase not in FLOW_ENDED]
         jobs = [
