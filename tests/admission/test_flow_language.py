@@ -265,7 +265,7 @@ def test_unknown_fields_are_judged_by_the_field_validation() -> None:
     assert [(e.path, e.hint) for e in found] == [
         (
             "spec.flows[0].withItems",
-            'the fan-out is "for" in vcflow, coming: docs/flow-features.md',
+            'use "for" (items, fromArgument or fromOutput): docs/flow-features.md section 19',
         ),
         ("spec.flows[0].depends", 'use "dependsOn" with "outcome": Completed, Failed or Finished'),
     ]

@@ -164,8 +164,8 @@ def test_another_engine_s_field_says_the_vcflow_field(vc: Vc, tmp_path: Path) ->
     errors = [line for line in result.stderr.splitlines() if not line.startswith("Warning:")]
     assert errors == [
         f"{path}:7: JobFlow default/argo: spec.flows[0].withItems: unknown field "
-        '"spec.flows[0].withItems" (the fan-out is "for" in vcflow, coming: '
-        "docs/flow-features.md)",
+        '"spec.flows[0].withItems" (use "for" (items, fromArgument or fromOutput): '
+        "docs/flow-features.md section 19)",
         f"{path}:9: JobFlow default/argo: spec.flows[1].depends: unknown field "
         '"spec.flows[1].depends" (use "dependsOn" with "outcome": Completed, Failed or '
         "Finished)",

@@ -72,8 +72,8 @@ def test_a_template_used_under_another_entry_name_is_not_deleted(
 
 ARGO_SPEC = {"flows": [{"name": "a", "template": "shared", "withItems": [1, 2]}]}
 WITH_ITEMS = (
-    'unknown field "spec.flows[0].withItems" (the fan-out is "for" in vcflow, coming: '
-    "docs/flow-features.md)"
+    'unknown field "spec.flows[0].withItems" (use "for" (items, fromArgument or fromOutput): '
+    "docs/flow-features.md section 19)"
 )
 
 

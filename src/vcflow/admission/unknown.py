@@ -4,7 +4,7 @@ warnings (`kubeapi.fieldvalidation.unknown_field`); what a caller makes of them 
 validation (`kubeapi.fieldvalidation.judged`): `strict` refuses them (the CLI's default, and
 kubectl's), `warn` says them, `ignore` drops them, as kube-apiserver's `fieldValidation`
 Strict, Warn and Ignore. A field another workflow engine
-has, or one of vcflow's not built yet, says what to write instead (`HINTS`).
+has where a vcflow field does the job says what to write instead (`HINTS`).
 
 Every object `review` admits is covered:
 - its top level and `metadata`, by vcflow's models (ObjectMeta as Kubernetes defines it);
@@ -47,9 +47,9 @@ CHECKED = (
 )
 #: Kubernetes' ObjectMeta fields that vcflow's ObjectMeta does not model.
 OBJECT_META_OTHERS = frozenset({"selfLink", "deletionGracePeriodSeconds", "managedFields"})
-_FAN_OUT = 'the fan-out is "for" in vcflow, coming: docs/flow-features.md'
+_FAN_OUT = 'use "for" (items, fromArgument or fromOutput): docs/flow-features.md section 19'
 #: (model, key) → what to write instead: Argo's DAG task fields where a vcflow field does
-#: the job, and the flow language's fields not built yet.
+#: the job.
 HINTS: dict[tuple[type[WireModel], str], str] = {
     (jobflow.Flow, "withItems"): _FAN_OUT,
     (jobflow.Flow, "withParam"): _FAN_OUT,
