@@ -128,3 +128,40 @@ def test_the_timeout_keeps_the_phases_it_found(tmp_path: Any) -> None:
     assert out.getvalue().endswith(
         "flow f Running in 4.0s: the timeout passed: its running pods were terminated\n"
     )
+
+
+def stamped_job(name: str, phase: str, created: str, ended: str = "") -> VCJob:
+    """Vcjob `f-NAME` as the API gives it: its creation and last transition to the second."""
+    out = flow_job(name, phase)
+    out.metadata.creation_timestamp = created
+    if ended:
+        data = out.to_dict()
+        data["status"]["state"]["lastTransitionTime"] = ended
+        out = VCJob.from_dict(data)
+    return out
+
+
+def test_a_run_followed_on_a_server_takes_every_time_from_the_objects(tmp_path: Any) -> None:
+    """`vcflow run -f` against a server sees each change late, through the API: its jobs'
+    and flow's times are those the objects record (to the second), not a late sighting
+    set against a recorded end (a 2 s job shown `<1s`, a 3 s flow `1.7s`)."""
+    clock = Clock()
+    clock.now += 0.6  # the flow was applied, then followed
+    progress = Progress([flow()], now=clock, stamped=True)
+    clock.now = BEGUN + 1.5
+    progress.observe(stamped_job("a", "Running", "2027-01-15T08:00:00Z"), False)
+    clock.now = BEGUN + 4.2
+    progress.observe(
+        stamped_job("a", "Completed", "2027-01-15T08:00:00Z", "2027-01-15T08:00:02Z"), False
+    )
+    progress.observe(stamped_job("b", "Running", "2027-01-15T08:00:02Z"), False)
+    clock.now = BEGUN + 4.4
+    progress.observe(
+        stamped_job("b", "Completed", "2027-01-15T08:00:02Z", "2027-01-15T08:00:03Z"), False
+    )
+    progress.update_flows({flow().key: "Succeed"})
+    run = built(progress, tmp_path)
+    assert [rows(run)[e][3] for e in ("a", "b")] == ["2s", "1s"]
+    out = io.StringIO()
+    report(run, out)
+    assert out.getvalue().endswith("flow f Succeed in 3s\n")

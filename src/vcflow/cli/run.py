@@ -266,7 +266,7 @@ def _follow_remote(
     the flows go on in the server."""
     with server.connect() as store:
         flows, jobs = running.targets(apply_cmd.apply_and_report(store, loaded, validation))
-        progress, view, live_view = _progress_view(flows, jobs, live=live)
+        progress, view, live_view = _progress_view(flows, jobs, live=live, stamped=True)
 
         def tick() -> None:
             if live_view is not None:
@@ -288,7 +288,7 @@ def _follow_remote(
 
 
 def _progress_view(
-    flows: list[JobFlow], jobs: list[VCJob], *, live: bool
+    flows: list[JobFlow], jobs: list[VCJob], *, live: bool, stamped: bool = False
 ) -> tuple[Progress, runview.LiveView, Live | None]:
     """What a run shows: the live view on a terminal (when asked for), else a line per
     change; the same for a local run and for one followed on a server."""
@@ -298,7 +298,7 @@ def _progress_view(
     def said(what: str, phase: str, seconds: float) -> None:
         typer.echo(runview.change_line(what, phase, seconds))
 
-    progress = Progress(flows, jobs, on_change=None if use_live else said)
+    progress = Progress(flows, jobs, on_change=None if use_live else said, stamped=stamped)
     view = runview.LiveView(progress, lambda: console.size.height)
     live_view = Live(view.render(), console=console, auto_refresh=False) if use_live else None
     return progress, view, live_view

@@ -279,7 +279,7 @@ def report(result: RunResult, out: TextIO) -> None:
     for flow in result.flows:
         before = " (it had ended before this run)" if flow.ended_before else ""
         why = f": {flow.reason}" if flow.reason else ""
-        took = _duration(flow.duration, flow.ended_before)
+        took = _duration(flow.duration, flow.ended_before or flow.coarse)
         out.write(f"flow {flow.name} {flow.phase} in {took}{before}{why}\n")
     for job in result.jobs:
         out.write(f"vcjob {job.job} {phase_text(job)} in {_job_duration(job) or '0s'}\n")

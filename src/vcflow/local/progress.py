@@ -118,6 +118,7 @@ class FlowProgress:
     started: float = 0.0
     finished: float | None = None
     ended_before: bool = False  # it had ended before this run began
+    coarse: bool = False  # its times are stored timestamps', to the second (`stamped`)
     deleted: bool = False  # deleted during the run
     jobs: dict[str, JobProgress] = field(default_factory=dict)  # by vcjob name, flow order
     deadline: float | None = None  # when the flow's activeDeadlineSeconds passes
@@ -166,11 +167,15 @@ class Progress:
         *,
         on_change: Change | None = None,
         now: Callable[[], float] = time.time,
+        stamped: bool = False,
     ) -> None:
         self.now = now
         self.begun = now()
         self.on_change = on_change
         self.resyncing = False  # jobs seen now existed before this run
+        #: another process runs the flows (`vcflow run -f` against a server): what is seen
+        #: comes late, by the API, so every time is the objects' own, to the second
+        self.stamped = stamped
         self.frozen = False  # the run has ended: what the stop does to the jobs is not news
         #: each vcjob's object as last observed (None once it finished: a wide flow's ended
         #: vcjobs are not kept), its uid and its row (None: not followed)
@@ -184,9 +189,10 @@ class Progress:
 
     def _add_flow(self, flow: JobFlow) -> None:
         created = _stamp(flow.metadata.creation_timestamp, None)
-        if created is None or created > self.begun - STALE:
+        if created is None or (created > self.begun - STALE and not self.stamped):
             created = self.begun  # just applied (its timestamp is to the second)
         row = FlowProgress(flow.namespace, flow.name, flow.phase or "", created)
+        row.coarse = self.stamped
         if row.ended:  # a rerun of a flow that had ended: its time is its jobs' span
             row.ended_before = True
         spec = flow.spec
@@ -267,8 +273,9 @@ class Progress:
             row.deleted = False
             created = _stamp(job.metadata.creation_timestamp, now)
             # (a job seen as it is created is timed here: its timestamp is to the second)
-            row.started = created if self.resyncing and created is not None else now
-            row.coarse = self.resyncing and created is not None
+            stored = (self.resyncing or self.stamped) and created is not None
+            row.started = created if stored and created is not None else now
+            row.coarse = stored
             if row.first_started is None or attempt == 1:
                 row.first_started = row.started
         state = job.status.state if job.status else None
@@ -289,7 +296,8 @@ class Progress:
             # no runtime ran ended then, not when this run saw it (the record is to the
             # second: a fresh end is timed here, to the millisecond)
             when = _stamp(state.last_transition_time if state else None, now)
-            row.finished = when if when is not None and when < now - STALE else now
+            stale = when is not None and (self.stamped or when < now - STALE)
+            row.finished = when if stale and when is not None else now
             row.coarse |= row.finished != now
         else:
             row.finished = None

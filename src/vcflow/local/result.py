@@ -92,6 +92,7 @@ class FlowResult:
     jobs: tuple[JobResult, ...]
     ended_before: bool = False  # it had ended before this run began
     reason: str = ""  # why it ended so, as its status says (`DeadlineExceeded: ...`)
+    coarse: bool = False  # its time is stored timestamps', to the second (a remote run)
 
     @property
     def succeeded(self) -> bool:
@@ -150,6 +151,7 @@ def _flow(
         jobs,
         flow.ended_before,
         flow.reason,
+        flow.coarse,
     )
 
 
