@@ -287,10 +287,12 @@ class LocalRun:
         running = [j for j in self.progress.every_job() if j.active]
         if running:
             listed = ", ".join(j.job for j in running[:5]) + (" ..." if len(running) > 5 else "")
-            self.note(
-                f"waiting for {len(running)} running job(s) to end: {listed} "
-                "(--fail-fast terminates them; Ctrl-C stops them)"
+            how = (
+                "being terminated (--fail-fast)"
+                if self.options.fail_fast
+                else "--fail-fast terminates them; Ctrl-C stops them"
             )
+            self.note(f"waiting for {len(running)} running job(s) to end: {listed} ({how})")
         else:
             assert self.executor is not None
             alive, deleted = self.executor.busy_pods()
