@@ -81,6 +81,16 @@ def test_nothing_to_run_is_refused(tmp_path: Path) -> None:
     assert not (tmp_path / "state").exists()
 
 
+def test_an_empty_input_is_nothing_to_run(tmp_path: Path) -> None:
+    """README: `vcflow.NothingToRun` when there is neither a JobFlow nor a vcjob."""
+    empty = tmp_path / "empty.yaml"
+    empty.write_text("# nothing yet\n---\n")
+    for sources in (empty, []):
+        with pytest.raises(vcflow.NothingToRun, match=r"^error: no objects passed to run$"):
+            vcflow.run(sources, state_dir=tmp_path / "state")
+    assert not (tmp_path / "state").exists()
+
+
 def test_another_runner_holding_the_state_directory_is_an_error(tmp_path: Path) -> None:
     manifest = tmp_path / "flow.yaml"
     manifest.write_text(job_template("a", "true") + "---" + FLOW)

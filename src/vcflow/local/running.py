@@ -43,6 +43,14 @@ class NothingToRun(InputError):
     """Manifests with neither a JobFlow nor a vcjob: a run would only store them."""
 
 
+class NoObjectsToRun(manifests.NoObjects, NothingToRun):
+    """No object at all (`error: no objects passed to run`): `vcflow.run()` raises it, so
+    `except vcflow.NothingToRun` catches an empty input too."""
+
+    def __init__(self) -> None:
+        super().__init__("run")
+
+
 def run(
     sources: Source | Iterable[Source],
     *,
@@ -98,8 +106,8 @@ def load(
 ) -> list[Resource]:
     """The objects of `sources` (paths are read and reviewed as `vcflow validate` does,
     objects given looked at for unknown fields), the `arguments` given written into the
-    flows that declare them; ValidationFailed with every problem, NoObjects when there is
-    none, ArgumentError for an argument no flow declares."""
+    flows that declare them; ValidationFailed with every problem, NoObjectsToRun (a
+    NothingToRun) when there is none, ArgumentError for an argument no flow declares."""
     try:
         validation = fieldvalidation.Validation(validate)
     except ValueError:
@@ -126,7 +134,7 @@ def load(
     if loaded is not None and loaded.errors:
         raise ValidationFailed(list(loaded.errors))
     if not objects:
-        raise manifests.NoObjects("run")
+        raise NoObjectsToRun()
     return objects
 
 
