@@ -4,7 +4,9 @@ following a flow that another process runs until it ends, its new pods included.
 
 from __future__ import annotations
 
+import math
 import sys
+import time
 from pathlib import Path
 
 from .flows import (
@@ -48,6 +50,43 @@ def test_logs_of_a_finished_flow(tmp_path: Path, state_dir: Path) -> None:
             1,
             'Error from server (NotFound): jobflows.flow.volcano.sh "nope" not found\n',
         )
+    finally:
+        stop_pods(state_dir)
+
+
+def test_logs_of_a_flow_whose_retain_policy_deleted_its_pods(
+    tmp_path: Path, state_dir: Path
+) -> None:
+    """`jobRetainPolicy: delete` (Volcano's example flow) deletes the vcjobs and their pods
+    once the flow Succeed: the flow's logs are then each pod's latest kept attempt, as
+    `vcflow logs POD` shows a deleted pod's, not nothing."""
+    manifest = tmp_path / "f.yaml"
+    manifest.write_text(
+        template("a", "echo a1")
+        + template("b", "echo b1; echo b2")
+        + jobflow("f", "b<a", "a", retain="delete")
+    )
+    try:
+        assert cli(state_dir, "run", "-f", str(manifest), "--no-live").returncode == 0
+        assert cli(state_dir, "get", "pods", "--no-headers").stdout == ""
+        got = cli(state_dir, "logs", "jobflow/f")
+        assert (got.returncode, got.stderr) == (0, "")
+        assert got.stdout.splitlines() == [
+            "[pod/f-b-t-0/main] b1",
+            "[pod/f-b-t-0/main] b2",
+            "[pod/f-a-t-0/main] a1",
+        ]
+        assert cli(state_dir, "logs", "jf/f", "--tail", "1", "--no-prefix").stdout == "b2\na1\n"
+        assert cli(state_dir, "logs", "jf/f", "-f").stdout == got.stdout  # (it has ended)
+        # a flow of the same name created anew (in a later second: the timestamps' unit)
+        # has none of the old one's logs
+        assert cli(state_dir, "delete", "jf", "f").returncode == 0
+        later = math.floor(time.time()) + 1
+        wait_until(lambda: time.time() >= later, "the next second")
+        manifest.write_text(jobflow("f", "zz"))
+        assert cli(state_dir, "apply", "-f", str(manifest)).returncode == 0
+        assert cli(state_dir, "stop", "jobflow", "f").returncode == 0
+        assert cli(state_dir, "logs", "jobflow/f").stdout == ""
     finally:
         stop_pods(state_dir)
 

@@ -16,10 +16,15 @@ read to its end. Embedded logs are read from the state directory (`podlog`);
 remote ones through the server's `pods/NAME/log`, one connection per pod. `--timestamps`,
 `--since` and `--since-time` apply to each pod's log (`times`; the prefix goes before the
 time, as kubectl prints it: `[pod/NAME/CONTAINER] 2026-12-01T23:00:00.123456789Z line`).
+
+A finished flow none of whose pods is left (`jobRetainPolicy: delete` deleted its vcjobs)
+shows the latest kept attempt of each pod it ran, as `vcflow logs POD` shows a deleted
+pod's (`kept_pods`; embedded only: the API lists no attempts).
 """
 
 from __future__ import annotations
 
+import os
 import queue
 import re
 import sys
@@ -27,6 +32,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, BinaryIO
 
 import typer
@@ -39,8 +45,9 @@ from vcflow.api.vcjob import VCJob
 from vcflow.cli import kinds, options, remote
 from vcflow.kubeapi import logrefusal
 from vcflow.podserver import logtimes
+from vcflow.reconcile.vcjob.pods import JOB_NAME as JOB_NAME_LABEL
+from vcflow.runtime import loghistory, podlog
 from vcflow.runtime import logs as podlogs
-from vcflow.runtime import podlog
 from vcflow.store.base import Store
 
 RESCAN = 0.5
@@ -137,6 +144,52 @@ def pods_of(store: Store, namespace: str, owner: Owner) -> tuple[list[Pod], bool
     return pods, done
 
 
+def kept_pods(state_dir: Path, store: Store, namespace: str, owner: Owner) -> list[str]:
+    """The pods of a flow that are no longer in the store but whose logs are kept, in flow
+    order: those whose latest kept attempt is labelled with the flow and was kept since
+    the flow was created (not an earlier flow's of the same name)."""
+    if owner.kind is not kinds.JOBFLOW:
+        return []
+    flow = store.get(JobFlow, namespace, owner.name)
+    order = {str(names.job_name(flow.name, f.name)): i for i, f in enumerate(flow.flows)}
+    value = names.created_by_value(namespace, flow.name)
+    since = flow.metadata.creation_timestamp or ""
+    root = state_dir / loghistory.LOGS / namespace
+    found = []
+    try:
+        entries = sorted(os.listdir(root))
+    except OSError:
+        return []
+    for name in entries:
+        last = loghistory.kept(root / name)[-1:]
+        record = last[0].record if last else {}
+        labels = record.get("labels") or {}
+        if not isinstance(labels, dict) or labels.get(names.LABEL_CREATED_BY_FLOW) != value:
+            continue
+        if str(record.get("keptAt") or "") < since:  # (RFC 3339 in UTC: ordered as text)
+            continue
+        job = str(labels.get(JOB_NAME_LABEL) or "")
+        found.append((order.get(job, len(order)), _natural(name), name))
+    return [name for *_, name in sorted(found)]
+
+
+def _kept_log(
+    state_dir: Path,
+    namespace: str,
+    name: str,
+    container: str | None,
+    tail: int | None,
+    times: podlog.Times,
+) -> tuple[str, bytes]:
+    """The container read and the log of a deleted pod's latest kept attempt."""
+    request = podlog.LogRequest(namespace, name, container, False, tail, None, times)
+    try:
+        chosen = podlog.choose(state_dir, request, None)
+        return chosen.container, podlog.read(state_dir, request, chosen)
+    except (VcflowError, podlogs.LogsError):
+        return container or "", b""
+
+
 def group_logs(
     ctx: typer.Context,
     owner: Owner,
@@ -188,11 +241,16 @@ def group_logs(
     failed = Failures()
     with remote.reading(ctx) as store:
         pods, done = pods_of(store, namespace, owner)
-        prefixed = prefix if prefix is not None else (len(pods) > 1 or follow)
-        if not follow:
+        ended = done and not pods and server is None  # (its pods gone with its vcjobs)
+        gone = kept_pods(state_dir, store, namespace, owner) if ended else []
+        prefixed = prefix if prefix is not None else (len(pods) + len(gone) > 1 or follow)
+        if not follow or gone:
             for pod in pods:
                 picked, chunks, _ = source(pod, False)
                 _write(out, b"".join(chunks), _label(pod, picked) if prefixed else b"")
+            for name in gone:
+                picked, data = _kept_log(state_dir, namespace, name, container, tail, times)
+                _write(out, data, f"[pod/{name}/{picked}] ".encode() if prefixed else b"")
         else:
             try:
                 _follow(store, namespace, owner, source, pods, done, prefix, out)
