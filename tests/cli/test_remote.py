@@ -488,3 +488,17 @@ def test_logs_of_a_flow_the_server_runs(running_server: Server, tmp_path: Path) 
         timeout=60,
     )
     assert phase.stdout == "Succeed"
+
+
+def test_insecure_skip_tls_verify_prints_no_python_warning(served: Server) -> None:
+    """`--insecure-skip-tls-verify` is the user's choice, as kubectl's: no urllib3
+    `InsecureRequestWarning` (two lines naming a site-packages file) on each request."""
+    done = subprocess.run(
+        _cli("get", "jf", "--server", served.url, "--insecure-skip-tls-verify"),
+        capture_output=True,
+        text=True,
+        timeout=DEADLINE,
+        env={**os.environ, "VCFLOW_TOKEN": TOKEN},
+    )
+    assert (done.returncode, done.stdout) == (0, "")
+    assert done.stderr == "No resources found in default namespace.\n"

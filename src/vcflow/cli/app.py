@@ -22,6 +22,7 @@ import os
 import select
 import sys
 import traceback
+import warnings
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -292,6 +293,10 @@ def _root(
     ctx.meta[remote.SERVER] = server_url
     ctx.meta[remote.CA_FILE] = certificate_authority
     ctx.meta[remote.INSECURE] = insecure
+    if insecure or kubeconfig:
+        # an unverified server is the user's choice (the flag, or the kubeconfig's
+        # insecure-skip-tls-verify), as kubectl takes it: urllib3 says nothing per request
+        warnings.filterwarnings("ignore", message="Unverified HTTPS request")
 
 
 @app.command("version")
