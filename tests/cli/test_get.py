@@ -81,6 +81,31 @@ def test_reading_creates_no_state(vc: Vc, state_dir: Path) -> None:
     assert not state_dir.exists()
 
 
+CHANGES = [
+    ("stop", "jobflow", "x"),
+    ("retry", "jobflow", "x"),
+    ("resubmit", "jobflow", "x"),
+    ("delete", "jf", "x"),
+    ("patch", "jf", "x", "-p", "{}"),
+    ("suspend", "vcjob", "x"),
+    ("terminate", "vcjob", "x"),
+]
+
+
+@pytest.mark.parametrize("argv", CHANGES, ids=[" ".join(a[:2]) for a in CHANGES])
+def test_a_change_of_what_is_not_there_creates_no_state(
+    vc: Vc, state_dir: Path, argv: tuple[str, ...]
+) -> None:
+    """A command that changes an object (not apply, which creates) finds none where no
+    store is, says so as against a store, and makes no state directory (a typo'd name or
+    --state-dir would leave one)."""
+    result = vc(*argv)
+    assert result.exit_code == 1, result.output
+    assert result.stderr.startswith("Error from server (NotFound): ")
+    assert result.stderr.endswith(' "x" not found\n')
+    assert not state_dir.exists()
+
+
 def test_unknown_name_is_one_line_after_the_found(example: Result, vc: Vc, rows: Rows) -> None:
     result = vc("get", "jf", "test", "nope")
     assert result.exit_code == 1

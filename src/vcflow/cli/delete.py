@@ -61,7 +61,7 @@ def delete(
     targets = _targets(kind, names or [], filename or [], namespace)
     problems: list[str] = []
     pods = [object_key(ns, name) for which, ns, name in targets if which is kinds.POD]
-    with remote.writing(ctx, deleted_pods=pods) as store:
+    with remote.writing(ctx, deleted_pods=pods, changes=True) as store:
         for target in targets:
             problem = _delete_one(store, target, force=force, ignore_not_found=ignore_not_found)
             if problem:

@@ -62,7 +62,7 @@ def retry(
             "--entries names Completed entries to run again: give --restart-successful with it",
             param_hint="--entries",
         )
-    with remote.writing(ctx) as store:
+    with remote.writing(ctx, changes=True) as store:
         said = userrequests.retry(
             store,
             namespace,
@@ -92,7 +92,7 @@ def resubmit(
     unfinished flow)."""
     _jobflow(kind)
     given = options.arguments(argument)
-    with remote.writing(ctx) as store:
+    with remote.writing(ctx, changes=True) as store:
         created = userrequests.resubmit(store, namespace, name, new_name=new_name, arguments=given)
         typer.echo(f"{kinds.JOBFLOW.ref(created.name)} created{_run_hint(ctx)}")
 

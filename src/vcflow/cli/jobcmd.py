@@ -41,7 +41,7 @@ def _send(
     change nothing (`lifecycle.COMMAND_PHASES`), is a problem line and no Command."""
     if kinds.resolve(kind) is not kinds.VCJOB:
         raise typer.BadParameter("only vcjobs take this command", param_hint="KIND")
-    with remote.writing(ctx) as store:
+    with remote.writing(ctx, changes=True) as store:
         send = functools.partial(_send_one, store, action, verb)
         kinds.act_on_each(store, VCJob, namespace, job_names, send)
 

@@ -73,7 +73,7 @@ def patch(
             f'"{patch_type}" is not supported; only merge (RFC 7386) is', param_hint="--type"
         )
     body = _parse(patch_json)
-    with remote.writing(ctx) as store:
+    with remote.writing(ctx, changes=True) as store:
         changed = apply_patch(
             store, resolved, namespace, name, body, status=subresource is not None
         )

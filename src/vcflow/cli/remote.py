@@ -131,12 +131,21 @@ def reading(ctx: typer.Context, *, watching: bool = False) -> Iterator[Store]:
 
 
 @contextmanager
-def writing(ctx: typer.Context, *, deleted_pods: Iterable[names.ObjectKey] = ()) -> Iterator[Store]:
+def writing(
+    ctx: typer.Context, *, deleted_pods: Iterable[names.ObjectKey] = (), changes: bool = False
+) -> Iterator[Store]:
     """The store for a writing command: the server's in remote mode (its controllers do the
-    rest), else the state directory's, reconciled afterwards (`statedir.writing`)."""
+    rest), else the state directory's, reconciled afterwards (`statedir.writing`). A command
+    that `changes` only objects that exist (delete, patch, stop...) finds none in a state
+    directory without a store, and makes none, as a read."""
     remote = remote_of(ctx)
     if remote is None:
-        with statedir.writing(options.state_dir(ctx), deleted_pods=deleted_pods) as store:
+        state_dir = options.state_dir(ctx)
+        if changes and not statedir.has_store(state_dir):
+            with statedir.reading(state_dir) as empty:
+                yield empty
+            return
+        with statedir.writing(state_dir, deleted_pods=deleted_pods) as store:
             yield store
         return
     with remote.connect() as kube:

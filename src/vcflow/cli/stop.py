@@ -36,7 +36,7 @@ def stop(
     if kinds.resolve(kind) is not kinds.JOBFLOW:
         raise typer.BadParameter("only jobflows can be stopped", param_hint="KIND")
     now = clock.SystemClock().now()
-    with remote.writing(ctx) as store:
+    with remote.writing(ctx, changes=True) as store:
         stop_one = functools.partial(_stop_one, store, now)
         kinds.act_on_each(store, JobFlow, namespace, names, stop_one)
 

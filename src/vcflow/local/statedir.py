@@ -96,11 +96,16 @@ def _check_store_files(state_dir: Path, *, tighten: bool) -> None:
             os.chmod(path, ownership.FILE_MODE)
 
 
+def has_store(state_dir: Path) -> bool:
+    """Whether `state_dir` holds a store (nothing is created to find out)."""
+    return (state_dir / DB_FILE).is_file()
+
+
 @contextmanager
 def reading(state_dir: Path) -> Iterator[Store]:
     """The store of `state_dir` for a reading command; an empty one, and nothing created on
     disk, if the directory has no store yet."""
-    if not (state_dir / DB_FILE).is_file():
+    if not has_store(state_dir):
         yield MemoryStore()
         return
     with opened(state_dir) as store:
