@@ -481,6 +481,17 @@ def test_logs_of_a_flow_the_server_runs(running_server: Server, tmp_path: Path) 
         _cli(*state, "logs", "-f", "jobflow/f"), capture_output=True, text=True, timeout=60
     )
     assert (through_state.returncode, through_state.stdout) == (0, whole.stdout)
+    # --attempts lists from the state directory, which its own server's files are in
+    attempts = subprocess.run(
+        _cli(*state, "logs", "f-a-t-0", "--attempts"), capture_output=True, text=True, timeout=60
+    )
+    assert (attempts.returncode, attempts.stderr) == (0, "")
+    assert [line.split()[:3] for line in attempts.stdout.splitlines()] == [
+        ["ATTEMPT", "PHASE", "RESTARTS"],
+        ["1", "(current)", "Succeeded"],
+    ]
+    named = logs("f-a-t-0", "--attempts")  # (a server named: the API lists no attempts)
+    assert named.returncode == 1 and "--attempts reads the state directory" in named.stderr
     phase = subprocess.run(
         _cli("get", "jf", "f", "-o", "jsonpath={.status.state.phase}", *kubeconfig),
         capture_output=True,

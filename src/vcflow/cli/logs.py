@@ -145,7 +145,8 @@ def logs(
         return
     podlog.check_names(namespace, name)
     server = remote.remote_of(ctx)
-    if server is not None:
+    # (the state directory's own server: its attempts are listed from the directory here)
+    if server is not None and not (list_attempts and not remote.names_a_server(ctx)):
         if list_attempts:
             raise podlogs.LogsError(
                 "--attempts reads the state directory; the server's API does not list "

@@ -108,6 +108,12 @@ def _read_token(path: Path) -> str:
         ) from None
 
 
+def names_a_server(ctx: typer.Context) -> bool:
+    """Whether the command names its server (`--server`, `--kubeconfig`) rather than
+    reaching the one that owns the state directory, whose files are then this machine's."""
+    return bool(ctx.meta.get(SERVER) or ctx.meta.get(KUBECONFIG))
+
+
 def is_remote(ctx: typer.Context) -> bool:
     return remote_of(ctx) is not None
 
