@@ -501,6 +501,34 @@ def test_logs_of_a_flow_the_server_runs(running_server: Server, tmp_path: Path) 
     assert phase.stdout == "Succeed"
 
 
+def test_logs_of_a_flow_whose_pods_its_retain_policy_deleted(
+    running_server: Server, tmp_path: Path
+) -> None:
+    """In the directory of the server that ran it, `vcflow logs jobflow/f` of a flow whose
+    `jobRetainPolicy: delete` removed its pods shows their kept attempts, as embedded; a
+    named server (--kubeconfig) has none to give."""
+    manifest = tmp_path / "f.yaml"
+    manifest.write_text(template("a", "echo a1") + jobflow("f", "a", retain="delete"))
+    state = ("--state-dir", str(running_server.state_dir))  # its server.json
+    ran = subprocess.run(
+        _cli(*state, "run", "-f", str(manifest), "--no-live"), capture_output=True, timeout=60
+    )
+    assert ran.returncode == 0, ran.stderr
+    end = time.monotonic() + DEADLINE
+    while _cli_out(*state, "get", "pods", "--no-headers"):  # (deleted after Succeed)
+        assert time.monotonic() < end, "the flow's pods deleted"
+        time.sleep(0.1)
+    assert _cli_out(*state, "logs", "jobflow/f") == "a1\n"
+    kubeconfig = ("--kubeconfig", str(running_server.state_dir / "kubeconfig"))
+    assert _cli_out("logs", "jobflow/f", *kubeconfig) == ""
+
+
+def _cli_out(*args: str) -> str:
+    done = subprocess.run(_cli(*args), capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
 def test_insecure_skip_tls_verify_prints_no_python_warning(served: Server) -> None:
     """`--insecure-skip-tls-verify` is the user's choice, as kubectl's: no urllib3
     `InsecureRequestWarning` (two lines naming a site-packages file) on each request."""

@@ -19,7 +19,8 @@ time, as kubectl prints it: `[pod/NAME/CONTAINER] 2026-12-01T23:00:00.123456789Z
 
 A finished flow none of whose pods is left (`jobRetainPolicy: delete` deleted its vcjobs)
 shows the latest kept attempt of each pod it ran, as `vcflow logs POD` shows a deleted
-pod's (`kept_pods`; embedded only: the API lists no attempts).
+pod's (`kept_pods`; from the state directory, not through a server the command names: the
+API lists no attempts).
 """
 
 from __future__ import annotations
@@ -241,7 +242,10 @@ def group_logs(
     failed = Failures()
     with remote.reading(ctx) as store:
         pods, done = pods_of(store, namespace, owner)
-        ended = done and not pods and server is None  # (its pods gone with its vcjobs)
+        # its pods gone with its vcjobs; their kept attempts are in the state directory, here
+        # or its own server's (not a server the command names: its files are not here)
+        here = server is None or not remote.names_a_server(ctx)
+        ended = done and not pods and here
         gone = kept_pods(state_dir, store, namespace, owner) if ended else []
         prefixed = prefix if prefix is not None else (len(pods) + len(gone) > 1 or follow)
         if not follow or gone:
