@@ -14,7 +14,7 @@ from starlette.applications import Starlette
 from tests.server.asgi import Client
 
 from vcflow.kubeapi import resources, schemas
-from vcflow.server import openapi, openapi_pb
+from vcflow.server import openapi, openapi_pb, protobody
 
 PROTOBUF = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"
 STATUS = "io.k8s.apimachinery.pkg.apis.meta.v1.Status"
@@ -190,41 +190,9 @@ def test_v3_index_names_each_group_version_by_its_hash(client: Client) -> None:
     assert "io.k8s.api.core.v1.Pod" not in schemas_  # each document holds its own kinds
 
 
-def fields(data: bytes) -> list[tuple[int, bytes | int]]:
-    """The top-level fields of a protobuf message: (number, bytes or varint)."""
-    found: list[tuple[int, bytes | int]] = []
-    at = 0
-
-    def varint() -> int:
-        nonlocal at
-        value = shift = 0
-        while True:
-            byte = data[at]
-            at += 1
-            value |= (byte & 0x7F) << shift
-            shift += 7
-            if not byte & 0x80:
-                return value
-
-    while at < len(data):
-        key = varint()
-        number, wire = key >> 3, key & 7
-        if wire == 0:
-            found.append((number, varint()))
-        elif wire == 2:
-            size = varint()
-            found.append((number, data[at : at + size]))
-            at += size
-        else:
-            assert wire == 1
-            found.append((number, data[at : at + 8]))
-            at += 8
-    return found
-
-
 def field(data: bytes | int, number: int) -> list[bytes]:
     assert isinstance(data, bytes)
-    return [v for n, v in fields(data) if n == number and isinstance(v, bytes)]
+    return [v for n, v in protobody.fields(data) if n == number and isinstance(v, bytes)]
 
 
 def test_v2_as_protobuf_is_gnostics_document(client: Client) -> None:
