@@ -101,3 +101,17 @@ def test_an_argument_that_is_not_utf8_is_a_usage_error(vc: Vc) -> None:
     name = b"\xed\xa0\x80".decode("utf-8", "surrogateescape")  # what argv gives Python
     line = one_line(vc("get", "jt", name), code=2)
     assert line == "Error: Invalid value: '\\xed\\xa0\\x80' is not valid UTF-8 text"
+
+
+@pytest.mark.parametrize("verb", ["validate", "apply", "delete", "graph", "run"])
+def test_an_empty_path_reads_no_directory(
+    vc: Vc, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, verb: str
+) -> None:
+    """`-f "$UNSET"` names no file: it once read every manifest of the working directory
+    (Path("") is "."), so `delete -f ""` deleted what they held."""
+    (tmp_path / "t.yaml").write_text(TEMPLATE % ('"true"', ""))
+    monkeypatch.chdir(tmp_path)
+    assert vc("apply", "-f", "t.yaml").exit_code == 0
+    line = one_line(vc(verb, "-f", ""))
+    assert line == 'the path "" does not exist (an empty -f names no file)'
+    assert "t" in vc("get", "jt", "-o", "name").stdout  # nothing deleted

@@ -141,12 +141,15 @@ def _child(node: yaml.Node, part: str | int) -> tuple[yaml.Node, yaml.Node] | No
 
 def expand_paths(paths: Iterable[str]) -> list[str]:
     """Files to read, in order: directories expand to their manifests, sorted (none, for a
-    directory without any: as kubectl, it gives no object); `-` is stdin."""
+    directory without any: as kubectl, it gives no object); `-` is stdin; an empty path
+    is ParseError, as a missing file is."""
     out: list[str] = []
     for raw in paths:
         if raw == "-":
             out.append(raw)
             continue
+        if not raw:  # Path("") is ".": `-f "$UNSET"` would read every manifest here
+            raise ParseError('the path "" does not exist (an empty -f names no file)')
         path = Path(raw)
         if path.is_dir():
             out.extend(
