@@ -249,6 +249,7 @@ def _root(
             "-s",
             envvar=remote.SERVER_ENV,
             metavar="URL",
+            callback=options.parsed_by(remote.check_url),
             help="Talk to this vcflow server (or any Kubernetes API server) instead of the "
             "state directory; the bearer token comes from VCFLOW_TOKEN.",
         ),

@@ -19,11 +19,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
 import typer
 
 from vcflow.api import names
-from vcflow.api.errors import VcflowError
+from vcflow.api.errors import InputError, VcflowError
 from vcflow.cli import options
 from vcflow.local import statedir
 from vcflow.server import advertise
@@ -67,6 +68,24 @@ class Remote:
         if self.url:
             client.configuration.host = self.url.rstrip("/")
         return KubeStore(client)
+
+
+def check_url(url: str) -> None:
+    """InputError unless `url` (`--server`, VCFLOW_SERVER) is an http(s) URL with a host, or
+    empty (embedded mode): the HTTP client's own words for `127.0.0.1:8700` or `http://[::1`
+    were a deprecation warning, a traceback or a failed name lookup."""
+    if not url:
+        return
+    try:
+        parts = urlsplit(url)
+        _ = parts.port  # (a port out of range or not a number raises)
+    except ValueError as exc:
+        raise InputError(f'"{url}" is not a URL ({exc}): give one such as {_EXAMPLE}') from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise InputError(f'"{url}" is not an http(s) URL: give one such as {_EXAMPLE}')
+
+
+_EXAMPLE = "https://127.0.0.1:8700"
 
 
 def remote_of(ctx: typer.Context) -> Remote | None:

@@ -10,6 +10,7 @@ generated models, so one code path serves every kind, CRDs and core kinds alike.
 from __future__ import annotations
 
 import contextlib
+import http.client
 import json
 import re
 import threading
@@ -239,7 +240,8 @@ class KubeClient:
                 method, url, header_params=headers, body=body, _request_timeout=seconds
             )
         except kubernetes.client.ApiException as exc:  # (TLS errors come as status 0)
-            raise Unreachable(f"cannot connect to the server {self.url}: {exc.reason}") from None
+            reason = _one_line(str(exc.reason))
+            raise Unreachable(f"cannot connect to the server {self.url}: {reason}") from None
         except (urllib3.exceptions.HTTPError, OSError) as exc:
             raise self._unreachable(exc, seconds) from None
         raw = response.response
@@ -262,7 +264,12 @@ class KubeClient:
         if isinstance(reason, TimeoutError) or "timed out" in text.lower():
             after = f" within {seconds:g}s" if seconds else ""
             return Unreachable(f"the server {self.url} did not answer{after}")
-        return Unreachable(f"cannot reach the server {self.url}: {_short(text)}")
+        inner = reason.args[-1] if isinstance(reason, urllib3.exceptions.ProtocolError) else None
+        if isinstance(inner, http.client.BadStatusLine):  # (RemoteDisconnected is one too)
+            return Unreachable(f"the server {self.url} does not answer HTTP (is the port right?)")
+        if isinstance(inner, OSError) and inner.strerror:
+            text = inner.strerror.lower()  # ("connection reset by peer", not urllib3's tuple)
+        return Unreachable(f"cannot reach the server {self.url}: {_one_line(_short(text))}")
 
     def close(self) -> None:
         """Close the connections, those of the streams being read too: a watch's reader
@@ -316,6 +323,11 @@ def _warnings(headers: Any) -> tuple[str, ...]:
         for match in _WARNING.finditer(value):
             found.append(re.sub(r"\\(.)", r"\1", match.group(1)))
     return tuple(found)
+
+
+def _one_line(text: str) -> str:
+    """`text` on one line: an SSL error's reason holds a newline, a bad status line a CRLF."""
+    return " ".join(text.split())
 
 
 def _short(text: str) -> str:
