@@ -115,3 +115,30 @@ def test_an_empty_path_reads_no_directory(
     line = one_line(vc(verb, "-f", ""))
     assert line == 'the path "" does not exist (an empty -f names no file)'
     assert "t" in vc("get", "jt", "-o", "name").stdout  # nothing deleted
+
+
+VOLUMES = """          volumes:
+            - {name: data, emptyDir: {}}
+            - {name: data, hostPath: {path: /tmp}}
+"""
+
+
+def test_a_mount_of_no_volume_is_refused_not_run_without_it(vc: Vc, tmp_path: Path) -> None:
+    """A volumeMount naming no volume of the pod (a typo) passed validate and `run` ran the
+    container without the mount; Kubernetes (Volcano's job webhook) refuses it."""
+    path = tmp_path / "t.yaml"
+    text = TEMPLATE % ('"true"', "")
+    path.write_text(text + "              volumeMounts: [{name: date, mountPath: /data}]\n")
+    for verb in ("validate", "apply"):
+        assert one_line(vc(verb, "-f", path)) == (
+            f"{path}:16: JobTemplate default/t: "
+            "spec.tasks[0].template.spec.containers[0].volumeMounts[0].name: "
+            'spec.task[0].template.spec.containers[0].volumeMounts[0].name: Not found: "date"'
+        )
+    assert not (tmp_path / "state").exists()  # nothing written
+    text = text.replace(
+        "          restartPolicy: Never\n", "          restartPolicy: Never\n" + VOLUMES
+    )
+    path.write_text(text + "              volumeMounts: [{name: data, mountPath: /data}]\n")
+    line = one_line(vc("validate", "-f", path))
+    assert line.endswith('spec.task[0].template.spec.volumes[1].name: Duplicate value: "data"')

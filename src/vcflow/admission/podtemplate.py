@@ -1,13 +1,14 @@
 """A task's pod template under the vcjob webhook (reference §6.4 rules 13 and 14): the practical
-subset of Kubernetes pod-template validation (a container's own rules in `containers`), the
-topology-policy CPU rule, and the warnings for a template without `restartPolicy` and for a
-relative `workingDir`. Messages are Volcano's `spec.task[<i>].<k8s error>`. Pure.
+subset of Kubernetes pod-template validation (a container's own rules in `containers`; unique
+volume names, each volumeMount naming one of them), the topology-policy CPU rule, and the
+warnings for a template without `restartPolicy` and for a relative `workingDir`. Messages are
+Volcano's `spec.task[<i>].<k8s error>`. Pure.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from fractions import Fraction
 
 from vcflow.admission import containers, metadata
@@ -51,6 +52,7 @@ def _pod_spec_errors(spec: PodSpec, index: int, path: str) -> list[FieldError]:
     for key, listed in (("containers", spec.containers), ("initContainers", spec.init_containers)):
         for j, container in enumerate(listed or []):
             errors += containers.container_errors(container, f"{key}[{j}]", report)
+    errors += _volume_errors(spec, index, path)
     deadline = spec.active_deadline_seconds
     if deadline is not None and not 1 <= deadline <= MAX_INT32:
         message = f"Invalid value: {deadline}: must be between 1 and {MAX_INT32}, inclusive"
@@ -83,6 +85,37 @@ def _container_names(
             errors.append(_k8s(index, field, f'Duplicate value: "{name}"', f"{path}.{field}"))
         seen.add(name)
     return errors
+
+
+def _volume_errors(spec: PodSpec, index: int, path: str) -> list[FieldError]:
+    """Kubernetes: volume names are unique, and a container mounts only a volume of its pod
+    (a mount naming none would run the container without the data it expects)."""
+    errors: list[FieldError] = []
+    declared: set[str] = set()
+    for i, volume in enumerate(_mappings((spec.model_extra or {}).get("volumes"))):
+        name = volume.get("name")
+        if isinstance(name, str) and name in declared:
+            field = f"volumes[{i}].name"
+            errors.append(_k8s(index, field, f'Duplicate value: "{name}"', f"{path}.{field}"))
+        if isinstance(name, str):
+            declared.add(name)
+    for key, listed in (("containers", spec.containers), ("initContainers", spec.init_containers)):
+        for j, container in enumerate(listed or []):
+            mounts = _mappings((container.model_extra or {}).get("volumeMounts"))
+            for m, mount in enumerate(mounts):
+                name = mount.get("name")
+                if isinstance(name, str) and name and name not in declared:
+                    field = f"{key}[{j}].volumeMounts[{m}].name"
+                    errors.append(_k8s(index, field, f'Not found: "{name}"', f"{path}.{field}"))
+    return errors
+
+
+def _mappings(value: object) -> list[Mapping[str, object]]:
+    """The items of a list field (the schema check reports one of another type), mappings
+    kept in place and others as empty ones, so indexes stay those of the manifest."""
+    if not isinstance(value, list):
+        return []
+    return [item if isinstance(item, Mapping) else {} for item in value]
 
 
 def _topology_errors(
