@@ -312,6 +312,12 @@ def test_kind_list_items_are_objects_with_their_lines(loader_base: type[Any]) ->
     assert str(errors[0]).startswith("list.yaml:10: JobFlow default/f: spec.flows[0].dependsOn")
 
 
+@pytest.mark.parametrize("text", ["apiVersion: v1\nkind: List\n", "kind: List\nitems:\n"])
+def test_a_kind_list_without_items_holds_no_object(text: str) -> None:
+    """As kubectl reads it (it once said `no kind "List" in version "v1"`)."""
+    assert loading.parse_text(text, "list.yaml") == []
+
+
 def test_kind_list_in_json() -> None:
     items = [yaml.safe_load(PATCH_FLOW)]
     text = json.dumps({"apiVersion": "v1", "kind": "List", "items": items})
@@ -337,6 +343,11 @@ def test_kind_list_in_json() -> None:
             "kind: List\nitems: [3]\n",
             "x.yaml:1: items[0]: expected a Kubernetes object (a mapping), got a number",
             id="list-item-not-a-mapping",
+        ),
+        pytest.param(
+            "apiVersion: v1\nkind: List\nitems: 5\n",
+            "x.yaml:1: List: items: expected a list of objects, got a number",
+            id="list-items-not-a-list",  # (was: no kind "List" in version "v1")
         ),
         pytest.param(
             '"a\\nb": 1\n"a\\nb": 2\n',

@@ -368,8 +368,14 @@ def _listed(
         raise ParseError(
             f"expected a Kubernetes object (a mapping), got {_type_name(data)}", origin=origin
         )
-    if data.get("kind") == "List" and isinstance(data.get("items"), list):
-        for i, item in enumerate(data["items"]):
+    if data.get("kind") == "List" and data.get("apiVersion") in ("v1", None):
+        items = data.get("items")
+        if items is None:  # (as kubectl: a List without items holds no object)
+            return
+        if not isinstance(items, list):
+            message = f"items: expected a list of objects, got {_type_name(items)}"
+            raise ParseError(f"List: {message}", origin=origin)
+        for i, item in enumerate(items):
             if not isinstance(item, dict):
                 raise ParseError(
                     f"items[{i}]: expected a Kubernetes object (a mapping), got {_type_name(item)}",
