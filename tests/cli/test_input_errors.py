@@ -142,3 +142,14 @@ def test_a_mount_of_no_volume_is_refused_not_run_without_it(vc: Vc, tmp_path: Pa
     path.write_text(text + "              volumeMounts: [{name: data, mountPath: /data}]\n")
     line = one_line(vc("validate", "-f", path))
     assert line.endswith('spec.task[0].template.spec.volumes[1].name: Duplicate value: "data"')
+
+
+def test_a_flow_without_a_name_is_one_error(vc: Vc, tmp_path: Path) -> None:
+    """Not also `generated pod name "-t-main-0"` for each entry, a consequence of it."""
+    path = tmp_path / "f.yaml"
+    flow = "apiVersion: flow.volcano.sh/v1alpha1\nkind: JobFlow\nspec: {flows: [{name: t}]}\n"
+    path.write_text(TEMPLATE % ('"true"', "") + "---\n" + flow)
+    line = one_line(vc("validate", "-f", path))
+    assert (
+        line == f"{path}:17 (document 2): JobFlow: metadata.name: Required value: name is required"
+    )

@@ -338,6 +338,8 @@ def _entries_against_templates(
                         warning=err.warning,
                     )
                 )
+        if not flow.name:
+            continue  # (`metadata.name: Required value` says it: no pod name is made of "")
         job = _largest_job(flow, entry, values)
         for task in spec.tasks or []:
             replicas = max(task.replicas or 0, 1)
