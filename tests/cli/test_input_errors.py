@@ -153,3 +153,15 @@ def test_a_flow_without_a_name_is_one_error(vc: Vc, tmp_path: Path) -> None:
     assert (
         line == f"{path}:17 (document 2): JobFlow: metadata.name: Required value: name is required"
     )
+
+
+def test_an_empty_namespace_is_the_default_one(vc: Vc, tmp_path: Path) -> None:
+    """`-n "$NS"` with NS unset: `apply` read the object back in namespace "" and then
+    failed to create it again (`JobTemplate default/t already exists`, exit 1); `get` looked
+    in "" (`No resources found in  namespace.`). kubectl reads it as the default namespace."""
+    path = tmp_path / "t.yaml"
+    path.write_text(TEMPLATE % ('"true"', ""))
+    assert vc("apply", "-f", path, "-n", "").stdout == "jobtemplate.flow.volcano.sh/t created\n"
+    result = vc("apply", "-f", path, "-n", "")
+    assert (result.exit_code, result.stdout) == (0, "jobtemplate.flow.volcano.sh/t unchanged\n")
+    assert vc("get", "jt", "-n", "", "-o", "name").stdout == "jobtemplate.flow.volcano.sh/t\n"

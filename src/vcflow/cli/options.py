@@ -35,11 +35,18 @@ TlsKeyOption = Annotated[
 RequestLogLevelOption = Annotated[
     LogLevel, typer.Option("--log-level", help="info logs one line per request.")
 ]
+DEFAULT_NAMESPACE = names.DEFAULT_NAMESPACE
 NamespaceOption = Annotated[
     str,
-    typer.Option("-n", "--namespace", metavar="NAMESPACE", help="Namespace of the objects."),
+    typer.Option(
+        "-n",
+        "--namespace",
+        metavar="NAMESPACE",
+        help="Namespace of the objects.",
+        # (`-n ""`, `-n "$NS"` unset, is the default namespace, as kubectl reads it)
+        callback=lambda value: value or DEFAULT_NAMESPACE,
+    ),
 ]
-DEFAULT_NAMESPACE = names.DEFAULT_NAMESPACE
 #: The cluster commands' `--context` (the root's takes a `--kubeconfig` with it).
 KubeContextOption = Annotated[
     str | None, typer.Option("--context", help="The kubeconfig context to use.")
@@ -61,6 +68,7 @@ ApplyNamespaceOption = Annotated[
         "--namespace",
         metavar="NAMESPACE",
         help="Namespace of the objects that name none (one that names another is refused).",
+        callback=lambda value: value or None,  # (`-n ""`: as not given, as kubectl reads it)
     ),
 ]
 
