@@ -177,3 +177,19 @@ def test_a_full_disk_under_an_existing_store(
     filler.unlink()
     assert run(state, "apply", "-f", more).exit_code == 0
     assert "u" in run(state, "get", "jt", "-o", "name").stdout
+
+
+def test_an_empty_state_dir_is_a_usage_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--state-dir "$UNSET"`: Path("") is ".", so the working directory became the state
+    directory (vcflow.db and controller.lock among the user's files, pods too)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "t.yaml").write_text(template("t"))
+    result = CliRunner().invoke(app, ["--state-dir", "", "apply", "-f", "t.yaml"])
+    assert result.exit_code == 2
+    assert result.stderr.splitlines()[-1] == (
+        "Error: Invalid value for '--state-dir' (env var: 'VCFLOW_STATE_DIR'): "
+        'an empty path names no directory (the default is ".vcflow")'
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t.yaml"]  # nothing written

@@ -31,7 +31,7 @@ from typer.core import TyperGroup
 
 import vcflow
 from vcflow.api import printable
-from vcflow.api.errors import VcflowError
+from vcflow.api.errors import InputError, VcflowError
 from vcflow.cli import (
     apply,
     controller,
@@ -226,6 +226,11 @@ app = typer.Typer(
 )
 
 
+def _state_dir_given(path: str) -> None:
+    if not path:
+        raise InputError('an empty path names no directory (the default is ".vcflow")')
+
+
 @app.callback()
 def _root(
     ctx: typer.Context,
@@ -233,15 +238,17 @@ def _root(
         bool, typer.Option("-v", "--verbose", help="Show tracebacks of internal errors.")
     ] = False,
     state_dir: Annotated[
-        Path,
+        str,  # (not Path: Path("") is ".", and `--state-dir "$UNSET"` made the working
+        # directory the state directory, its store and pods written among the user's files)
         typer.Option(
             "--state-dir",
             envvar=statedir.ENV_VAR,
             metavar="DIR",
             help="State directory: the store (vcflow.db) and controller.lock; created on "
             "first write.",
+            callback=options.parsed_by(_state_dir_given),
         ),
-    ] = statedir.DEFAULT,
+    ] = str(statedir.DEFAULT),
     server_url: Annotated[
         str | None,
         typer.Option(
@@ -290,7 +297,7 @@ def _root(
     ctx.meta[VERBOSE] = verbose
     ctx.meta[remote.KUBECONFIG] = kubeconfig
     ctx.meta[remote.CONTEXT] = context
-    ctx.meta[options.STATE_DIR] = state_dir
+    ctx.meta[options.STATE_DIR] = Path(state_dir)
     ctx.meta[remote.SERVER] = server_url
     ctx.meta[remote.CA_FILE] = certificate_authority
     ctx.meta[remote.INSECURE] = insecure
