@@ -125,6 +125,15 @@ def test_a_deep_nesting_is_refused_not_a_crash() -> None:
     assert compile_expression(fits).evaluate({}, {}, {}) is True
 
 
+@pytest.mark.parametrize("depth", [300, 500])
+def test_a_nesting_lark_builds_deep_is_refused_not_a_recursion_error(depth: int) -> None:
+    """Within MAX_LENGTH, lark parses 500 parentheses, then its tree's `scan_values`
+    recursed past Python's limit: `validate` said `internal error: RecursionError`."""
+    with pytest.raises(ExpressionError) as caught:
+        compile_expression("(" * depth + "1" + ")" * depth)
+    assert str(caught.value) == expressions.TOO_DEEP
+
+
 def test_a_repeated_bad_text_raises_every_time() -> None:
     for _ in range(2):
         with pytest.raises(ExpressionError, match="column 8"):

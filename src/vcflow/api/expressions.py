@@ -29,6 +29,7 @@ MAX_LENGTH = 1024
 #: per level, so a deeper one would exhaust Python's stack (about 18 nested parentheses or
 #: calls fit, far more than a condition needs).
 MAX_DEPTH = 200
+TOO_DEEP = "the expression is nested too deeply (parentheses, calls, lists): simplify it"
 #: Distinct expression texts kept parsed.
 CACHE_SIZE = 8192
 #: The variables an expression reads (section 13).
@@ -171,9 +172,7 @@ def _parse(text: str) -> Expression:
         shape = _shape_of(_parsed(text))  # (its errors are the text's own)
         literals = [(start, end) for _, start, end in shape.literals]
     if shape.depth > MAX_DEPTH:
-        raise ExpressionError(
-            "the expression is nested too deeply (parentheses, calls, lists): simplify it"
-        )
+        raise ExpressionError(TOO_DEEP)
     references = frozenset(
         (root, _literal_value(text, literals[key]) if isinstance(key, int) else key)
         for root, key in shape.references
@@ -264,8 +263,11 @@ def _shape(canonical: str) -> _Shape | None:
 
 def _shape_of(tree: lark.Tree[Any]) -> _Shape:
     literals: list[tuple[str, int, int]] = []
-    for token in tree.scan_values(lambda v: getattr(v, "type", None) in _STRING_TOKENS):
-        literals.append((token.type, token.start_pos, token.end_pos))
+    try:  # (lark's scan_values recurses: a tree lark built deep enough exhausts the stack)
+        for token in tree.scan_values(lambda v: getattr(v, "type", None) in _STRING_TOKENS):
+            literals.append((token.type, token.start_pos, token.end_pos))
+    except RecursionError:
+        raise ExpressionError(TOO_DEEP) from None
     literals.sort(key=lambda t: t[1])
     order = {start: i for i, (_, start, _end) in enumerate(literals)}
     references, depth = _walk(tree, lambda token: order.get(token.start_pos or 0))
