@@ -81,3 +81,18 @@ def test_relaxed_paths(spelled: str) -> None:
 def test_bad_relaxed_paths(spelled: str) -> None:
     with pytest.raises(jsonpath.TemplateError):
         jsonpath.relaxed(spelled)
+
+
+@pytest.mark.parametrize(
+    "template",
+    ["{" + ".a" * 1000 + "}", "{.items[?(@" + ".a" * 1000 + "=='x')]}"],
+    ids=["path", "filter"],
+)
+def test_a_path_of_a_thousand_steps_is_refused_not_a_recursion_error(template: str) -> None:
+    """jsonpath-ng finds values recursively: `get -o jsonpath=` and `--sort-by` with such a
+    path said `internal error: RecursionError`."""
+    with pytest.raises(jsonpath.TemplateError) as raised:
+        jsonpath.template(template).render(LIST)
+    assert str(raised.value).endswith("invalid JSONPath: more than 100 steps deep")
+    fits = "{" + ".a" * 90 + "}"
+    assert jsonpath.template(fits).render({}) == ""

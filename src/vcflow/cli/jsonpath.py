@@ -28,6 +28,9 @@ class TemplateError(ValueError):
     """A template or path that does not parse; the message names it and what is wrong."""
 
 
+#: The deepest path: jsonpath-ng finds a path's values recursively, a level or two a step,
+#: so a path of a thousand steps exhausted Python's stack (`internal error: RecursionError`).
+MAX_DEPTH = 100
 #: What ends a field name in a path: the next step, a bracket, an operator of a filter.
 _NAME_END = set(".[]()=!<>~,|&'\" \t")
 
@@ -55,12 +58,29 @@ def path(text: str) -> Path:
     if not stripped.startswith((".", "$", "@", "[")):
         stripped = f".{stripped}"
     try:
-        return Path(stripped, parse_path(_translated(stripped)), from_root)
+        compiled = parse_path(_translated(stripped))
     except TemplateError:
         raise
     except (JsonPathLexerError, JsonPathParserError, ValueError) as exc:
         reason = " ".join(str(exc).split())
         raise TemplateError(f"invalid JSONPath {stripped}: {reason}") from None
+    if _depth(compiled) > MAX_DEPTH:
+        raise TemplateError(f"invalid JSONPath: more than {MAX_DEPTH} steps deep")
+    return Path(stripped, compiled, from_root)
+
+
+def _depth(compiled: JSONPath) -> int:
+    """How deep the path's tree is (each step a level: `.a.b` is Child(Child($, a), b));
+    iterative, as a deep one is what it measures."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(compiled, 1)]
+    while stack:
+        node, depth = stack.pop()
+        deepest = max(deepest, depth)
+        parts = [getattr(node, a, None) for a in ("left", "right", "target")]
+        parts += getattr(node, "expressions", None) or []
+        stack.extend((part, depth + 1) for part in parts if part is not None)
+    return deepest
 
 
 def relaxed(text: str) -> Path:
