@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -385,6 +386,25 @@ def test_parse_errors(loader_base: type[Any], text: str, message: str) -> None:
 def test_read_documents_from_stdin() -> None:
     docs = loading.read_documents(["-"], stdin=io.StringIO(PATCH_FLOW))  # type: ignore[arg-type]
     assert [str(d.origin) for d in docs] == ["<stdin>:1"]
+
+
+def test_stdin_that_is_not_utf8_is_said_so_as_a_file_is(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Under a C locale sys.stdin reads an undecodable byte as a lone surrogate: the error
+    was `invalid YAML: unacceptable character #xdce9: special characters are not allowed`."""
+    raw = io.BytesIO(b"name: caf\xe9\n")
+    wrapper = io.TextIOWrapper(raw, encoding="utf-8", errors="surrogateescape")
+    monkeypatch.setattr(sys, "stdin", wrapper)
+    with pytest.raises(ParseError) as info:
+        loading.read_documents(["-"])
+    assert str(info.value) == "<stdin>: not UTF-8 text (invalid continuation byte)"
+
+
+def test_a_closed_stdin_is_said_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`vcflow apply -f - <&-`: Python's sys.stdin is None (it was an internal error)."""
+    monkeypatch.setattr(sys, "stdin", None)
+    with pytest.raises(ParseError) as info:
+        loading.read_documents(["-"])
+    assert str(info.value) == "<stdin>: stdin is closed: nothing to read"
 
 
 def test_read_documents_of_a_file_that_is_not_utf8(tmp_path: Path) -> None:

@@ -203,9 +203,17 @@ def _read_text(source: str, stdin: io.TextIOBase | None) -> str:
     label = "<stdin>" if source == "-" else source
     limit = bounds.MAX_FILE_BYTES
     try:
-        if source == "-":
-            text = (stdin if stdin is not None else sys.stdin).read(limit + 1)
+        if source == "-" and stdin is not None:
+            text = stdin.read(limit + 1)
             size = len(text)  # characters: a text stream's own unit
+        elif source == "-":
+            if sys.stdin is None:  # (started with stdin closed: `vcflow apply -f - <&-`)
+                raise ParseError("stdin is closed: nothing to read", origin=Origin(label))
+            # (bytes, decoded as a file's are: under a C locale sys.stdin reads undecodable
+            # bytes as lone surrogates, which YAML then called `unacceptable character #xdce9`)
+            data = sys.stdin.buffer.read(limit + 1)
+            size = len(data)
+            text = data.decode("utf-8")
         else:
             with Path(source).open("rb") as f:
                 data = f.read(limit + 1)
