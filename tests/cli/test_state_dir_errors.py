@@ -6,11 +6,13 @@ skipped, saying why."""
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import sqlite3
 import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner, Result
@@ -193,3 +195,32 @@ def test_an_empty_state_dir_is_a_usage_error(
         'an empty path names no directory (the default is ".vcflow")'
     )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["t.yaml"]  # nothing written
+
+
+@pytest.mark.parametrize(
+    ("stored", "error"),
+    [
+        (
+            lambda data: json.dumps({**data, "spec": {**data["spec"], "tasks": "x"}}),
+            'stored JobTemplate default/t cannot be read: spec.tasks: Invalid value: "x": '
+            "must be of type array (the store was changed by another program or vcflow version)",
+        ),
+        (
+            lambda data: "{not json",
+            "a stored JobTemplate is not a JSON object: the store is damaged",
+        ),
+    ],
+    ids=["bad-field", "not-json"],
+)
+def test_a_stored_object_this_vcflow_cannot_read_is_one_line(
+    tmp_path: Path, manifest: Path, stored: Callable[[Any], str], error: str
+) -> None:
+    """A row edited by hand or written by another vcflow: every verb reading it said
+    `internal error: ValidationError: 1 validation error for JobTemplate ...`."""
+    state = tmp_path / "state"
+    assert run(state, "apply", "-f", manifest).exit_code == 0
+    with contextlib.closing(sqlite3.connect(state / "vcflow.db")) as db, db:
+        (data,) = db.execute("SELECT data FROM objects WHERE name = 't'").fetchone()
+        db.execute("UPDATE objects SET data = ? WHERE name = 't'", (stored(json.loads(data)),))
+    for args in (("get", "jt"), ("describe", "jt", "t"), ("delete", "jt", "t")):
+        assert one_line(run(state, *args)) == error

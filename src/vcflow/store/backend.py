@@ -40,6 +40,7 @@ from vcflow.store.base import (
     SelectorLike,
     WatchEvent,
     default_kinds,
+    stored_object,
 )
 from vcflow.store.wire import EventRow, Row, loads
 
@@ -421,5 +422,5 @@ def _check_resumable(since_rv: int, latest: int, compacted: int) -> None:
 
 
 def parse(info: KindInfo, data: str) -> Resource:
-    """A fresh model of stored JSON."""
-    return info.model.model_validate_json(data)
+    """A fresh model of stored JSON (StoreError, one line, for one that is not readable)."""
+    return stored_object(info.model, data)

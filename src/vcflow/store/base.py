@@ -9,6 +9,7 @@ contract suite (`tests/store/`) holds them to the same behaviour. Pure: no I/O h
 from __future__ import annotations
 
 import builtins
+import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
@@ -16,10 +17,12 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
-from vcflow.api import config, loading, names, scheduling
+import pydantic
+
+from vcflow.api import config, loading, modelerrors, names, scheduling
 from vcflow.api.command import Command
 from vcflow.api.errors import Expired as Expired  # (its home; the store's callers import it here)
-from vcflow.api.errors import FieldError, InputError, ValidationFailed
+from vcflow.api.errors import FieldError, InputError, StoreError, ValidationFailed
 from vcflow.api.event import Event
 from vcflow.api.jobtemplate import JobTemplate
 from vcflow.api.lease import Lease
@@ -75,7 +78,7 @@ class WatchEvent:
     @property
     def object(self) -> Resource:
         if self._object is None:
-            self._object = self.model.model_validate_json(self._data)
+            self._object = stored_object(self.model, self._data)
         return self._object
 
     @property
@@ -89,6 +92,33 @@ class WatchEvent:
 
     def __repr__(self) -> str:
         return f"WatchEvent({self.type}, {self.model.__name__} {self.key}, {self.resource_version})"
+
+
+def stored_object(model: type[Resource], data: str) -> Resource:
+    """The model of a stored object's JSON; StoreError, one line naming the object and its
+    first bad field, for one this vcflow cannot read (a store damaged or edited by hand, or
+    written by another vcflow): pydantic's own text was an `internal error`."""
+    try:
+        return model.model_validate_json(data)
+    except pydantic.ValidationError as exc:
+        try:
+            loaded = json.loads(data)
+        except ValueError:
+            loaded = None
+        kind = model.model_fields["kind"].default or model.__name__
+        if not isinstance(loaded, dict):
+            raise StoreError(
+                f"a stored {kind} is not a JSON object: the store is damaged"
+            ) from None
+        meta: dict[str, Any] = loaded.get("metadata") or {}
+        namespace = meta.get("namespace") if isinstance(meta, dict) else None
+        name = meta.get("name") if isinstance(meta, dict) else None
+        where = f"{kind} {namespace}/{name}" if namespace else f"{kind} {name}"
+        field, _, message = modelerrors.schema_errors(exc, loaded)[0]
+        raise StoreError(
+            f"stored {where} cannot be read: {field}: {message} (the store was changed by "
+            "another program or vcflow version)"
+        ) from None
 
 
 class Outcome(StrEnum):
