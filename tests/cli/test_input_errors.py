@@ -165,3 +165,14 @@ def test_an_empty_namespace_is_the_default_one(vc: Vc, tmp_path: Path) -> None:
     result = vc("apply", "-f", path, "-n", "")
     assert (result.exit_code, result.stdout) == (0, "jobtemplate.flow.volcano.sh/t unchanged\n")
     assert vc("get", "jt", "-n", "", "-o", "name").stdout == "jobtemplate.flow.volcano.sh/t\n"
+
+
+def test_a_symlink_loop_says_so(vc: Vc, tmp_path: Path) -> None:
+    """Not `no such file or directory`, which sent users looking for a typo."""
+    (tmp_path / "a.yaml").symlink_to(tmp_path / "b.yaml")
+    (tmp_path / "b.yaml").symlink_to(tmp_path / "a.yaml")
+    line = one_line(vc("validate", "-f", tmp_path / "a.yaml"))
+    assert line == f"{tmp_path / 'a.yaml'}: too many levels of symbolic links"
+    assert one_line(vc("apply", "-f", tmp_path / "c.yaml")).endswith(
+        "c.yaml: no such file or directory"
+    )

@@ -151,7 +151,11 @@ def expand_paths(paths: Iterable[str]) -> list[str]:
         if not raw:  # Path("") is ".": `-f "$UNSET"` would read every manifest here
             raise ParseError('the path "" does not exist (an empty -f names no file)')
         path = Path(raw)
-        if path.is_dir():
+        try:  # (the OS's reason: a symlink loop, a directory not readable, not "no such file")
+            if not path.is_dir():
+                path.stat()
+                out.append(raw)
+                continue
             out.extend(
                 sorted(
                     str(p)
@@ -159,10 +163,9 @@ def expand_paths(paths: Iterable[str]) -> list[str]:
                     if p.is_file() and p.suffix in MANIFEST_SUFFIXES and not p.name.startswith(".")
                 )
             )
-        elif path.exists():
-            out.append(raw)
-        else:
-            raise ParseError("no such file or directory", origin=Origin(raw))
+        except OSError as exc:
+            reason = (exc.strerror or type(exc).__name__).lower()
+            raise ParseError(reason, origin=Origin(raw)) from None
     return out
 
 
