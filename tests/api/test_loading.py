@@ -407,6 +407,17 @@ def test_a_closed_stdin_is_said_so(monkeypatch: pytest.MonkeyPatch) -> None:
     assert str(info.value) == "<stdin>: stdin is closed: nothing to read"
 
 
+@pytest.mark.parametrize("name", ["flow.json", "flow.yaml"])
+def test_a_byte_order_mark_is_skipped_in_json_as_in_yaml(tmp_path: Path, name: str) -> None:
+    """Windows editors write one; JSON said `Unexpected UTF-8 BOM (decode using utf-8-sig)`."""
+    path = tmp_path / name
+    body = json.dumps(yaml.safe_load(PATCH_FLOW), indent=1)
+    path.write_bytes(b"\xef\xbb\xbf" + body.encode())
+    (doc,) = loading.read_documents([str(path)])
+    assert doc.data == yaml.safe_load(PATCH_FLOW)
+    assert str(doc.origin) == f"{path}:1"
+
+
 def test_read_documents_of_a_file_that_is_not_utf8(tmp_path: Path) -> None:
     path = tmp_path / "latin1.yaml"
     path.write_bytes(b"name: caf\xe9\n")

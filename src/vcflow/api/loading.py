@@ -216,12 +216,14 @@ def _read_text(source: str, stdin: io.TextIOBase | None) -> str:
             # bytes as lone surrogates, which YAML then called `unacceptable character #xdce9`)
             data = sys.stdin.buffer.read(limit + 1)
             size = len(data)
-            text = data.decode("utf-8")
+            text = data.decode("utf-8-sig")
         else:
             with Path(source).open("rb") as f:
                 data = f.read(limit + 1)
             size = len(data)
-            text = data.decode("utf-8")
+            # ("-sig": a byte-order mark, as Windows editors write, is no text: YAML skipped it
+            # and JSON refused it, `Unexpected UTF-8 BOM (decode using utf-8-sig)`)
+            text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise ParseError(f"not UTF-8 text ({exc.reason})", origin=Origin(label)) from None
     except OSError as exc:
