@@ -224,3 +224,9 @@ def test_a_stored_object_this_vcflow_cannot_read_is_one_line(
         db.execute("UPDATE objects SET data = ? WHERE name = 't'", (stored(json.loads(data)),))
     for args in (("get", "jt"), ("describe", "jt", "t"), ("delete", "jt", "t")):
         assert one_line(run(state, *args)) == error
+
+
+def test_a_device_as_state_dir_is_not_to_be_removed(manifest: Path) -> None:
+    """`--state-dir /dev/null` said `...; remove it`: advice no one should follow."""
+    line = one_line(run(Path("/dev/null"), "apply", "-f", manifest))
+    assert line == "bad file at /dev/null: a special file, not a directory; give another path"

@@ -34,7 +34,9 @@ class Unsafe(Exception):
 def check(path: str, st: os.stat_result, kind: str) -> None:
     """Unsafe unless `st` (of `path`) is a `kind` of this user that no one else can write."""
     if not _IS[kind](st.st_mode):
-        raise Unsafe(f"bad file at {path}: {_what(st.st_mode)}, not a {kind}; remove it")
+        device = stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode)
+        fix = "give another path" if device else "remove it"  # (never `rm /dev/null`)
+        raise Unsafe(f"bad file at {path}: {_what(st.st_mode)}, not a {kind}; {fix}")
     me = os.geteuid()
     if st.st_uid != me:
         raise Unsafe(
