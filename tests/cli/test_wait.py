@@ -115,6 +115,21 @@ def test_wait_for_delete(vc: Vc, state_dir: Path, tmp_path: Path) -> None:
     assert (gone.exit_code, gone.stdout) == (0, "jobtemplate.flow.volcano.sh/a condition met\n")
 
 
+def test_a_negative_timeout_waits_as_kubectl_does(vc: Vc, state_dir: Path, tmp_path: Path) -> None:
+    # kubectl: "negative means wait for a week" (it timed out at once)
+    manifest = tmp_path / "t.yaml"
+    manifest.write_text(template("a", "true"))
+    assert vc("apply", "-f", manifest).exit_code == 0
+    args = ("--state-dir", str(state_dir), "wait", "jt", "a", "--for=delete", "--timeout=-1s")
+    with waiting(*args) as w:
+        db = (state_dir / "vcflow.db").resolve()
+        wait_until(lambda: has_open(w.pid, db) or w.poll() is not None, "wait to read")
+        assert w.poll() is None
+        assert vc("delete", "jt", "a").exit_code == 0
+        out, err = w.communicate(timeout=DEADLINE)
+    assert (w.returncode, out) == (0, "jobtemplate.flow.volcano.sh/a condition met\n"), err
+
+
 def test_conditions_met_at_once(example: Result, vc: Vc) -> None:
     assert vc("wait", "jf", "test", "--for=condition=Pending").exit_code == 0
     assert vc("wait", "jf", "test", "--for=condition=Succeed=false").exit_code == 0

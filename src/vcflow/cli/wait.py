@@ -11,8 +11,9 @@ through a server (`remote.reading`). Registered in `app.py`.
 - `--for=delete`: the object is gone.
 
 Each object met prints `<kind>.<group>/<name> condition met`; exit 0 when all are. At
-`--timeout` (30s by default, Go's durations: 10m, 1h) each one not met prints `error: timed
-out waiting for the condition on <plural>/<name>`, exit 1. An object that does not exist
+`--timeout` (30s by default, Go's durations: 10m, 1h; 0 looks once, a negative one waits a
+week, as kubectl's) each one not met prints `error: timed out waiting for the condition on
+<plural>/<name>`, exit 1. An object that does not exist
 (unless waiting for its deletion) is `Error from server (NotFound): ...`, exit 1. The store
 is read again after each write it reports (`Store.wait`), at least every half second.
 """
@@ -43,7 +44,11 @@ ForOption = Annotated[
 ]
 TimeoutOption = Annotated[
     str,
-    typer.Option("--timeout", metavar="DURATION", help="Give up after this long: 30s, 10m, 1h."),
+    typer.Option(
+        "--timeout",
+        metavar="DURATION",
+        help="Give up after this long: 30s, 10m, 1h (0: look once; negative: a week).",
+    ),
 ]
 SelectorOption = Annotated[
     str | None,
@@ -59,6 +64,8 @@ NamesArgument = Annotated[list[str] | None, typer.Argument(metavar="NAME", help=
 #: How long one read may be late when the store does not report a write (another process
 #: writing a state directory).
 RECHECK = 0.5
+#: what a negative --timeout waits (kubectl's week)
+WEEK = 7 * 24 * 3600.0
 
 
 class TimedOut(VcflowError):
@@ -101,7 +108,7 @@ def wait(
             "give the objects' names, KIND/NAME, -l SELECTOR or --all", param_hint="NAME"
         )
     labels = Selector() if selector is None else Selector.parse(selector)
-    deadline = time.monotonic() + max(seconds, 0.0)
+    deadline = time.monotonic() + (WEEK if seconds < 0 else seconds)
     with remote.reading(ctx) as store:
         pending: list[tuple[kinds.Kind, str]] = []
         for target in targets:
