@@ -1,5 +1,5 @@
 """`python -m vcflow` runs the CLI."""
 
-from vcflow.cli.app import main
+from vcflow.cli.entry import main
 
 main()
