@@ -37,8 +37,16 @@ def context(cert: Path, key: Path) -> ssl.SSLContext:
     """The context serving the pair; Refused (one line) if it does not load."""
     try:
         return loaded(cert, key)
-    except (OSError, ssl.SSLError) as exc:
-        raise Refused(f"cannot load the TLS certificate {cert} or key {key}: {exc}") from None
+    except OSError as exc:  # (ssl.SSLError is one)
+        raise Refused(f"cannot load the TLS certificate {cert} or key {key}: {_why(exc)}") from None
+
+
+def _why(exc: OSError) -> str:
+    """In the words `vcflow server` uses for the files it reads: the system's reason, or
+    what OpenSSL found wrong in them."""
+    if isinstance(exc, ssl.SSLError):
+        return "not a PEM certificate and its key" + (f" ({exc.reason})" if exc.reason else "")
+    return (exc.strerror or str(exc)).lower()
 
 
 class Certificates:
