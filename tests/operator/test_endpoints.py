@@ -71,6 +71,16 @@ def _refused(tmp_path: Path, *flags: str) -> subprocess.CompletedProcess[str]:
     )  # fmt: skip
 
 
+def test_a_kubeconfig_that_does_not_load_is_its_one_line(tmp_path: Path) -> None:
+    # the ports are bound first (their flags' refusals come first) but serve only once the
+    # kubeconfig loads: no "serving /healthz on ..." before the error
+    done = _refused(tmp_path, "--metrics-addr", "127.0.0.1:0")
+    assert done.returncode == 1
+    assert done.stderr.splitlines() == [
+        f"cannot read kubeconfig {tmp_path / 'no-kubeconfig'}: no such file or directory"
+    ]
+
+
 def test_health_answers_on_every_interface_without_token_or_tls(
     start_operator: StartOperator,
 ) -> None:

@@ -1,10 +1,11 @@
-"""`vcflow operator`'s process: open the health and metrics ports (`endpoints`: the metrics
-port's guard checked first), connect (in-cluster config in a pod, else the kubeconfig), win
-the Lease (`election`), then turn the JobFlow and JobTemplate controllers
-(`controller.manager.Manager`, as embedded) over `KubeStore` until told to stop; Volcano's
-job controller runs the vcjobs they create. Beside them, unless `label_pods` is off, the
-pod labeller (`podlabels`) puts the flows' labels on those vcjobs' pods, and `podgroups`
-copies why vc-scheduler cannot place a waiting vcjob onto it, for the flow's status.
+"""`vcflow operator`'s process: bind the health and metrics ports (`endpoints`: the metrics
+port's guard checked first), read the cluster's config (in-cluster in a pod, else the
+kubeconfig), serve the ports, win the Lease (`election`), then turn the JobFlow and
+JobTemplate controllers (`controller.manager.Manager`, as embedded) over `KubeStore` until
+told to stop; Volcano's job controller runs the vcjobs they create. Beside them, unless
+`label_pods` is off, the pod labeller (`podlabels`) puts the flows' labels on those
+vcjobs' pods, and `podgroups` copies why vc-scheduler cannot place a waiting vcjob onto
+it, for the flow's status.
 
 While leading, a renewer thread renews the Lease every retry period; when it cannot within
 the renew deadline it gives leadership up the way client-go's users do: the process exits
@@ -159,8 +160,9 @@ def _exit_lost(elector: Elector) -> None:
 
 
 def listen(settings: Settings, health: Health, metrics: Metrics) -> list[Listener]:
-    """The health and metrics ports, serving; Refused (nothing left open) if the
-    metrics port's guard refuses the address, its files do not load, or a port is taken."""
+    """The health and metrics ports, bound but not serving yet (`serve`); Refused (nothing
+    left open) if the metrics port's guard refuses the address, its files do not load, or a
+    port is taken."""
     guard = None
     if served(settings.metrics_addr):
         host = parse_address(settings.metrics_addr)[0]
@@ -182,34 +184,53 @@ def listen(settings: Settings, health: Health, metrics: Metrics) -> list[Listene
             routes = metrics.routes()
             opened.append(Listener("--metrics-addr", address, routes, guard, PROCESS))
     except BaseException:
-        for listener in opened:
-            listener.server.server_close()
+        _unbind(opened)
         raise
-    for listener in opened:
+    return opened
+
+
+def _unbind(bound: list[Listener]) -> None:
+    for listener in bound:
+        listener.server.server_close()
+
+
+def serve(listeners: list[Listener]) -> None:
+    """Start the bound ports, each saying where it serves."""
+    for listener in listeners:
         listener.start()
         log.info("serving %s on %s", listener.paths, listener.url)
-    return opened
 
 
 def run(settings: Settings, stopping: threading.Event) -> int:
     """Run the operator until `stopping` is set (see the module docstring); the exit code."""
     health = Health(settings.lease_name)
     metrics = Metrics(health)
-    listeners = listen(settings, health, metrics)
+    listeners = listen(settings, health, metrics)  # (its flags' refusals come first)
     try:
-        return _run(settings, stopping, health, metrics if served(settings.metrics_addr) else None)
+        client = connect(settings)  # (a kubeconfig that does not load: its one line alone)
+    except BaseException:
+        _unbind(listeners)
+        raise
+    serve(listeners)
+    try:
+        served_metrics = metrics if served(settings.metrics_addr) else None
+        return _run(settings, stopping, client, health, served_metrics)
     finally:
         for listener in listeners:
             listener.close()
 
 
 def _run(
-    settings: Settings, stopping: threading.Event, health: Health, metrics: Metrics | None
+    settings: Settings,
+    stopping: threading.Event,
+    client: KubeClient,
+    health: Health,
+    metrics: Metrics | None,
 ) -> int:
     # reads of the watched kinds from the informer's cache, Events sent in the background;
     # the controllers see only the namespaces given (none: all)
     store = KubeStore(
-        connect(settings),
+        client,
         cached_reads=True,
         async_events=True,
         namespaces=settings.namespaces,
