@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import IO
 
 import pytest
+import yaml
 from typer.testing import CliRunner, Result
 
 from vcflow.cli.app import app
@@ -432,6 +433,43 @@ def test_get_watch_embedded_prints_each_change(tmp_path: Path) -> None:
     finally:
         interrupted(watcher)
     assert watcher.returncode == 130
+
+
+def test_get_watch_yaml_prints_each_object_as_its_own_document(tmp_path: Path) -> None:
+    """kubectl `get -w -o yaml`: the list's objects, then each change, one document each,
+    `---` apart (it printed the list as one `kind: List`)."""
+    state = ("--state-dir", str(tmp_path / "state"))
+    manifest = tmp_path / "t.yaml"
+    manifest.write_text(template("a", "true") + template("b", "true"))
+    assert subprocess.run(_cli(*state, "apply", "-f", str(manifest)), timeout=60).returncode == 0
+    watcher = subprocess.Popen(
+        _cli(*state, "get", "jt", "-w", "-o", "yaml"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert watcher.stdout is not None
+        out = Lines(watcher.stdout)
+        seen: list[str] = []
+
+        def read_until(name: str) -> None:
+            while not seen or seen[-1] != f"  name: {name}\n":
+                seen.append(out.next())
+
+        read_until("b")
+        manifest.write_text(template("c", "true"))
+        applied = subprocess.run(_cli(*state, "apply", "-f", str(manifest)), capture_output=True)
+        assert applied.returncode == 0, applied.stderr
+        read_until("c")
+    finally:
+        interrupted(watcher)
+    documents = [yaml.safe_load(text) for text in "".join(seen).split("---\n")]
+    assert [(d["kind"], d["metadata"]["name"]) for d in documents] == [
+        ("JobTemplate", "a"),
+        ("JobTemplate", "b"),
+        ("JobTemplate", "c"),
+    ]
 
 
 def test_logs_of_a_flow_the_server_runs(running_server: Server, tmp_path: Path) -> None:

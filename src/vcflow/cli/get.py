@@ -137,9 +137,13 @@ def get(
             found.append((target.kind, objects))
         every = [obj for _, objects in found for obj in objects]
         single = len(targets) == 1 and len(targets[0].names) == 1 and not watch
+        documents = output.Documents(fmt, sys.stdout)
         if every or not named:
             if fmt.tabular:
                 _tables(found, fmt, all_ns=all_namespaces, headers=not no_headers)
+            elif watch:
+                for obj in every:
+                    documents.write(obj)
             elif every or fmt.format is not output.Format.NAME:
                 output.serialized(every, fmt, single=single, out=sys.stdout)
         if not every and not named and fmt.tabular:
@@ -159,7 +163,9 @@ def get(
             )
             header = fmt.tabular and not every and not no_headers  # (kubectl's, on the first row)
             where_ = scope if target.kind.namespaced else None
-            _watch(store, target.kind, where_, accepts, since, fmt, all_namespaces, header)
+            _watch(
+                store, target.kind, where_, accepts, since, fmt, documents, all_namespaces, header
+            )
 
 
 def _label_selector(text: str | None) -> Selector:
@@ -200,6 +206,7 @@ def _watch(
     accepts: Match,
     since: int,
     fmt: output.Output,
+    documents: output.Documents,
     all_ns: bool,
     header: bool = False,
 ) -> None:
@@ -212,7 +219,7 @@ def _watch(
             if not accepts(obj):
                 continue
             if not fmt.tabular:
-                output.serialized([obj], fmt, single=True, out=sys.stdout)
+                documents.write(obj)
             else:
                 headers, rows = _table(kind, [obj], fmt, all_ns=all_ns, prefixed=False)
                 lines = output.aligned(headers, rows)

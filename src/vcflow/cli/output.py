@@ -207,3 +207,18 @@ def serialized(objects: Sequence[Resource], fmt: Output, *, single: bool, out: T
         out.write(json.dumps(wire(objects, single=single), indent=4, ensure_ascii=False) + "\n")
     else:
         out.write(loading.dump_yaml(wire(objects, single=single)))
+
+
+class Documents:
+    """kubectl `get -w`'s `-o yaml|json|name|jsonpath`: each object, of the list and of each
+    change after it, printed on its own as one object (not a List), YAML's a `---` apart."""
+
+    def __init__(self, fmt: Output, out: TextIO) -> None:
+        self.fmt, self.out = fmt, out
+        self.count = 0
+
+    def write(self, obj: Resource) -> None:
+        if self.count and self.fmt.format is Format.YAML:
+            self.out.write("---\n")
+        serialized([obj], self.fmt, single=True, out=self.out)
+        self.count += 1
