@@ -128,6 +128,23 @@ def test_newer_schema_is_refused(tmp_path: Path) -> None:
         SqliteStore.in_state_dir(tmp_path)
 
 
+def test_another_programs_database_is_refused_and_left_unchanged(tmp_path: Path) -> None:
+    # a vcflow.db that is some other program's: vcflow added its tables to it (and WAL)
+    db = sqlite3.connect(tmp_path / DB_FILE)
+    db.execute("CREATE TABLE songs (title TEXT)")
+    db.commit()
+    db.close()
+    before = (tmp_path / DB_FILE).read_bytes()
+    with pytest.raises(StoreError) as refused:
+        SqliteStore.in_state_dir(tmp_path)
+    assert str(refused.value) == (
+        f"{tmp_path / DB_FILE}: another program's SQLite database (tables songs), not a "
+        "vcflow store: give --state-dir a directory of vcflow's own"
+    )
+    assert (tmp_path / DB_FILE).read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == [DB_FILE]  # (no -wal, no -shm)
+
+
 def test_sigkill_mid_writes_loses_nothing_acknowledged(tmp_path: Path) -> None:
     """Kill a writer with SIGKILL; every write it acknowledged is there, batches are whole,
     the file passes integrity and index checks, and the store takes new writes."""

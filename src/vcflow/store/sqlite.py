@@ -137,6 +137,12 @@ class SqliteStore(StoreEngine):
         return cls(Path(state_dir) / DB_FILE, **options)
 
     def _open(self, synchronous: str) -> None:
+        foreign = sqliteschema.foreign_tables(self._db)
+        if foreign:
+            raise StoreError(
+                f"{self.path}: another program's SQLite database (tables {', '.join(foreign)}), "
+                "not a vcflow store: give --state-dir a directory of vcflow's own"
+            )
         mode = self._db.execute("PRAGMA journal_mode=WAL").fetchone()[0]
         if mode != "wal":
             raise StoreError(f"{self.path}: cannot use the WAL journal (got {mode})")

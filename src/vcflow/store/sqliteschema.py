@@ -72,6 +72,20 @@ COUNTERS = (
 )
 
 
+def foreign_tables(db: sqlite3.Connection) -> list[str]:
+    """The tables that say a file is another program's SQLite database (vcflow must not
+    change it, not even to WAL): a file of no vcflow schema version with tables vcflow
+    does not make. Read before anything is written."""
+    if db.execute("PRAGMA user_version").fetchone()[0] != 0:
+        return []
+    names = [row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+    return sorted(n for n in names if n not in _TABLES and not n.startswith("sqlite_"))
+
+
+#: the tables SCHEMA and the upgrades make
+_TABLES = frozenset({"meta", "objects", "labels", "labels_v2", "owners", "events", "bodies"})
+
+
 def problems(db: sqlite3.Connection) -> list[str]:
     """What SQLite's integrity check finds, and where the indexes or the resourceVersion
     counter disagree with the objects; empty when the file is consistent."""
