@@ -96,6 +96,24 @@ def test_store_refusal_names_file_and_line(example: Result, vc: Vc, write_manife
     ]
 
 
+def test_store_refusal_prints_the_warnings_first(vc: Vc, write_manifest: Write) -> None:
+    """A refused write's review warned too: its warnings come before the error, as kubectl
+    prints a refused write's `Warning` headers before the error."""
+    path = write_manifest(FLOW, name="f.yaml")
+    assert vc("apply", "-f", path).exit_code == 0
+    path.write_text(FLOW + "    - name: y\n", encoding="utf-8")
+    result = vc("apply", "-f", path)
+    assert result.exit_code == 1
+    missing = "not found; the entry will wait (TemplateNotFound) until it is created"
+    assert result.stderr.splitlines() == [
+        f'Warning: {path}:6: JobFlow default/solo: spec.flows[0].name: JobTemplate "x" {missing}',
+        f'Warning: {path}:7: JobFlow default/solo: spec.flows[1].name: JobTemplate "y" {missing}',
+        f"{path}:4: JobFlow default/solo: spec: jobflow spec updates are not supported (a "
+        "flow runs its spec once: delete the flow first, or run it again as a new flow with "
+        "vcflow resubmit jobflow solo [-p NAME=VALUE])",
+    ]
+
+
 def test_flow_alone_resolves_templates_in_the_store(
     vc: Vc, write_manifest: Write, state_dir: Path
 ) -> None:

@@ -201,6 +201,31 @@ def test_a_flow_is_judged_against_the_templates_of_its_input(
         assert http.get(f"{FLOW}/jobflows").json()["items"] == []
 
 
+def test_a_refusal_prints_the_servers_warnings_before_the_error(
+    start_server: Start, tmp_path: Path
+) -> None:
+    """A flow of missing templates, applied again with an entry more: the server refuses
+    the spec update (422) and sends the review's warnings beside it (`Warning` headers);
+    the CLI prints them, with file and line, before the error, as kubectl does."""
+    server = start_server("--runtime", "none")
+    manifest = tmp_path / "f.yaml"
+    head = "apiVersion: flow.volcano.sh/v1alpha1\nkind: JobFlow\nmetadata:\n  name: f\n"
+    manifest.write_text(head + "spec:\n  flows:\n  - name: a\n")
+    created = _run(server, tmp_path, "apply", "-f", str(manifest))
+    assert created.returncode == 0, created.stderr
+    manifest.write_text(head + "spec:\n  flows:\n  - name: a\n  - name: b\n")
+    done = _run(server, tmp_path, "apply", "-f", str(manifest))
+    assert done.returncode == 1, done.stdout
+    missing = "not found; the entry will wait (TemplateNotFound) until it is created"
+    assert done.stderr.splitlines() == [
+        f'Warning: {manifest}:7: JobFlow default/f: spec.flows[0].name: JobTemplate "a" {missing}',
+        f'Warning: {manifest}:8: JobFlow default/f: spec.flows[1].name: JobTemplate "b" {missing}',
+        f"{manifest}:5: JobFlow default/f: spec: jobflow spec updates are not supported (a flow "
+        "runs its spec once: delete the flow first, or run it again as a new flow with vcflow "
+        "resubmit jobflow f [-p NAME=VALUE])",
+    ]
+
+
 # --- concurrency and undo ---------------------------------------------------------------------
 
 

@@ -62,6 +62,35 @@ def test_a_cyclic_flow_is_refused_with_the_servers_message(
     assert answered.json()["message"] == f'JobFlow.flow.volcano.sh "loop" is invalid: {CYCLE}'
 
 
+def test_a_refusal_keeps_the_warnings_as_the_server_does(webhook: Webhook, seeded: Server) -> None:
+    """A cyclic flow whose templates are missing: the refusal and the two TemplateNotFound
+    warnings, on the webhook (`warnings`, allowed or not) and on the vcflow server
+    (`Warning` headers beside the 422 Status, as kube-apiserver sends them)."""
+    sent = payload("jobflow-create-cyclic")
+    obj = sent["request"]["object"]
+    obj["spec"]["flows"] = [
+        {"name": "p", "dependsOn": {"targets": ["q"]}},
+        {"name": "q", "dependsOn": {"targets": ["p"]}},
+    ]
+    cycle = "spec.flows[0].dependsOn.targets: jobflow Flow is not DAG: cycle p → q → p"
+    missing = [
+        f'spec.flows[{i}].name: JobTemplate "{t}" not found; the entry will wait '
+        "(TemplateNotFound) until it is created"
+        for i, t in enumerate("pq")
+    ]
+    found = response(webhook.review(JF, sent), sent)
+    refused(found, 422, cycle)
+    assert found["warnings"] == missing
+    bare = {k: obj[k] for k in ("apiVersion", "kind", "spec")} | {"metadata": {"name": "loop"}}
+    with seeded.client() as client:
+        answered = client.post(f"{FLOW}/jobflows", params={"dryRun": "All"}, json=bare)
+    assert answered.status_code == 422
+    assert answered.json()["message"] == f'JobFlow.flow.volcano.sh "loop" is invalid: {cycle}'
+    assert answered.headers.get_list("Warning") == [
+        '299 - "' + w.replace('"', '\\"') + '"' for w in missing
+    ]
+
+
 def test_a_dry_run_is_answered_the_same(webhook: Webhook, seeded: Server) -> None:
     sent = payload("jobflow-create-cyclic")
     sent["request"]["dryRun"] = True

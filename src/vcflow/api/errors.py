@@ -5,7 +5,7 @@ Callers catch by branch (httpx habit)::
     VcflowError                 exit code 1 at the CLI boundary
     ├── InputError              a file, document or object the user gave is wrong
     │   ├── ParseError          not readable: YAML/JSON syntax, not a mapping, unknown kind
-    │   ├── ValidationFailed    read, but admission or schema rejected it (.errors)
+    │   ├── ValidationFailed    read, but admission or schema rejected it (.errors, .warnings)
     │   ├── InvalidName         a name that is not DNS-1123 where it becomes a key or path
     │   └── ArgumentError       a flow argument given (`-p`) that no flow declares: exit 2
     ├── StoreError              the store refused or failed an operation
@@ -23,6 +23,7 @@ cause type (`Cause`), so a rule can select by it rather than by the message's wo
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
@@ -155,10 +156,13 @@ class ParseError(InputError):
 
 
 class ValidationFailed(InputError):
-    """Schema or admission rejected one or more objects; `.errors` holds every problem."""
+    """Schema or admission rejected one or more objects; `.errors` holds every problem, and
+    `.warnings` what the same review warned of (a refusal keeps them, as kube-apiserver's
+    `Warning` headers beside its Status: the message is the errors only)."""
 
-    def __init__(self, errors: list[FieldError]) -> None:
+    def __init__(self, errors: list[FieldError], warnings: Sequence[FieldError] = ()) -> None:
         self.errors = list(errors)
+        self.warnings = list(warnings)
         super().__init__("\n".join(str(e) for e in self.errors))
 
 

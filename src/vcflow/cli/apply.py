@@ -9,6 +9,7 @@ warnings go to stderr as `Warning: …`. The controllers then run (`statedir.wri
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import replace
 
 import typer
@@ -59,8 +60,9 @@ def apply_and_report(
     try:
         with gcpause.paused():  # thousands of models built and dropped: see gcpause
             results = store.apply(loaded.objects)
-    except ValidationFailed as exc:
+    except ValidationFailed as exc:  # (its warnings first, then the errors: as kubectl)
         where = _Documents(loaded)
+        _warn(where, fieldvalidation.judged(exc.warnings, validation))
         raise ValidationFailed([where.locate(e) for e in exc.errors]) from None
     except VcflowError as exc:  # (a remote apply's notes: what it could not undo)
         for note in getattr(exc, "__notes__", ()):
@@ -73,17 +75,23 @@ def apply_and_report(
         ]
     if any(result.warnings for result in results):
         where = _Documents(loaded)
-        warnings = [
-            w
-            for result in results
-            for w in manifests.by_line([where.locate(w) for w in result.warnings])
-        ]
-        typer.echo("\n".join(f"Warning: {w}" for w in warnings), err=True)
+        _warn(where, [w for result in results for w in result.warnings])
     if results:  # one write: a flush per line costs more than the line on big batches
         typer.echo(
             "\n".join(f"{kinds.of(r.object).ref(r.object.name)} {r.outcome}" for r in results)
         )
     return results
+
+
+def _warn(where: _Documents, warnings: Sequence[FieldError]) -> None:
+    """`Warning: …` lines on stderr, each with its file and line, by line within an object."""
+    if not warnings:
+        return
+    by_object: dict[tuple[str, str, str], list[FieldError]] = {}
+    for w in warnings:
+        by_object.setdefault((w.kind, w.namespace, w.name), []).append(where.locate(w))
+    lines = [w for found in by_object.values() for w in manifests.by_line(found)]
+    typer.echo("\n".join(f"Warning: {w}" for w in lines), err=True)
 
 
 def locate(error: FieldError, loaded: manifests.Manifests) -> FieldError:

@@ -51,17 +51,21 @@ class Applier:
         before the flows that name them. One object another writer got to first is read
         and planned again, up to APPLY_RETRIES times (`_settled`); when a write still
         fails, the writes before it are undone (`_undo`). Warnings: the `Warning` headers
-        of the writes."""
+        of the writes; on a refusal, those of every dry run, refused or not (as the
+        embedded store's apply reports its whole review)."""
         infos = [self.calls.kinds.of(obj) for obj in objects]
         check_unique(objects, infos)
         plans = [self._plan(info, obj) for info, obj in zip(infos, objects, strict=True)]
         errors: list[FieldError] = []
+        warned: list[FieldError] = []
         refused: set[int] = set()
         for index, plan in enumerate(plans):
             try:
-                plans[index] = self._settled(plan, dry_run=True)[0]
+                plans[index], tried = self._settled(plan, dry_run=True)
+                warned.extend(tried.warnings)
             except ValidationFailed as exc:
                 errors.extend(exc.errors)
+                warned.extend(exc.warnings)
                 refused.add(index)
             except (AlreadyExists, Conflict, Forbidden) as exc:
                 raise exc from None
@@ -75,7 +79,7 @@ class Applier:
                 refused.add(index)
         errors += self._against_input(plans, refused)
         if errors:
-            raise ValidationFailed(errors)
+            raise ValidationFailed(errors, warned)
         order = sorted(range(len(plans)), key=lambda i: not isinstance(objects[i], _FIRST))
         results: dict[int, ApplyResult] = {}
         done: list[tuple[_Plan, ApplyResult]] = []
@@ -86,7 +90,7 @@ class Applier:
         except Exception as exc:
             left = self._undo(done)
             if isinstance(exc, ValidationFailed):
-                raise ValidationFailed([*exc.errors, *left]) from None
+                raise ValidationFailed([*exc.errors, *left], exc.warnings) from None
             for error in left:
                 exc.add_note(str(error))
             raise

@@ -128,9 +128,9 @@ def _route(api: Api, resource: APIResource, path: str, handler: Handler) -> Rout
         try:
             return await handler(request, resource, api)
         except ApiError as exc:
-            return exc.response()
+            return _refused(exc)
         except VcflowError as exc:
-            return status.of(exc, resource, name).response()
+            return _refused(status.of(exc, resource, name))
         except Exception:
             log.exception("internal error serving %s %s", request.method, request.url.path)
             return ApiError(500, "internal error; see the server's log").response()
@@ -268,8 +268,17 @@ def _view(request: Request, resource: APIResource, api: Api, body: dict[str, Any
 
 
 def _written(written: objects.Written) -> Response:
-    response = JSONResponse(written.object, status_code=written.code)
-    for value in warning_headers(written.warnings):
+    return _warned(JSONResponse(written.object, status_code=written.code), written.warnings)
+
+
+def _refused(error: ApiError) -> Response:
+    """An error's Status; a refused write's with its review's warnings, as kube-apiserver
+    answers one (the Status, and admission's `Warning` headers beside it)."""
+    return _warned(error.response(), error.warnings)
+
+
+def _warned(response: Response, warnings: Sequence[str]) -> Response:
+    for value in warning_headers(warnings):
         response.headers.append("Warning", value)
     return response
 

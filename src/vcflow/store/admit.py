@@ -135,20 +135,21 @@ def check(
 
 
 def judge(found: Sequence[FieldError], validation: Validation) -> list[FieldError]:
-    """A client's write reviewed: raise ValidationFailed with every error, else return the
-    warnings; unknown fields are errors with fieldValidation Strict and unsaid with Ignore
-    (`kubeapi.fieldvalidation`)."""
+    """A client's write reviewed: raise ValidationFailed with every error (and the
+    warnings: a refusal says them too), else return the warnings; unknown fields are errors
+    with fieldValidation Strict and unsaid with Ignore (`kubeapi.fieldvalidation`)."""
     errors, warnings = fieldvalidation.split(found, validation)
     if errors:
-        raise ValidationFailed(errors)
+        raise ValidationFailed(errors, warnings)
     return warnings
 
 
 def raise_errors(found: Sequence[FieldError]) -> list[FieldError]:
-    """Raise ValidationFailed if any of `found` is an error; else return them (warnings)."""
+    """Raise ValidationFailed if any of `found` is an error (the warnings carried along);
+    else return them (warnings)."""
     errors = review.errors_only(found)
     if errors:
-        raise ValidationFailed(errors)
+        raise ValidationFailed(errors, review.warnings_only(found))
     return list(found)
 
 
