@@ -6,14 +6,17 @@ protobuf (client-go reads no other form); and the reusable schema generation
 
 from __future__ import annotations
 
+import inspect
 import json
 from typing import Any
 
 import pytest
+import yaml
+from pydantic import BaseModel
 from starlette.applications import Starlette
 from tests.server.asgi import Client
 
-from vcflow.kubeapi import resources, schemas
+from vcflow.kubeapi import crds, resources, schemas
 from vcflow.server import openapi, openapi_pb, protobody
 
 PROTOBUF = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"
@@ -188,6 +191,51 @@ def test_v3_index_names_each_group_version_by_its_hash(client: Client) -> None:
     }
     assert {r.removeprefix("#/components/schemas/") for r in refs(doc)} <= set(schemas_)
     assert "io.k8s.api.core.v1.Pod" not in schemas_  # each document holds its own kinds
+
+
+def _docstrings() -> set[str]:
+    """The first line of each vcflow model's own docstring (what pydantic would describe
+    the model with), so a test can look for them."""
+    found: set[str] = set()
+    todo: list[type[BaseModel]] = [BaseModel]
+    while todo:
+        for model in todo.pop().__subclasses__():
+            todo.append(model)
+            doc = model.__dict__.get("__doc__")
+            if model.__module__.startswith("vcflow.") and doc:
+                found.add(inspect.cleandoc(doc).splitlines()[0])
+    return found
+
+
+def _descriptions(node: Any) -> list[str]:
+    """Every `description` in a document (not a property named so: that is a schema)."""
+    if isinstance(node, list):
+        return [d for item in node for d in _descriptions(item)]
+    if not isinstance(node, dict):
+        return []
+    own = [node["description"]] if isinstance(node.get("description"), str) else []
+    return own + [d for value in node.values() for d in _descriptions(value)]
+
+
+def test_no_docstring_is_served_as_a_description(client: Client) -> None:
+    """The models' docstrings are written for developers (`kubectl explain pods` said
+    "A pod object. `phase` is `""` before the kubelet reported anything."): neither
+    OpenAPI document, nor the CRDs deploy/ ships, describes anything with them; kube's own
+    words for `apiVersion`, `kind` and `Status` stay."""
+    docstrings = _docstrings()
+    assert 'A pod object. `phase` is `""` before the kubelet reported anything.' in docstrings
+    v3 = client.get("/openapi/v3").json()["paths"]
+    docs = [client.get("/openapi/v2").json()]
+    docs += [client.get(v3[gv]["serverRelativeURL"]).json() for gv in sorted(v3)]
+    said = [d for doc in docs for d in _descriptions(doc)]
+    said += [d for text in crds.files().values() for d in _descriptions(yaml.safe_load(text))]
+    assert [d for d in said if any(line in d for line in docstrings)] == []
+    pod = docs[0]["definitions"]["io.k8s.api.core.v1.Pod"]
+    assert "description" not in pod
+    assert pod["properties"]["kind"]["description"] == schemas.ABOUT_FIELD["kind"]["description"]
+    retry = docs[0]["definitions"]["io.vcflow.api.RetryPolicy"]
+    assert "PR #4567" not in json.dumps(retry)
+    assert "description" not in retry
 
 
 def field(data: bytes | int, number: int) -> list[bytes]:

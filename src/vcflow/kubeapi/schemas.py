@@ -18,8 +18,10 @@ from vcflow.kubeapi.resources import APIResource
 
 Schema = dict[str, Any]
 _PLACEHOLDER = "#/$$defs/"
-#: JSON Schema keywords OpenAPI (v2 and v3.0) has no use for, or does not know
-_DROPPED = ("title", "const", "prefixItems", "$defs")
+#: JSON Schema keywords OpenAPI (v2 and v3.0) has no use for, or does not know; and
+#: `description`, which pydantic takes from the models' docstrings: they are written for
+#: vcflow's developers (design notes, issue numbers), not for `kubectl explain`'s readers
+_DROPPED = ("title", "const", "prefixItems", "$defs", "description")
 
 
 def definition_name(resource: APIResource) -> str:
@@ -93,7 +95,7 @@ def _openapi(node: Any, rename: Any, prefix: str) -> Any:
     """One pydantic JSON Schema node as OpenAPI: an optional field (`anyOf: [X, null]`) is
     X, a field of several scalar types (a quantity: `1`, `"500m"`) has no type, an object
     that keeps unknown fields says so as a CRD does (`x-kubernetes-preserve-unknown-fields`),
-    refs point at `prefix`, titles and `const` go."""
+    refs point at `prefix`; titles, `const` and the docstrings (`description`) go."""
     if isinstance(node, list):
         return [_openapi(item, rename, prefix) for item in node]
     if not isinstance(node, dict):
@@ -119,9 +121,7 @@ def _openapi(node: Any, rename: Any, prefix: str) -> Any:
         del node["additionalProperties"]
         node["x-kubernetes-preserve-unknown-fields"] = True
     if "$ref" in node:
-        target = prefix + rename(node["$ref"].removeprefix(_PLACEHOLDER))
-        extra = {k: v for k, v in node.items() if k in ("description",)}
-        return {"$ref": target} if not extra else {"allOf": [{"$ref": target}], **extra}
+        return {"$ref": prefix + rename(node["$ref"].removeprefix(_PLACEHOLDER))}
     if "properties" in node:
         node["properties"] = {k: _openapi(v, rename, prefix) for k, v in node["properties"].items()}
     for key in ("items", "additionalProperties"):
