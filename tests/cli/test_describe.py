@@ -11,6 +11,8 @@ from typer.testing import Result
 from vcflow.api.jobflow import JobFlow
 from vcflow.cli import sections
 
+from .conftest import RunOne
+
 Vc = Callable[..., Result]
 Phase = Callable[[str, str], Result]
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "jobflow"
@@ -107,3 +109,17 @@ def test_flow_queue_and_priority_class_shown_when_set() -> None:
     assert "Queue: team-a" in lines and "Priority Class Name: team-a-prod" in lines
     plain = described({})
     assert not any(line.startswith(("Queue", "Priority Class")) for line in plain)
+
+
+def test_a_failed_job_says_why_as_run_does(run_one: RunOne, vc: Vc) -> None:
+    """A job whose container exited 3: describe's per-job table and the vcjob's Status say
+    what `vcflow run`'s closing table says (not a bare `Failed`)."""
+    ran = run_one("echo before; exit 3")
+    assert ran.result.exit_code == 1
+    why = "exit code 3 (Error): pod f-a-t-0, container main"
+    assert why in ran.result.stdout
+    flow = squeezed(vc("describe", "jobflow", "f").stdout)
+    assert f"f-a Failed {why}" in flow
+    job = squeezed(vc("describe", "vcjob", "f-a").stdout)
+    assert f"Failure: {why}" in job
+    assert "Phase: Failed" in job

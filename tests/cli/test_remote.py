@@ -561,6 +561,31 @@ def test_logs_of_a_flow_whose_pods_its_retain_policy_deleted(
     assert _cli_out("logs", "jobflow/f", *kubeconfig) == ""
 
 
+def test_describe_through_a_named_server_says_why_a_job_failed(
+    running_server: Server, tmp_path: Path
+) -> None:
+    """`vcflow describe` through a server the command names says why a failed job failed,
+    from its pod's status as the API gives it, as `vcflow run`'s table says it."""
+    manifest = tmp_path / "f.yaml"
+    manifest.write_text(template("a", "exit 3") + jobflow("f", "a"))
+    kubeconfig = ("--kubeconfig", str(running_server.state_dir / "kubeconfig"))
+    ran = subprocess.run(
+        _cli("run", "-f", str(manifest), "--no-live", *kubeconfig),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    why = "exit code 3 (Error): pod f-a-t-0, container main"
+    assert ran.returncode == 1 and why in ran.stdout, ran.stdout + ran.stderr
+    flow = _squeezed(_cli_out("describe", "jf", "f", *kubeconfig))
+    assert f"f-a Failed {why}" in flow
+    assert f"Failure: {why}" in _squeezed(_cli_out("describe", "vcjob", "f-a", *kubeconfig))
+
+
+def _squeezed(text: str) -> list[str]:
+    return [" ".join(line.split()) for line in text.splitlines()]
+
+
 def _cli_out(*args: str) -> str:
     done = subprocess.run(_cli(*args), capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr

@@ -6,13 +6,17 @@ their reason and message — a created vcjob's own scheduler reason, and a Criti
 ranks, `reconcile.flowwaits` — and the job lists, every record of a compact status expanded; the
 critical path and the ETA, `etatext`);
 then `Events:` — the stored Events whose involvedObject is this object (same kind, name and
-uid). Reads only.
+uid). A failed vcjob, alone or in a flow's per-job table, says why it failed: the container
+that failed it, as `vcflow run`'s closing table says it (`local.result.failure_of`: its
+pods' statuses, through a server too, else the attempts kept of its deleted pods). Reads
+only.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -27,6 +31,7 @@ from vcflow.api.pod import Pod
 from vcflow.api.vcjob import VCJob
 from vcflow.cli import configsections, kinds, options, podsections, remote, schedsections, sections
 from vcflow.cli.sections import NONE, Text
+from vcflow.local import result
 from vcflow.store import Store
 
 
@@ -42,13 +47,17 @@ def describe(
     """
     resolved = kinds.resolve(kind)
     now = clock.SystemClock().now()
+    state_dir = options.state_dir(ctx)
     with remote.reading(ctx) as store:
         objects, missing = (
             resolved.find(store, namespace, names)
             if names
             else (list(store.list(resolved.model, namespace)), [])
         )
-        texts = [render(obj, _events(store, obj), now, _jobs(store, obj)) for obj in objects]
+        texts = [
+            render(obj, _events(store, obj), now, _jobs(store, obj), _why(store, state_dir, obj))
+            for obj in objects
+        ]
     if texts:
         typer.echo("\n\n".join(text.rstrip("\n") for text in texts))
     if not objects and not names:
@@ -79,6 +88,17 @@ def _jobs(store: Store, obj: Resource) -> list[VCJob]:
     return store.list(VCJob, obj.namespace, selector)
 
 
+def _why(store: Store, state_dir: Path, obj: Resource) -> Callable[[str], str]:
+    """Why a failed vcjob of `obj`'s namespace failed, as `vcflow run`'s table says it
+    (`exit code 3 (Error): pod P, container C`); "" when no container of it failed."""
+
+    def why(job: str) -> str:
+        found = result.failure_of(store, state_dir, obj.namespace, job, tail=0)
+        return "" if found is None else str(found)
+
+    return why
+
+
 def _event_order(event: Event) -> tuple[str, int]:
     """By time, then by when it was stored (timestamps have whole seconds)."""
     rv = event.metadata.resource_version
@@ -86,15 +106,20 @@ def _event_order(event: Event) -> tuple[str, int]:
 
 
 def render(
-    obj: Resource, events: Sequence[Event], now: datetime, jobs: Sequence[VCJob] = ()
+    obj: Resource,
+    events: Sequence[Event],
+    now: datetime,
+    jobs: Sequence[VCJob] = (),
+    why: Callable[[str], str] = sections.unknown,
 ) -> str:
-    """The whole description of one object (`jobs`: a flow's vcjobs)."""
+    """The whole description of one object (`jobs`: a flow's vcjobs; `why`: why the
+    failed vcjob of a name failed)."""
     text = Text()
     _header(obj, text, now)
     if isinstance(obj, JobFlow):
-        sections.flow_sections(obj, text, now, jobs)
+        sections.flow_sections(obj, text, now, jobs, why)
     elif isinstance(obj, VCJob):
-        sections.vcjob_sections(obj, text)
+        sections.vcjob_sections(obj, text, why)
     elif isinstance(obj, JobTemplate):
         sections.template_sections(obj, text)
     elif isinstance(obj, Pod):

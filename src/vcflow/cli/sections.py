@@ -7,7 +7,7 @@ are here; the command and the shared header and events are in `describe.py`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -26,6 +26,7 @@ from vcflow.api.jobflow import (
 from vcflow.api.jobtemplate import JobTemplate
 from vcflow.api.vcjob import JobSpec, VCJob
 from vcflow.cli import etatext, output
+from vcflow.local.result import FAILED_PHASES
 from vcflow.reconcile import flowwaits, outputs, retryrequest
 
 NONE = "<none>"
@@ -59,6 +60,11 @@ class Text:
         return "\n".join(printable.escaped(line) for line in self.lines) + "\n"
 
 
+def unknown(job: str) -> str:
+    """Why vcjob `job` failed, when no store is at hand: not known."""
+    return ""
+
+
 def pairs_of(mapping: Mapping[str, str]) -> list[str]:
     """`key=value` lines of labels or annotations, sorted; `<none>` when empty."""
     return [f"{k}={v}" for k, v in sorted(mapping.items())] or [NONE]
@@ -73,8 +79,10 @@ def flow_sections(
     text: Text,
     now: datetime | None = None,
     jobs: Sequence[VCJob] = (),
+    why: Callable[[str], str] = unknown,
 ) -> None:
-    """`jobs`: the flow's vcjobs, for the reason a scheduler gives a waiting one."""
+    """`jobs`: the flow's vcjobs, for the reason a scheduler gives a waiting one; `why`:
+    why the failed vcjob of a name failed (the container that failed it)."""
     text.heading("Spec")
     spec = flow.spec
     pairs: list[tuple[str, str | Sequence[str]]] = [("Job Retain Policy", str(flow.retain_policy))]
@@ -129,7 +137,7 @@ def flow_sections(
         "PATCH",
     ]
     text.table(headers, rows, 2)
-    _flow_status(flow, text, now, jobs)
+    _flow_status(flow, text, now, jobs, why)
 
 
 def _arguments(arguments: Sequence[Argument], text: Text) -> None:
@@ -217,7 +225,13 @@ def probe_text(probe: Probe) -> str:
     return "; ".join(parts)
 
 
-def _flow_status(flow: JobFlow, text: Text, now: datetime | None, jobs: Sequence[VCJob]) -> None:
+def _flow_status(
+    flow: JobFlow,
+    text: Text,
+    now: datetime | None,
+    jobs: Sequence[VCJob],
+    why: Callable[[str], str],
+) -> None:
     text.heading("Status")
     status = flow.status
     pairs: list[tuple[str, str | Sequence[str]]] = [("Phase", _or_none(flow.phase))]
@@ -249,6 +263,9 @@ def _flow_status(flow: JobFlow, text: Text, now: datetime | None, jobs: Sequence
             else:
                 cond = conditions[job]
                 reason, message = flowwaits.waiting(job, cond.to_dict(), waits)
+                failure = why(job) if cond.phase in FAILED_PHASES else ""
+                if failure:
+                    message = f"{message}; {failure}" if message else failure
                 rows.append([job, _or_none(cond.phase), reason, message])
             if ranked:
                 rows[-1].insert(2, flowwaits.rank_of(rows[-1][0], ranked))
@@ -427,7 +444,8 @@ def job_spec_section(spec: JobSpec | None, text: Text) -> None:
         text.table(["NAME", "REPLICAS", "MIN AVAILABLE", "IMAGES"], rows, 2)
 
 
-def vcjob_sections(job: VCJob, text: Text) -> None:
+def vcjob_sections(job: VCJob, text: Text, why: Callable[[str], str] = unknown) -> None:
+    """`why`: why the failed vcjob of a name failed (the container that failed it)."""
     job_spec_section(job.spec, text)
     text.heading("Status")
     status = job.status
@@ -435,11 +453,13 @@ def vcjob_sections(job: VCJob, text: Text) -> None:
         text.fields([("Phase", NONE)], 1)
         return
     state = status.state
+    failure = why(job.name) if job.phase in FAILED_PHASES else ""
     text.fields(
         [
             ("Phase", _or_none(job.phase)),
             ("Reason", _or_none(state.reason if state else None)),
             ("Message", _or_none(state.message if state else None)),
+            *([("Failure", failure)] if failure else []),
             ("Min Available", _or_none(status.min_available)),
             ("Pending", str(status.pending or 0)),
             ("Running", str(status.running or 0)),
