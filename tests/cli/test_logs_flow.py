@@ -9,6 +9,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from .flows import (
     cli,
     ended,
@@ -110,7 +112,12 @@ def test_follow_a_running_flow_until_it_ends(tmp_path: Path, state_dir: Path) ->
         stop_pods(state_dir)
 
 
-def test_a_for_entrys_items_come_at_its_place_by_index(tmp_path: Path, state_dir: Path) -> None:
+@pytest.mark.parametrize("retain", ["retain", "delete"])
+def test_a_for_entrys_items_come_at_its_place_by_index(
+    tmp_path: Path, state_dir: Path, retain: str
+) -> None:
+    """In flow order, whether the flow's pods are there or its retain policy deleted them
+    (their kept attempts' logs then)."""
     manifest = tmp_path / "f.yaml"
     items = ", ".join(str(i) for i in range(11))
     manifest.write_text(
@@ -122,10 +129,13 @@ def test_a_for_entrys_items_come_at_its_place_by_index(tmp_path: Path, state_dir
             "{name: prep}",
             f"{{name: train, dependsOn: {{targets: [prep]}}, for: {{items: [{items}]}}}}",
             "{name: pick, dependsOn: {targets: [train]}}",
+            spec=f"  jobRetainPolicy: {retain}\n",
         )
     )
     try:
         assert cli(state_dir, "run", "-f", str(manifest), "--no-live").returncode == 0
+        pods = cli(state_dir, "get", "pods", "--no-headers").stdout
+        assert (pods == "") is (retain == "delete")
         got = cli(state_dir, "logs", "jobflow/f", "--no-prefix")
         assert (got.returncode, got.stderr) == (0, "")
         expected = ["prep", *(f"item {i}" for i in range(11)), "pick"]

@@ -147,12 +147,12 @@ def pods_of(store: Store, namespace: str, owner: Owner) -> tuple[list[Pod], bool
 
 def kept_pods(state_dir: Path, store: Store, namespace: str, owner: Owner) -> list[str]:
     """The pods of a flow that are no longer in the store but whose logs are kept, in flow
-    order: those whose latest kept attempt is labelled with the flow and was kept since
-    the flow was created (not an earlier flow's of the same name)."""
+    order (`_flow_rank`, as its live pods): those whose latest kept attempt is labelled
+    with the flow and was kept since the flow was created (not an earlier flow's of the
+    same name)."""
     if owner.kind is not kinds.JOBFLOW:
         return []
     flow = store.get(JobFlow, namespace, owner.name)
-    order = {str(names.job_name(flow.name, f.name)): i for i, f in enumerate(flow.flows)}
     value = names.created_by_value(namespace, flow.name)
     since = flow.metadata.creation_timestamp or ""
     root = state_dir / loghistory.LOGS / namespace
@@ -170,7 +170,7 @@ def kept_pods(state_dir: Path, store: Store, namespace: str, owner: Owner) -> li
         if str(record.get("keptAt") or "") < since:  # (RFC 3339 in UTC: ordered as text)
             continue
         job = str(labels.get(JOB_NAME_LABEL) or "")
-        found.append((order.get(job, len(order)), _natural(name), name))
+        found.append((_flow_rank(flow, job), _natural(name), name))
     return [name for *_, name in sorted(found)]
 
 
