@@ -10,7 +10,7 @@ from typing import Any
 
 from vcflow.api.jobflow import JobFlow
 from vcflow.api.vcjob import VCJob
-from vcflow.cli.runview import final_rows, report
+from vcflow.cli.runview import LiveView, final_rows, report
 from vcflow.local import result
 from vcflow.local.progress import Progress
 from vcflow.local.result import RunResult
@@ -165,3 +165,45 @@ def test_a_run_followed_on_a_server_takes_every_time_from_the_objects(tmp_path: 
     out = io.StringIO()
     report(run, out)
     assert out.getvalue().endswith("flow f Succeed in 3s\n")
+
+
+def with_running(job: VCJob, since: str) -> VCJob:
+    """`job` with the condition a runtime records when it went Running (to the second)."""
+    data = job.to_dict()
+    data["status"]["conditions"] = [{"status": "Running", "lastTransitionTime": since}]
+    return VCJob.from_dict(data)
+
+
+def test_a_job_made_before_the_run_is_timed_from_when_it_ran(tmp_path: Any) -> None:
+    """A flow resubmitted 8 s before `vcflow run` ran it (its vcjob Pending meanwhile, no
+    runtime): its job's time is from when it went Running, as its `runningDuration`, the
+    flow's stored start and end, and describe count it — in the table, the live view and a
+    later rerun alike — not its 8 s wait before the run."""
+    clock = Clock()
+    clock.now += 8.0
+    progress = Progress([flow()], now=clock)
+    pending = job("a", "Pending")
+    pending.metadata.creation_timestamp = "2027-01-15T08:00:00Z"  # BEGUN, 8 s ago
+    progress.resyncing = True
+    progress.observe(pending, False)
+    progress.resyncing = False
+    clock.now += 0.5
+    progress.observe(with_running(job("a", "Running"), "2027-01-15T08:00:08Z"), False)
+    clock.now += 0.3
+    progress.observe(with_running(job("a", "Completed"), "2027-01-15T08:00:08Z"), False)
+    assert rows(built(progress, tmp_path))["a"][3] == "0.3s"
+    view = LiveView(progress, lambda: 10)
+    text = "\n".join(line.plain for line in view.render().renderables)  # type: ignore[attr-defined]
+    assert " ".join(next(x for x in text.splitlines() if x.startswith("  a ")).split()) == (
+        "a Completed 0.3s"
+    )
+    # (a job the run saw only ended: from its recorded Running, to the second)
+    clock.now += 5.0
+    seen_late = Progress([flow()], now=clock)
+    late = with_running(
+        stamped_job("a", "Completed", "2027-01-15T08:00:00Z", "2027-01-15T08:00:10Z"),
+        "2027-01-15T08:00:08Z",
+    )
+    seen_late.resyncing = True
+    seen_late.observe(late, False)
+    assert rows(built(seen_late, tmp_path))["a"][3] == "2s"  # (not 10s)

@@ -71,6 +71,10 @@ class JobProgress:
     deadline: int | None = None  # the entry's activeDeadlineSeconds (each attempt)
     #: when the entry's first attempt started (`started` is the current attempt's)
     first_started: float | None = None
+    #: when the current attempt first ran (went Running), and the entry's first attempt:
+    #: a job's time runs from then, as its `runningDuration` (describe, the ETA) does
+    ran: float | None = None
+    first_ran: float | None = None
     #: its times come from stored timestamps, which are to the second (a rerun)
     coarse: bool = False
     #: the `for` entry whose item it is (docs/flow-features.md section 19), and its index
@@ -96,15 +100,22 @@ class JobProgress:
         """Created and not ended."""
         return self.phase != NOT_CREATED and not self.ended and not self.deleted
 
+    @property
+    def began(self) -> float | None:
+        """When the current attempt's time starts: when it first ran; one that has not run
+        yet (Pending: waiting for its pods, or for a run) from its creation."""
+        return self.ran if self.ran is not None else self.started
+
     def elapsed(self, now: float) -> float | None:
         """The current attempt's time."""
-        if self.started is None:
+        if self.began is None:
             return None
-        return max(0.0, (self.finished if self.finished is not None else now) - self.started)
+        return max(0.0, (self.finished if self.finished is not None else now) - self.began)
 
     def total(self, now: float) -> float | None:
         """The whole entry's time: from its first attempt's start to its last one's end."""
-        first = self.first_started if self.first_started is not None else self.started
+        first = self.first_ran if self.first_ran is not None else self.first_started
+        first = first if first is not None else self.began
         if first is None:
             return None
         return max(0.0, (self.finished if self.finished is not None else now) - first)
@@ -276,8 +287,10 @@ class Progress:
             stored = (self.resyncing or self.stamped) and created is not None
             row.started = created if stored and created is not None else now
             row.coarse = stored
+            row.ran = None
             if row.first_started is None or attempt == 1:
                 row.first_started = row.started
+                row.first_ran = None
         state = job.status.state if job.status else None
         phase = job.phase or JobPhase.PENDING
         row.reason, row.message = _condition_reason(job) or (
@@ -287,6 +300,8 @@ class Progress:
             where = "" if job.namespace == names.DEFAULT_NAMESPACE else f" -n {job.namespace}"
             row.reason = "Suspended"
             row.message = f"vcflow resume vcjob {job.name}{where} resumes it"
+        if row.ran is None and phase not in (JobPhase.PENDING, *SUSPENDED):
+            self._ran(row, job, now)
         if phase == row.phase:
             return row
         row.phase = phase
@@ -304,6 +319,22 @@ class Progress:
         said = f"{phase} (attempt {row.attempt})" if row.attempt > 1 else phase
         self._said(f"{row.flow}/{row.entry}" if row.flow else f"vcjob {row.job}", said, now)
         return row
+
+    def _ran(self, row: JobProgress, job: VCJob, now: float) -> None:
+        """The job runs (or has run): its time starts when it went Running — seen now, or
+        as its condition records it (to the second) when it ran before this run saw it."""
+        running = job.phase == JobPhase.RUNNING
+        stamp = _stamp(_running_since(job), None)
+        if running and not (self.resyncing or self.stamped):
+            row.ran, row.coarse = now, False  # (timed here, to the millisecond)
+        elif stamp is None:
+            row.ran = None  # (no Running recorded: from its creation)
+        else:
+            fine = not row.coarse and row.started is not None
+            row.ran = max(stamp, row.started) if fine and row.started is not None else stamp
+            row.coarse |= row.ran == stamp
+        if row.first_ran is None:
+            row.first_ran = row.ran
 
     def follows(self, job: VCJob) -> bool:
         """Is `job` one of this run's: applied alone, or a vcjob of one of its flows (its
@@ -445,6 +476,14 @@ class Progress:
 def _attempt(job: VCJob) -> int:
     text = job.metadata.annotations.get(ATTEMPT_ANNOTATION, "")
     return int(text) if text.isdigit() and int(text) > 1 else 1
+
+
+def _running_since(job: VCJob) -> str | None:
+    """When the job first went Running, as its conditions record it (None if never)."""
+    for condition in (job.status.conditions if job.status else None) or []:
+        if condition.status == JobPhase.RUNNING:
+            return condition.last_transition_time
+    return None
 
 
 def _condition_reason(job: VCJob) -> tuple[str, str] | None:

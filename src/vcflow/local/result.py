@@ -185,9 +185,9 @@ def _in_flow_order(flow: FlowProgress) -> list[JobProgress]:
     rows = flow.in_order()
     for row in rows:
         if row.job in flow.groups and row.started is None:
-            items = [r for r in rows if r.item_of == row.entry and r.started is not None]
+            items = [r for r in rows if r.item_of == row.entry and r.began is not None]
             if items:
-                row.started = min(r.started for r in items if r.started is not None)
+                row.started = min(r.began for r in items if r.began is not None)
                 ends = [r.finished for r in items]
                 if row.ended and all(end is not None for end in ends):
                     row.finished = max(end for end in ends if end is not None)
