@@ -27,18 +27,23 @@ from .flows import (
 VCFLOW = (sys.executable, "-m", "vcflow")
 
 
-def test_logs_of_a_finished_flow(tmp_path: Path, state_dir: Path) -> None:
+def _ran(tmp_path: Path, state_dir: Path, a: str, b: str, retain: str = "retain") -> str:
+    """Flow `f` (b after a, the templates' scripts `a` and `b`) run to its end: what
+    `vcflow logs jobflow/f` then prints."""
     manifest = tmp_path / "f.yaml"
     manifest.write_text(
-        template("a", "echo a1; echo a2")
-        + template("b", "echo b1; echo b2")
-        + jobflow("f", "b<a", "a")
+        template("a", a) + template("b", b) + jobflow("f", "b<a", "a", retain=retain)
     )
+    assert cli(state_dir, "run", "-f", str(manifest), "--no-live").returncode == 0
+    got = cli(state_dir, "logs", "jobflow/f")
+    assert (got.returncode, got.stderr) == (0, "")
+    return got.stdout
+
+
+def test_logs_of_a_finished_flow(tmp_path: Path, state_dir: Path) -> None:
     try:
-        assert cli(state_dir, "run", "-f", str(manifest), "--no-live").returncode == 0
-        got = cli(state_dir, "logs", "jobflow/f")
-        assert (got.returncode, got.stderr) == (0, "")
-        assert got.stdout.splitlines() == [
+        logs = _ran(tmp_path, state_dir, "echo a1; echo a2", "echo b1; echo b2")
+        assert logs.splitlines() == [
             "[pod/f-b-t-0/main] b1",
             "[pod/f-b-t-0/main] b2",
             "[pod/f-a-t-0/main] a1",
@@ -62,29 +67,22 @@ def test_logs_of_a_flow_whose_retain_policy_deleted_its_pods(
     """`jobRetainPolicy: delete` (Volcano's example flow) deletes the vcjobs and their pods
     once the flow Succeed: the flow's logs are then each pod's latest kept attempt, as
     `vcflow logs POD` shows a deleted pod's, not nothing."""
-    manifest = tmp_path / "f.yaml"
-    manifest.write_text(
-        template("a", "echo a1")
-        + template("b", "echo b1; echo b2")
-        + jobflow("f", "b<a", "a", retain="delete")
-    )
     try:
-        assert cli(state_dir, "run", "-f", str(manifest), "--no-live").returncode == 0
+        logs = _ran(tmp_path, state_dir, "echo a1", "echo b1; echo b2", retain="delete")
         assert cli(state_dir, "get", "pods", "--no-headers").stdout == ""
-        got = cli(state_dir, "logs", "jobflow/f")
-        assert (got.returncode, got.stderr) == (0, "")
-        assert got.stdout.splitlines() == [
+        assert logs.splitlines() == [
             "[pod/f-b-t-0/main] b1",
             "[pod/f-b-t-0/main] b2",
             "[pod/f-a-t-0/main] a1",
         ]
         assert cli(state_dir, "logs", "jf/f", "--tail", "1", "--no-prefix").stdout == "b2\na1\n"
-        assert cli(state_dir, "logs", "jf/f", "-f").stdout == got.stdout  # (it has ended)
+        assert cli(state_dir, "logs", "jf/f", "-f").stdout == logs  # (it has ended)
         # a flow of the same name created anew (in a later second: the timestamps' unit)
         # has none of the old one's logs
         assert cli(state_dir, "delete", "jf", "f").returncode == 0
         later = math.floor(time.time()) + 1
         wait_until(lambda: time.time() >= later, "the next second")
+        manifest = tmp_path / "f.yaml"
         manifest.write_text(jobflow("f", "zz"))
         assert cli(state_dir, "apply", "-f", str(manifest)).returncode == 0
         assert cli(state_dir, "stop", "jobflow", "f").returncode == 0
