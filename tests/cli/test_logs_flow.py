@@ -52,6 +52,12 @@ def test_logs_of_a_finished_flow(tmp_path: Path, state_dir: Path) -> None:
         assert cli(state_dir, "logs", "jf/f", "--tail", "1", "--no-prefix").stdout == "b2\na2\n"
         assert cli(state_dir, "logs", "vcjob/f-a").stdout == "a1\na2\n"
         assert cli(state_dir, "logs", "vj/f-a", "--prefix").stdout.startswith("[pod/f-a-t-0/")
+        wrong = cli(state_dir, "logs", "jf/f", "-c", "nope")
+        assert (wrong.returncode, wrong.stdout, wrong.stderr) == (
+            1,
+            "",
+            'container "nope" is not valid for any pod of jobflow/f; choose one of: main\n',
+        )  # (it printed nothing, exit 0)
         missing = cli(state_dir, "logs", "jf/nope")
         assert (missing.returncode, missing.stderr) == (
             1,

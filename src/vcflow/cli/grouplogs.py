@@ -242,6 +242,8 @@ def group_logs(
     failed = Failures()
     with remote.reading(ctx) as store:
         pods, done = pods_of(store, namespace, owner)
+        if container is not None and pods:
+            _check_container(container, pods, owner)
         # its pods gone with its vcjobs; their kept attempts are in the state directory, here
         # or its own server's (not a server the command names: its files are not here)
         here = server is None or not remote.names_a_server(ctx)
@@ -288,6 +290,21 @@ class Failures:
                 return
             self.pods.add(pod.name)
         typer.echo(f"error: pod/{pod.name}: {logrefusal.explained(message, pod)}", err=True)
+
+
+def _check_container(container: str, pods: list[Pod], owner: Owner) -> None:
+    """VcflowError unless some pod of the owner has the container `-c` names (a pod
+    without it is left out, as a flow's templates name their containers each their own)."""
+    known: dict[str, None] = {}
+    for pod in pods:
+        spec = pod.spec
+        for each in [*(spec.init_containers or []), *(spec.containers or [])] if spec else []:
+            known.setdefault(each.name or "", None)
+    if container not in known:
+        raise VcflowError(
+            f'container "{container}" is not valid for any pod of '
+            f"{owner.kind.singular}/{owner.name}; choose one of: {', '.join(known)}"
+        )
 
 
 def _first_container(pod: Pod) -> str:
