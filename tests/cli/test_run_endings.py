@@ -56,6 +56,12 @@ def phases(state_dir: Path) -> dict[str, str]:
         return {job.name: job.phase for job in store.list(VCJob)}
 
 
+def row(out: str, entry: str) -> list[str]:
+    """The closing table's row of flow f's `entry`: flow, job, phase, duration, reason."""
+    line = next(x for x in out.splitlines() if x.split()[:2] == ["f", entry])
+    return [cell.strip() for cell in line.split("   ") if cell.strip()]
+
+
 def pods(state_dir: Path) -> dict[str, str]:
     """Pod name → phase, `Terminating` for a pod being deleted."""
     with opened(state_dir) as store:
@@ -102,6 +108,9 @@ def test_fail_fast_terminates_the_jobs_still_running(
     assert "--fail-fast terminates them" not in result.stderr
     assert phases(state_dir) == {"f-bad": "Failed", "f-slow": "Terminated"}
     assert processes_with(marker) == []
+    # the table says why it ended (Volcano keeps no reason in the job's status)
+    slow = row(result.stdout, "slow")
+    assert (slow[2], slow[4]) == ("Terminated", "TerminateJob command (--fail-fast: flow f failed)")
 
 
 def test_with_strategy_any_the_entries_that_never_ran_are_listed_waiting(
@@ -140,6 +149,10 @@ def test_terminating_one_job_fails_the_flow_and_the_run_waits_for_the_others(
     assert code == 1, out + err
     assert phases(state_dir) == {"f-long": "Terminated", "f-short": "Completed"}
     assert processes_with(marker) == []
+    long = row(out, "long")
+    assert (long[2], long[4]) == ("Terminated", "TerminateJob command")
+    described = cli(state_dir, "describe", "vcjob", "f-long").stdout
+    assert "Failure:           TerminateJob command" in described
 
 
 def test_ctrl_c_while_waiting_terminates_the_failed_flows_jobs_for_good(
@@ -160,6 +173,8 @@ def test_ctrl_c_while_waiting_terminates_the_failed_flows_jobs_for_good(
     assert "stopping: terminating the running pods" in err
     assert phases(state_dir) == {"f-bad": "Failed", "f-slow": "Terminated"}
     assert processes_with(marker) == []
+    slow = row(out, "slow")
+    assert (slow[2], slow[4]) == ("Terminated", "TerminateJob command (the run was stopped)")
 
 
 def test_ctrl_c_leaves_no_vcjob_running_without_a_pod_and_a_rerun_runs_it(

@@ -90,11 +90,12 @@ def _jobs(store: Store, obj: Resource) -> list[VCJob]:
 
 def _why(store: Store, state_dir: Path, obj: Resource) -> Callable[[str], str]:
     """Why a failed vcjob of `obj`'s namespace failed, as `vcflow run`'s table says it
-    (`exit code 3 (Error): pod P, container C`); "" when no container of it failed."""
+    (`exit code 3 (Error): pod P, container C`), or the command that terminated it
+    (`TerminateJob command`); "" when neither is known."""
 
     def why(job: str) -> str:
         found = result.failure_of(store, state_dir, obj.namespace, job, tail=0)
-        return "" if found is None else str(found)
+        return result.ended_by(store, obj.namespace, job) if found is None else str(found)
 
     return why
 

@@ -249,6 +249,8 @@ def _reason_raw(job: JobResult) -> str:
         return f"{job.verdict}; {job.failure}" if job.failure is not None else job.verdict
     if job.failure is not None:
         return str(job.failure)
+    if job.ended_by:
+        return job.ended_by
     if job.phase == NOT_CREATED:
         return f"not started: {job.waiting}" if job.waiting else "not started"
     if job.reason:

@@ -63,6 +63,8 @@ class JobProgress:
     message: str = ""
     waiting: str = ""  # why an entry not created yet waits (from the flow's condition)
     failure: str = ""  # for a failed job: the container that failed it, in one line
+    #: for a job this run terminated: the command and why (`--fail-fast: flow f failed`)
+    ended_by: str = ""
     attempt: int = 1  # of its vcjob (a retried entry's vcjob is created again)
     backoff: str = ""  # a retry waits: the condition's message
     next_attempt: float | None = None  # when that retry is due
@@ -279,6 +281,7 @@ class Progress:
         fresh = attempt != row.attempt
         if fresh:  # the vcjob of the entry's next attempt (a retry)
             row.attempt, row.backoff, row.next_attempt = attempt, "", None
+            row.ended_by = ""
             row.phase = NOT_CREATED
         if row.deleted or row.started is None or row.phase == NOT_CREATED:
             row.deleted = False

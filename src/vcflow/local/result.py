@@ -7,12 +7,14 @@ kept of the job's pods that are gone (`runtime.loghistory`: a pod its policy del
 from __future__ import annotations
 
 import contextlib
+import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from vcflow.api import names
 from vcflow.api.errors import InputError, NotFound
+from vcflow.api.event import Event
 from vcflow.api.jobflow import JobFlow
 from vcflow.api.phases import FlowPhase, JobPhase
 from vcflow.api.pod import ContainerStatus, Pod
@@ -33,6 +35,8 @@ INTERRUPTED_EXIT = 130
 FAILED_PHASES = frozenset({JobPhase.FAILED, JobPhase.TERMINATED, JobPhase.ABORTED})
 #: the reason of a pod the runtime stopped (`podserver.supervisor`)
 STOPPED = "Terminated"
+#: the job controller's event on a job a Command acts on (volcano-vcjob section 12)
+COMMAND_ISSUED = re.compile(r"^Start to execute command (\w+),")
 
 
 @dataclass(frozen=True)
@@ -77,6 +81,8 @@ class JobResult:
     outputs: dict[str, Any] = field(default_factory=dict)
     #: the `for` entry whose item it is ("" for any other job; section 19)
     item_of: str = ""
+    #: a Terminated job no container failed: the command that ended it (`ended_by`)
+    ended_by: str = ""
 
     @property
     def succeeded(self) -> bool:
@@ -158,6 +164,9 @@ def _flow(
 def _job(job: JobProgress, store: Store, state_dir: Path, now: float) -> JobResult:
     failed = job.phase in FAILED_PHASES
     failure = failure_of(store, state_dir, job.namespace, job.job) if failed else None
+    ended = ""
+    if job.phase == JobPhase.TERMINATED and failure is None:
+        ended = job.ended_by or ended_by(store, job.namespace, job.job)
     return JobResult(
         job.namespace,
         job.job,
@@ -176,6 +185,7 @@ def _job(job: JobProgress, store: Store, state_dir: Path, now: float) -> JobResu
         None if job.skipped else job.elapsed(now),
         job.coarse,
         item_of=job.item_of,
+        ended_by=ended,
     )
 
 
@@ -202,6 +212,33 @@ def _outputs(store: Store, flow: FlowProgress) -> dict[str, dict[str, Any]]:
         return {}
     items = outlook.records(stored).get("jobStatusList") or []
     return {item["name"]: dict(item["outputs"]) for item in items if item.get("outputs")}
+
+
+def ended_by(store: Store, namespace: str, job: str) -> str:
+    """Why a Terminated vcjob ended, when none of its containers failed it: the Command that
+    terminated it (`TerminateJob command`), from the job controller's `CommandIssued` event
+    on it. The job's status cannot say: Volcano never sets `state.reason` (volcano-vcjob
+    section 7), and vcflow's runtime keeps its status as Volcano's. "" when no command did."""
+    try:
+        found = store.get(VCJob, namespace, job)
+    except NotFound:
+        return ""
+    if found.phase != JobPhase.TERMINATED:
+        return ""
+    uid = found.metadata.uid
+    issued: list[tuple[str, int, str]] = []
+    for event in store.list(Event, namespace):
+        about = event.involved_object
+        if about.kind != "Job" or about.name != job or event.reason != "CommandIssued":
+            continue
+        if uid and about.uid and about.uid != uid:
+            continue  # (an earlier vcjob of that name: a retried entry's)
+        matched = COMMAND_ISSUED.match(event.message)
+        if matched is not None:
+            rv = event.metadata.resource_version
+            issued.append((event.last_seen() or "", int(rv) if rv.isdigit() else 0, matched[1]))
+    ending = [i for i in issued if i[2] == "TerminateJob"]
+    return f"{max(ending)[2]} command" if ending else ""
 
 
 def failure_of(

@@ -309,9 +309,11 @@ class LocalRun:
             doomed = self.progress.active_jobs(flow)
             if doomed:
                 self.note(f"flow {flow.name} failed: terminating {_jobs(doomed)} (--fail-fast)")
-                self._terminate(doomed)
+                self._terminate(doomed, f"--fail-fast: flow {flow.name} failed")
 
-    def _terminate(self, jobs: list[JobProgress]) -> None:
+    def _terminate(self, jobs: list[JobProgress], why: str) -> None:
+        """Send each job a TerminateJob; `why` is what the run's table says of it (the job's
+        status keeps no reason: Volcano's never does, volcano-vcjob section 7)."""
         for row in jobs:
             try:
                 job = self.store.get(VCJob, row.namespace, row.job)
@@ -319,6 +321,7 @@ class LocalRun:
                 continue
             try:
                 self.store.create(command_for(job, Action.TERMINATE_JOB))
+                row.ended_by = f"{Action.TERMINATE_JOB} command ({why})"
             except AlreadyExists:
                 continue
 
@@ -338,7 +341,7 @@ class LocalRun:
                     j for f in self.progress.flows.values() if f.ended for j in f.jobs.values()
                 ]
                 doomed = [j for j in ended if j.active]
-                self._terminate(doomed)
+                self._terminate(doomed, "the run was stopped")
                 self.note(
                     f"stopping: terminating the running pods ({self.options.stop_grace:g}s "
                     "to end on SIGTERM, then SIGKILL)"
@@ -354,7 +357,7 @@ class LocalRun:
 
     def _stop_jobs(self, grace: float, why: str) -> int:
         assert self.executor is not None
-        self._terminate(self._jobs_of_ended_flows())
+        self._terminate(self._jobs_of_ended_flows(), f"the run was stopped: {why}")
         self.note(f"{why}: terminating the running pods ({grace:g}s to end on SIGTERM)")
         return self.executor.terminate_all(grace, grace + 5.0, evict=True)
 
