@@ -110,6 +110,26 @@ def terminate_for_deadline(
     )
 
 
+def tell_conflicts(recorder: Recorder, index: reconcile.FlowIndex) -> None:
+    """A Warning Event `NameConflict` for each entry that began waiting because a vcjob that
+    is not this flow's holds its name (row 12): which vcjob, and how to free the name. Once:
+    not again while it waits, nor after a restart when the flow's status already said so."""
+    flow = index.flow
+    said = (flow.status.conditions if flow.status else None) or {}
+    where = "" if flow.namespace == names.DEFAULT_NAMESPACE else f" -n {flow.namespace}"
+    for job, message in index.take_conflicts():
+        cond = said.get(job)
+        if cond is not None and (cond.reason, cond.message) == (reconcile.NAME_CONFLICT, message):
+            continue
+        recorder.record(
+            flow,
+            WARNING,
+            reconcile.NAME_CONFLICT,
+            f"{message}: the flow waits to create it until that vcjob is deleted "
+            f"(vcflow delete vcjob {job}{where}, or kubectl delete vcjob {job}{where})",
+        )
+
+
 def phase_seen(index: reconcile.FlowIndex, job_name: str) -> str:
     """The phase the index last saw of the entry's vcjob ("" when none): what
     `attempt_failed` compares the vcjob's new phase with."""

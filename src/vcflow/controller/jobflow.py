@@ -386,6 +386,7 @@ class FlowController:
                 )
         if retry:
             self.retrying.add(key)
+        flowactions.tell_conflicts(self.recorder, index)
         self._remove(index, plan, flow)
         if self._read_outputs(index):
             self.queue.add(key)  # entries that waited for these outputs may be created now

@@ -190,7 +190,7 @@ class FlowIndex:
             return
         if not jobbuild.is_owned_by(job, state.flow):
             if not entry.observed:
-                entry.reason, entry.message = NAME_CONFLICT, conflict_message(job)
+                self._conflict(entry, job)
             return
         attempt = retry.attempt_of(job.metadata.annotations)
         if attempt < entry.attempt:
@@ -315,8 +315,21 @@ class FlowIndex:
         self.state.candidates.add(entry.name)
 
     def mark_conflict(self, job: VCJob) -> None:
-        entry = self.state.by_job[job.name]
-        entry.reason, entry.message = NAME_CONFLICT, conflict_message(job)
+        self._conflict(self.state.by_job[job.name], job)
+
+    def _conflict(self, entry: Entry, job: VCJob) -> None:
+        """The entry waits: `job`, not this flow's, holds its vcjob's name (row 12). One
+        that begins to (or whose holder changed) is noted for `take_conflicts`."""
+        message = conflict_message(job)
+        if (entry.reason, entry.message) != (NAME_CONFLICT, message):
+            self.state.conflicts.append((entry.job, message))
+        entry.reason, entry.message = NAME_CONFLICT, message
+
+    def take_conflicts(self) -> list[tuple[str, str]]:
+        """(vcjob name, message) of each entry that began waiting on NameConflict since
+        the last call: the shell tells each once (a Warning Event)."""
+        taken, self.state.conflicts = self.state.conflicts, []
+        return taken
 
     def defer_create(self, job_name: str, message: str) -> None:
         """The next attempt's vcjob cannot be created yet (the last one's pods are still

@@ -38,6 +38,9 @@ class FlowState:
         self.candidates = self.ready.candidates
         #: JobTemplate name → the entries waiting for it (TemplateNotFound)
         self.template_waiters: dict[str, set[str]] = {}
+        #: (vcjob name, message) of the entries that began waiting on NameConflict since
+        #: the shell last took them (`FlowIndex.take_conflicts`): each is told once
+        self.conflicts: list[tuple[str, str]] = []
         self.history: dict[str, dict[str, Any]] = {}
         #: the entries whose vcjob exists (or may: created, not yet seen)
         self.live = 0
