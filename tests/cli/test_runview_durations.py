@@ -207,3 +207,34 @@ def test_a_job_made_before_the_run_is_timed_from_when_it_ran(tmp_path: Any) -> N
     seen_late.resyncing = True
     seen_late.observe(late, False)
     assert rows(built(seen_late, tmp_path))["a"][3] == "2s"  # (not 10s)
+
+
+def test_a_flow_made_before_the_run_is_timed_from_when_its_first_job_ran(
+    tmp_path: Any,
+) -> None:
+    """A flow resubmitted 8 s before `vcflow run` ran it: `describe` and `get jf` give it
+    only an age (from its creation); the run's flow line, like its jobs' times, counts from
+    when its first job went Running, not its 8 s wait before the run."""
+    clock = Clock()
+    clock.now += 8.0
+    progress = Progress([flow()], now=clock)
+    pending = job("a", "Pending")
+    pending.metadata.creation_timestamp = "2027-01-15T08:00:00Z"  # BEGUN, 8 s ago
+    progress.resyncing = True
+    progress.observe(pending, False)
+    progress.resyncing = False
+    clock.now += 0.5
+    progress.observe(job("a", "Running"), False)
+    progress.update_flows({flow().key: "Running"})
+    clock.now += 0.3
+    view = LiveView(progress, lambda: 10)
+    text = "\n".join(line.plain for line in view.render().renderables)  # type: ignore[attr-defined]
+    assert text.splitlines()[0].endswith("  0.3s")
+    progress.observe(job("a", "Completed"), False)
+    progress.observe(job("b", "Running"), False)
+    clock.now += 0.4
+    progress.observe(job("b", "Completed"), False)
+    progress.update_flows({flow().key: "Succeed"})
+    out = io.StringIO()
+    report(built(progress, tmp_path), out)
+    assert out.getvalue().endswith("flow f Succeed in 0.7s\n")  # (not 8.7s)

@@ -465,15 +465,20 @@ class Progress:
         return [j for f in self.flows.values() for j in f.jobs.values()] + list(self.jobs.values())
 
     def flow_span(self, flow: FlowProgress) -> float:
-        """How long the flow ran: from its start until its last job ended (a failed flow's
-        other jobs may run on; a rerun's flow had ended before: its age would be wrong)."""
+        """How long the flow ran: from when its first job went Running (as a job's own time
+        runs; a flow made before the run does not count its wait: the stored views have no
+        flow time but its age) until its last job ended (a failed flow's other jobs may run
+        on; a rerun's flow had ended before: its age would be wrong). A flow none of whose
+        jobs has run yet, from its creation."""
         now = self.now()
+        ran = [j.first_ran for j in flow.jobs.values() if j.first_ran is not None]
+        start = max(flow.started, min(ran)) if ran else flow.started
         ends = [j.finished for j in flow.jobs.values() if j.finished is not None]
         if any(j.active for j in flow.jobs.values()) or not flow.ended:
             end = now
         else:  # it ended with its last job (which may have ended while no one watched)
-            end = max(ends, default=flow.started if flow.ended_before else flow.finished or now)
-        return max(0.0, end - flow.started)
+            end = max(ends, default=start if flow.ended_before else flow.finished or now)
+        return max(0.0, end - start)
 
 
 def _attempt(job: VCJob) -> int:
