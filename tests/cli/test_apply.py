@@ -78,9 +78,10 @@ def test_one_bad_object_writes_nothing(vc: Vc, write_manifest: Write, state_dir:
     result = vc("apply", "-f", path)
     assert result.exit_code == 1
     assert result.stdout == ""
-    lines = result.stderr.splitlines()
-    assert len(lines) == 1 and "Traceback" not in result.stderr
-    assert lines[0].startswith(f"{path}:") and "JobFlow default/solo" in lines[0]
+    lines = result.stderr.splitlines()  # (y's template is missing: warned of, as validate)
+    assert len(lines) == 2 and "Traceback" not in result.stderr
+    assert lines[0].startswith(f"Warning: {path}:") and 'JobTemplate "y" not found' in lines[0]
+    assert lines[1].startswith(f"{path}:") and "JobFlow default/solo" in lines[1]
     assert "No resources found" in vc("get", "jt").stderr
 
 
@@ -112,6 +113,34 @@ def test_store_refusal_prints_the_warnings_first(vc: Vc, write_manifest: Write) 
         "flow runs its spec once: delete the flow first, or run it again as a new flow with "
         "vcflow resubmit jobflow solo [-p NAME=VALUE])",
     ]
+
+
+def test_a_flow_refused_before_the_store_prints_validates_warnings_first(
+    vc: Vc, write_manifest: Write
+) -> None:
+    """A cyclic flow is refused by apply's own review, before anything reaches the store:
+    the warnings `validate` prints come first all the same, less TemplateNotFound of a
+    template the store holds."""
+    cyclic = FLOW.replace(
+        "- name: x",
+        "- name: x\n      dependsOn: {targets: [y]}\n    - name: y\n"
+        "      dependsOn: {targets: [x]}",
+    )
+    path = write_manifest(cyclic, name="cyc.yaml")
+    missing = "not found; the entry will wait (TemplateNotFound) until it is created"
+    cycle = f"{path}:7: JobFlow default/solo: spec.flows[0].dependsOn.targets: jobflow Flow "
+    cycle += "is not DAG: cycle x → y → x"
+    said = [
+        f'Warning: {path}:6: JobFlow default/solo: spec.flows[0].name: JobTemplate "x" {missing}',
+        f'Warning: {path}:8: JobFlow default/solo: spec.flows[1].name: JobTemplate "y" {missing}',
+        cycle,
+    ]
+    assert vc("validate", "-f", path).stderr.splitlines() == said
+    result = vc("apply", "-f", path)
+    assert (result.exit_code, result.stdout) == (1, "")
+    assert result.stderr.splitlines() == said
+    vc("apply", "-f", write_manifest(TEMPLATE.format(name="x", min=1), name="t.yaml"))
+    assert vc("apply", "-f", path).stderr.splitlines() == [said[1], cycle]
 
 
 def test_flow_alone_resolves_templates_in_the_store(

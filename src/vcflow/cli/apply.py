@@ -3,7 +3,8 @@
 Every object is checked first — schema and admission as `validate` does, then the store's
 own review against what it holds — and written in one transaction, so a bad object means
 nothing is written. Prints kubectl's `<kind>.<group>/<name> created|configured|unchanged`;
-warnings go to stderr as `Warning: …`. The controllers then run (`statedir.writing`).
+warnings go to stderr as `Warning: …`, a refused input's too (before the error). The
+controllers then run (`statedir.writing`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import typer
 
 from vcflow.api import gcpause, printable, workdir
 from vcflow.api.errors import FieldError, Origin, ValidationFailed, VcflowError
+from vcflow.api.jobtemplate import JobTemplate
 from vcflow.api.loading import Document
 from vcflow.cli import kinds, options, remote
 from vcflow.kubeapi import fieldvalidation
@@ -41,7 +43,11 @@ def apply(
     validation = options.validation(field_validation)
     loaded = manifests.load(filename, options.arguments(argument), validation)
     options.place(loaded, namespace)
-    loaded.raise_if_invalid()
+    try:
+        loaded.raise_if_invalid()
+    except ValidationFailed:  # (refused here, before the store's review: its warnings)
+        _warn_refused(ctx, loaded, validation)
+        raise
     loaded.require_objects("apply")
     with remote.writing(ctx) as store:
         apply_and_report(store, loaded, validation)
@@ -81,6 +87,23 @@ def apply_and_report(
             "\n".join(f"{kinds.of(r.object).ref(r.object.name)} {r.outcome}" for r in results)
         )
     return results
+
+
+def _warn_refused(
+    ctx: typer.Context, loaded: manifests.Manifests, validation: fieldvalidation.Validation
+) -> None:
+    """The warnings of manifests refused before they reach the store, as `validate` prints
+    them (a refused write says its warnings too), less TemplateNotFound of a template the
+    store holds; if the store cannot be read, those `validate` prints."""
+    try:
+        with remote.reading(ctx) as store:
+            found = manifests.warnings_against(
+                loaded, lambda ns: store.list(JobTemplate, ns), validation
+            )
+    except VcflowError:
+        found = list(loaded.warnings)
+    for warning in found:
+        typer.echo(f"Warning: {warning}", err=True)
 
 
 def _warn(where: _Documents, warnings: Sequence[FieldError]) -> None:

@@ -11,7 +11,7 @@ an unreadable file is one problem and the other files are still read.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from vcflow.admission import collisions
@@ -27,7 +27,7 @@ from vcflow.api.errors import (
     ValidationFailed,
 )
 from vcflow.api.jobflow import JobFlow
-from vcflow.api.jobtemplate import templates_by_namespace
+from vcflow.api.jobtemplate import JobTemplate, templates_by_namespace
 from vcflow.api.loading import Document
 from vcflow.api.meta import Resource
 from vcflow.kubeapi import fieldvalidation
@@ -185,14 +185,32 @@ def _duplicate(obj: Resource, doc: Document, seen: dict[Identity, Origin]) -> Fi
     )
 
 
+def warnings_against(
+    loaded: Manifests,
+    stored: Callable[[str], Iterable[JobTemplate]],
+    validation: fieldvalidation.Validation = fieldvalidation.Validation.STRICT,
+) -> list[FieldError]:
+    """The warnings `validate` gives of `loaded`, a JobFlow's entries resolved against the
+    JobTemplates `stored(namespace)` gives too (a store's; the manifests' own first): what
+    `apply` warns of manifests it refuses before they reach the store, without saying
+    TemplateNotFound of a template the store holds."""
+    typed = {i: (item.doc, item.obj) for i, item in enumerate(loaded.items)}
+    return _review(typed, [[] for _ in typed], validation, stored)
+
+
 def _review(
     typed: dict[int, tuple[Document, Resource]],
     problems: list[list[FieldError]],
     validation: fieldvalidation.Validation,
+    stored: Callable[[str], Iterable[JobTemplate]] | None = None,
 ) -> list[FieldError]:
     """Admission of every typed object, unknown fields judged by `validation`; errors go to
-    `problems`, warnings are returned."""
+    `problems`, warnings are returned. A flow's templates are those of its namespace among
+    the objects, then `stored`'s."""
     templates = templates_by_namespace(obj for _, obj in typed.values())
+    if stored is not None:
+        for ns in {obj.namespace for _, obj in typed.values() if isinstance(obj, JobFlow)}:
+            templates[ns] = {t.name: t for t in stored(ns)} | templates.get(ns, {})
     warnings: list[FieldError] = []
     for i, (doc, obj) in typed.items():
         context = admission.Context(
