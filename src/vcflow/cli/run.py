@@ -24,16 +24,14 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
-from rich.live import Live
 
 from vcflow.api.jobflow import JobFlow
 from vcflow.api.vcjob import VCJob
 from vcflow.cli import apply as apply_cmd
-from vcflow.cli import options, remote, runview, signals
+from vcflow.cli import options, remote, signals
 from vcflow.kubeapi import fieldvalidation
 from vcflow.local import manifests, running
 from vcflow.local.following import Follow
@@ -43,6 +41,11 @@ from vcflow.local.session import LocalRun, Options
 from vcflow.podserver import logrotate
 from vcflow.runtime.run import Ending
 from vcflow.store import DB_FILE, SqliteStore
+
+if TYPE_CHECKING:
+    from rich.live import Live
+
+    from vcflow.cli.runview import LiveView
 
 REFRESH = 0.25  # seconds between live-view refreshes
 WAITING_REFRESH = 1.0  # seconds between reads of the flows' waiting reasons (live view)
@@ -240,6 +243,8 @@ def _run_collected(
 
 def _report(result: RunResult, timeout: float | None) -> None:
     """The closing table and notes of a local run; exits with its code."""
+    from vcflow.cli import runview
+
     runview.report(result, sys.stdout)
     if result.ending is Ending.INTERRUPTED:
         typer.echo(f"interrupted: terminated {result.terminated} running pods", err=True)
@@ -275,6 +280,8 @@ def _follow_remote(
         follow = Follow(store, progress, state_dir, timeout=timeout)
         with signals.stop_on_signals() as stop, live_view or nullcontext():
             result = follow.run(stop=stop, on_tick=tick)
+    from vcflow.cli import runview
+
     runview.report(result, sys.stdout)
     where = f"in the server ({store.url}); `vcflow get jobflows` shows them"
     if result.ending is Ending.INTERRUPTED:
@@ -289,9 +296,15 @@ def _follow_remote(
 
 def _progress_view(
     flows: list[JobFlow], jobs: list[VCJob], *, live: bool, stamped: bool = False
-) -> tuple[Progress, runview.LiveView, Live | None]:
+) -> tuple[Progress, LiveView, Live | None]:
     """What a run shows: the live view on a terminal (when asked for), else a line per
     change; the same for a local run and for one followed on a server."""
+    # (rich is loaded only by the runs that show a view: not `--help`, `get`, `version`...)
+    from rich.console import Console
+    from rich.live import Live
+
+    from vcflow.cli import runview
+
     console = Console()
     use_live = live and console.is_terminal
 
