@@ -106,7 +106,8 @@ class JobProgress:
     def began(self) -> float | None:
         """When the current attempt's time starts: when it first ran; one that has not run
         yet (Pending: waiting for its pods, or for a run) from its creation."""
-        return self.ran if self.ran is not None else self.started
+        ran = ran_before(self.ran, self.finished)
+        return ran if ran is not None else self.started
 
     def elapsed(self, now: float) -> float | None:
         """The current attempt's time."""
@@ -116,7 +117,8 @@ class JobProgress:
 
     def total(self, now: float) -> float | None:
         """The whole entry's time: from its first attempt's start to its last one's end."""
-        first = self.first_ran if self.first_ran is not None else self.first_started
+        first = ran_before(self.first_ran, self.finished)
+        first = first if first is not None else self.first_started
         first = first if first is not None else self.began
         if first is None:
             return None
@@ -471,7 +473,8 @@ class Progress:
         on; a rerun's flow had ended before: its age would be wrong). A flow none of whose
         jobs has run yet, from its creation."""
         now = self.now()
-        ran = [j.first_ran for j in flow.jobs.values() if j.first_ran is not None]
+        found = (ran_before(j.first_ran, j.finished) for j in flow.jobs.values())
+        ran = [r for r in found if r is not None]
         start = max(flow.started, min(ran)) if ran else flow.started
         ends = [j.finished for j in flow.jobs.values() if j.finished is not None]
         if any(j.active for j in flow.jobs.values()) or not flow.ended:
@@ -479,6 +482,13 @@ class Progress:
         else:  # it ended with its last job (which may have ended while no one watched)
             end = max(ends, default=start if flow.ended_before else flow.finished or now)
         return max(0.0, end - start)
+
+
+def ran_before(ran: float | None, end: float | None) -> float | None:
+    """A job's Running time, unless it is after the job's end: a Running the store records
+    only after the process ended (the run that saw it start was killed, a rerun caught up)
+    says nothing of when it ran, so its time counts from its creation."""
+    return None if ran is not None and end is not None and ran > end else ran
 
 
 def _attempt(job: VCJob) -> int:
