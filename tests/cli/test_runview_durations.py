@@ -174,11 +174,9 @@ def with_running(job: VCJob, since: str) -> VCJob:
     return VCJob.from_dict(data)
 
 
-def test_a_job_made_before_the_run_is_timed_from_when_it_ran(tmp_path: Any) -> None:
-    """A flow resubmitted 8 s before `vcflow run` ran it (its vcjob Pending meanwhile, no
-    runtime): its job's time is from when it went Running, as its `runningDuration`, the
-    flow's stored start and end, and describe count it — in the table, the live view and a
-    later rerun alike — not its 8 s wait before the run."""
+def resubmitted_before_the_run() -> tuple[Clock, Progress]:
+    """A run that finds flow f's job a made 8 s before it (Pending meanwhile, no runtime),
+    0.5 s into the run."""
     clock = Clock()
     clock.now += 8.0
     progress = Progress([flow()], now=clock)
@@ -188,6 +186,15 @@ def test_a_job_made_before_the_run_is_timed_from_when_it_ran(tmp_path: Any) -> N
     progress.observe(pending, False)
     progress.resyncing = False
     clock.now += 0.5
+    return clock, progress
+
+
+def test_a_job_made_before_the_run_is_timed_from_when_it_ran(tmp_path: Any) -> None:
+    """A flow resubmitted 8 s before `vcflow run` ran it (its vcjob Pending meanwhile, no
+    runtime): its job's time is from when it went Running, as its `runningDuration`, the
+    flow's stored start and end, and describe count it — in the table, the live view and a
+    later rerun alike — not its 8 s wait before the run."""
+    clock, progress = resubmitted_before_the_run()
     progress.observe(with_running(job("a", "Running"), "2027-01-15T08:00:08Z"), False)
     clock.now += 0.3
     progress.observe(with_running(job("a", "Completed"), "2027-01-15T08:00:08Z"), False)
@@ -215,15 +222,7 @@ def test_a_flow_made_before_the_run_is_timed_from_when_its_first_job_ran(
     """A flow resubmitted 8 s before `vcflow run` ran it: `describe` and `get jf` give it
     only an age (from its creation); the run's flow line, like its jobs' times, counts from
     when its first job went Running, not its 8 s wait before the run."""
-    clock = Clock()
-    clock.now += 8.0
-    progress = Progress([flow()], now=clock)
-    pending = job("a", "Pending")
-    pending.metadata.creation_timestamp = "2027-01-15T08:00:00Z"  # BEGUN, 8 s ago
-    progress.resyncing = True
-    progress.observe(pending, False)
-    progress.resyncing = False
-    clock.now += 0.5
+    clock, progress = resubmitted_before_the_run()
     progress.observe(job("a", "Running"), False)
     progress.update_flows({flow().key: "Running"})
     clock.now += 0.3
