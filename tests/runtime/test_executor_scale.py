@@ -58,7 +58,7 @@ def test_a_wide_jobs_cost_grows_with_its_pods_not_their_square() -> None:
     """Four times the pods cost about four times as much (it was sixteen: every pod's
     change surveyed every pod of the job — 1,000 pods took 6.7 s of CPU, 250 took 0.44)."""
     small = min(run_to_the_end(250) for _ in range(2))
-    large = run_to_the_end(1000)
+    large = min(run_to_the_end(1000) for _ in range(2))  # (the best of two: a CI's noise)
     assert large < 8 * small, f"250 pods: {small:.2f}s, 1000 pods: {large:.2f}s"
 
 
